@@ -1,0 +1,56 @@
+# Developer entry points. `make test` is what CI runs (see .ci/run).
+
+PYTHON ?= python3
+VENV ?= .venv
+VENV_PY := $(VENV)/bin/python
+PYTEST_ARGS ?=
+BENCH_ARGS ?=
+
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/ucweb
+TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
+
+REQUIREMENTS := requirements.txt requirements-dev.txt
+# The stamp name carries a checksum of the requirements files, so editing them triggers a
+# reinstall while repeated runs with unchanged files do nothing.
+REQ_HASH := $(shell cat $(REQUIREMENTS) 2>/dev/null | cksum | cut -d' ' -f1)
+STAMP := $(VENV)/.installed-$(REQ_HASH)
+
+.DEFAULT_GOAL := help
+.PHONY: help venv run test services bench clean
+
+help:
+	@echo "make venv    create $(VENV) and install requirements-dev.txt (skipped when unchanged)"
+	@echo "make run     migrate, bootstrap and serve on 127.0.0.1:\$${UCWEB_PORT:-8080}"
+	@echo "make test    start PostgreSQL/Redis if needed and run pytest (PYTEST_ARGS=...)"
+	@echo "make bench   run bench/commits.py (BENCH_ARGS=...)"
+	@echo "make clean   remove $(VENV) and caches (keeps var/ data)"
+
+venv: $(STAMP)
+
+$(VENV_PY):
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): | $(VENV_PY)
+	$(VENV_PY) -m pip install --disable-pip-version-check -q -r requirements-dev.txt
+	rm -f $(VENV)/.installed-*
+	touch $@
+
+run: venv
+	bash scripts/run_server.sh
+
+services:
+	bash scripts/ensure_services.sh
+
+test: venv services
+	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} \
+	REDIS_URL=$${REDIS_URL:-$(TEST_REDIS_URL)} \
+	$(VENV_PY) -m pytest $(PYTEST_ARGS)
+
+bench: venv
+	@test -f bench/commits.py || { echo "bench/commits.py does not exist yet" >&2; exit 1; }
+	$(VENV_PY) bench/commits.py $(BENCH_ARGS)
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis var/static
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
+	find . -path ./$(VENV) -prune -o -name '*.pyc' -type f -exec rm -f {} +

@@ -1,0 +1,101 @@
+"""The governance view: browse the namespace, grants, principals and the audit trail."""
+
+from django.contrib import admin
+
+from catalog.models import AuditEvent, Catalog, Column, Grant, Metastore, Principal, Schema, Table, Token
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Metastore)
+class MetastoreAdmin(admin.ModelAdmin):
+    list_display = ("name", "id", "created_at")
+
+
+class SchemaInline(admin.TabularInline):
+    model = Schema
+    fields = ("name", "owner", "comment")
+    extra = 0
+    show_change_link = True
+
+
+@admin.register(Catalog)
+class CatalogAdmin(admin.ModelAdmin):
+    list_display = ("name", "owner", "comment", "storage_root", "created_at")
+    search_fields = ("name", "owner", "comment")
+    list_filter = ("owner",)
+    readonly_fields = ("id", "created_at", "created_by", "updated_at", "updated_by")
+    inlines = [SchemaInline]
+
+
+class TableInline(admin.TabularInline):
+    model = Table
+    fields = ("name", "table_type", "data_source_format", "owner")
+    extra = 0
+    show_change_link = True
+
+
+@admin.register(Schema)
+class SchemaAdmin(admin.ModelAdmin):
+    list_display = ("name", "catalog", "owner", "comment", "created_at")
+    search_fields = ("name", "catalog__name", "owner", "comment")
+    list_filter = ("catalog", "owner")
+    list_select_related = ("catalog",)
+    readonly_fields = ("id", "created_at", "created_by", "updated_at", "updated_by")
+    inlines = [TableInline]
+
+
+class ColumnInline(admin.TabularInline):
+    model = Column
+    fields = ("position", "name", "type_name", "type_text", "nullable", "partition_index", "comment")
+    extra = 0
+
+
+@admin.register(Table)
+class TableAdmin(admin.ModelAdmin):
+    list_display = ("name", "schema", "table_type", "data_source_format", "owner", "created_at")
+    search_fields = ("name", "schema__name", "schema__catalog__name", "owner", "storage_location")
+    list_filter = ("table_type", "data_source_format", "schema__catalog")
+    list_select_related = ("schema__catalog",)
+    readonly_fields = ("id", "created_at", "created_by", "updated_at", "updated_by")
+    inlines = [ColumnInline]
+
+
+@admin.register(Principal)
+class PrincipalAdmin(admin.ModelAdmin):
+    list_display = ("name", "kind", "is_metastore_admin", "client_id", "created_at")
+    search_fields = ("name", "client_id")
+    list_filter = ("kind", "is_metastore_admin")
+    readonly_fields = ("id", "client_id", "client_secret_hash", "created_at")
+
+
+@admin.register(Token)
+class TokenAdmin(ReadOnlyAdmin):
+    list_display = ("principal", "description", "created_at", "expires_at")
+    search_fields = ("principal__name", "description")
+    list_select_related = ("principal",)
+    exclude = ("key_hash",)
+
+
+@admin.register(Grant)
+class GrantAdmin(admin.ModelAdmin):
+    list_display = ("principal", "privilege", "securable_type", "securable_name", "granted_by", "created_at")
+    search_fields = ("principal", "securable_name")
+    list_filter = ("securable_type", "privilege")
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(ReadOnlyAdmin):
+    list_display = ("created_at", "principal", "action", "securable_type", "securable_name", "outcome")
+    search_fields = ("principal", "action", "securable_name")
+    list_filter = ("outcome", "securable_type", "action")
+    date_hierarchy = "created_at"
+
+    def has_delete_permission(self, request, obj=None):
+        return False

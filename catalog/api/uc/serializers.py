@@ -1,0 +1,153 @@
+"""Wire types of the Unity Catalog API. Output serializers render responses; request serializers
+document the bodies in the OpenAPI schema (the services validate them)."""
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from catalog.choices import ColumnTypeName, DataSourceFormat, Privilege, SecurableType, TableType
+
+
+@extend_schema_field(OpenApiTypes.INT64)
+class EpochMillisField(serializers.Field):
+    def to_representation(self, value):
+        return int(value.timestamp() * 1000) if value is not None else None
+
+
+class PropertiesField(serializers.DictField):
+    child = serializers.CharField()
+
+
+class SecurableInfo(serializers.Serializer):
+    comment = serializers.CharField(allow_null=True, required=False)
+    properties = PropertiesField(required=False)
+    owner = serializers.CharField()
+    created_at = EpochMillisField()
+    created_by = serializers.CharField()
+    updated_at = EpochMillisField(allow_null=True)
+    updated_by = serializers.CharField(allow_null=True)
+
+
+class CatalogInfo(SecurableInfo):
+    name = serializers.CharField()
+    id = serializers.CharField()
+    storage_root = serializers.CharField(allow_null=True)
+    storage_location = serializers.CharField(allow_null=True)
+
+
+class CreateCatalog(serializers.Serializer):
+    name = serializers.CharField()
+    comment = serializers.CharField(required=False)
+    properties = PropertiesField(required=False)
+    storage_root = serializers.CharField(required=False)
+
+
+class UpdateSecurable(serializers.Serializer):
+    comment = serializers.CharField(required=False)
+    properties = PropertiesField(required=False)
+    new_name = serializers.CharField(required=False)
+    owner = serializers.CharField(required=False)
+
+
+class ListCatalogsResponse(serializers.Serializer):
+    catalogs = CatalogInfo(many=True)
+    next_page_token = serializers.CharField(required=False)
+
+
+class SchemaInfo(SecurableInfo):
+    name = serializers.CharField()
+    catalog_name = serializers.CharField(source="catalog.name")
+    full_name = serializers.CharField()
+    schema_id = serializers.CharField(source="id")
+    storage_root = serializers.CharField(allow_null=True)
+    storage_location = serializers.CharField(allow_null=True)
+
+
+class CreateSchema(serializers.Serializer):
+    name = serializers.CharField()
+    catalog_name = serializers.CharField()
+    comment = serializers.CharField(required=False)
+    properties = PropertiesField(required=False)
+    storage_root = serializers.CharField(required=False)
+
+
+class ListSchemasResponse(serializers.Serializer):
+    schemas = SchemaInfo(many=True)
+    next_page_token = serializers.CharField(required=False)
+
+
+class ColumnInfo(serializers.Serializer):
+    name = serializers.CharField()
+    type_text = serializers.CharField(allow_null=True, required=False)
+    type_json = serializers.CharField(allow_null=True, required=False)
+    type_name = serializers.ChoiceField(choices=ColumnTypeName.choices, allow_null=True, required=False)
+    type_precision = serializers.IntegerField(allow_null=True, required=False)
+    type_scale = serializers.IntegerField(allow_null=True, required=False)
+    type_interval_type = serializers.CharField(allow_null=True, required=False)
+    position = serializers.IntegerField(required=False)
+    comment = serializers.CharField(allow_null=True, required=False)
+    nullable = serializers.BooleanField(required=False)
+    partition_index = serializers.IntegerField(allow_null=True, required=False)
+
+
+class TableInfo(SecurableInfo):
+    name = serializers.CharField()
+    catalog_name = serializers.CharField(source="schema.catalog.name")
+    schema_name = serializers.CharField(source="schema.name")
+    table_type = serializers.ChoiceField(choices=TableType.choices)
+    data_source_format = serializers.ChoiceField(choices=DataSourceFormat.choices, allow_null=True)
+    columns = ColumnInfo(many=True, source="columns.all")
+    storage_location = serializers.CharField(allow_null=True)
+    table_id = serializers.CharField(source="id")
+    view_definition = serializers.CharField(allow_null=True)
+    view_dependencies = serializers.JSONField(allow_null=True)
+
+
+class CreateTable(serializers.Serializer):
+    name = serializers.CharField()
+    catalog_name = serializers.CharField()
+    schema_name = serializers.CharField()
+    table_type = serializers.ChoiceField(choices=TableType.choices)
+    data_source_format = serializers.ChoiceField(choices=DataSourceFormat.choices, required=False)
+    columns = ColumnInfo(many=True)
+    storage_location = serializers.CharField(required=False)
+    comment = serializers.CharField(required=False)
+    properties = PropertiesField(required=False)
+    view_definition = serializers.CharField(required=False)
+    view_dependencies = serializers.JSONField(required=False)
+
+
+class ListTablesResponse(serializers.Serializer):
+    tables = TableInfo(many=True)
+    next_page_token = serializers.CharField(required=False)
+
+
+class PrivilegeAssignment(serializers.Serializer):
+    principal = serializers.CharField()
+    privileges = serializers.ListField(child=serializers.ChoiceField(choices=Privilege.choices))
+
+
+class PermissionsList(serializers.Serializer):
+    privilege_assignments = PrivilegeAssignment(many=True)
+
+
+class PermissionsChange(serializers.Serializer):
+    principal = serializers.CharField()
+    add = serializers.ListField(child=serializers.ChoiceField(choices=Privilege.choices), required=False)
+    remove = serializers.ListField(child=serializers.ChoiceField(choices=Privilege.choices), required=False)
+
+
+class UpdatePermissions(serializers.Serializer):
+    changes = PermissionsChange(many=True)
+
+
+class MetastoreSummary(serializers.Serializer):
+    metastore_id = serializers.CharField()
+    name = serializers.CharField()
+
+
+class Empty(serializers.Serializer):
+    pass
+
+
+SECURABLE_TYPES = SecurableType.values

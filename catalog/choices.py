@@ -1,0 +1,148 @@
+"""Every enumeration of the catalog in one place."""
+
+from django.db import models
+
+
+class SecurableType(models.TextChoices):
+    METASTORE = "metastore"
+    CATALOG = "catalog"
+    SCHEMA = "schema"
+    TABLE = "table"
+    FUNCTION = "function"
+    VOLUME = "volume"
+    REGISTERED_MODEL = "registered_model"
+    EXTERNAL_LOCATION = "external_location"
+    CREDENTIAL = "credential"
+
+
+class Privilege(models.TextChoices):
+    CREATE_CATALOG = "CREATE CATALOG"
+    USE_CATALOG = "USE CATALOG"
+    CREATE_SCHEMA = "CREATE SCHEMA"
+    USE_SCHEMA = "USE SCHEMA"
+    CREATE_TABLE = "CREATE TABLE"
+    SELECT = "SELECT"
+    MODIFY = "MODIFY"
+    CREATE_FUNCTION = "CREATE FUNCTION"
+    EXECUTE = "EXECUTE"
+    CREATE_VOLUME = "CREATE VOLUME"
+    READ_VOLUME = "READ VOLUME"
+    CREATE_MODEL = "CREATE MODEL"
+    CREATE_EXTERNAL_LOCATION = "CREATE EXTERNAL LOCATION"
+    READ_FILES = "READ FILES"
+    WRITE_FILES = "WRITE FILES"
+    CREATE_EXTERNAL_TABLE = "CREATE EXTERNAL TABLE"
+    CREATE_EXTERNAL_VOLUME = "CREATE EXTERNAL VOLUME"
+    CREATE_MANAGED_STORAGE = "CREATE MANAGED STORAGE"
+    CREATE_STORAGE_CREDENTIAL = "CREATE STORAGE CREDENTIAL"
+
+
+# Which privileges make sense on which securable. A privilege granted on a container is inherited
+# by everything inside it (a SELECT on a catalog reads every table of every schema in it).
+PRIVILEGES_BY_SECURABLE: dict[str, frozenset[str]] = {
+    SecurableType.METASTORE: frozenset(
+        {
+            Privilege.CREATE_CATALOG,
+            Privilege.CREATE_EXTERNAL_LOCATION,
+            Privilege.CREATE_STORAGE_CREDENTIAL,
+        }
+    ),
+    SecurableType.CATALOG: frozenset(
+        {
+            Privilege.USE_CATALOG,
+            Privilege.CREATE_SCHEMA,
+            Privilege.USE_SCHEMA,
+            Privilege.CREATE_TABLE,
+            Privilege.SELECT,
+            Privilege.MODIFY,
+            Privilege.CREATE_FUNCTION,
+            Privilege.EXECUTE,
+            Privilege.CREATE_VOLUME,
+            Privilege.READ_VOLUME,
+            Privilege.CREATE_MODEL,
+        }
+    ),
+    SecurableType.SCHEMA: frozenset(
+        {
+            Privilege.USE_SCHEMA,
+            Privilege.CREATE_TABLE,
+            Privilege.SELECT,
+            Privilege.MODIFY,
+            Privilege.CREATE_FUNCTION,
+            Privilege.EXECUTE,
+            Privilege.CREATE_VOLUME,
+            Privilege.READ_VOLUME,
+            Privilege.CREATE_MODEL,
+        }
+    ),
+    SecurableType.TABLE: frozenset({Privilege.SELECT, Privilege.MODIFY}),
+    SecurableType.FUNCTION: frozenset({Privilege.EXECUTE}),
+    SecurableType.VOLUME: frozenset({Privilege.READ_VOLUME}),
+    SecurableType.REGISTERED_MODEL: frozenset({Privilege.EXECUTE}),
+    SecurableType.EXTERNAL_LOCATION: frozenset(
+        {
+            Privilege.READ_FILES,
+            Privilege.WRITE_FILES,
+            Privilege.CREATE_EXTERNAL_TABLE,
+            Privilege.CREATE_EXTERNAL_VOLUME,
+            Privilege.CREATE_MANAGED_STORAGE,
+        }
+    ),
+    SecurableType.CREDENTIAL: frozenset({Privilege.CREATE_EXTERNAL_LOCATION}),
+}
+
+
+class TableType(models.TextChoices):
+    MANAGED = "MANAGED"
+    EXTERNAL = "EXTERNAL"
+    STREAMING_TABLE = "STREAMING_TABLE"
+    MATERIALIZED_VIEW = "MATERIALIZED_VIEW"
+    METRIC_VIEW = "METRIC_VIEW"
+    VIEW = "VIEW"
+
+
+class DataSourceFormat(models.TextChoices):
+    DELTA = "DELTA"
+    ICEBERG = "ICEBERG"
+    CSV = "CSV"
+    JSON = "JSON"
+    AVRO = "AVRO"
+    PARQUET = "PARQUET"
+    ORC = "ORC"
+    TEXT = "TEXT"
+
+
+class ColumnTypeName(models.TextChoices):
+    BOOLEAN = "BOOLEAN"
+    BYTE = "BYTE"
+    SHORT = "SHORT"
+    INT = "INT"
+    LONG = "LONG"
+    FLOAT = "FLOAT"
+    DOUBLE = "DOUBLE"
+    DATE = "DATE"
+    TIMESTAMP = "TIMESTAMP"
+    TIMESTAMP_NTZ = "TIMESTAMP_NTZ"
+    STRING = "STRING"
+    BINARY = "BINARY"
+    DECIMAL = "DECIMAL"
+    INTERVAL = "INTERVAL"
+    ARRAY = "ARRAY"
+    STRUCT = "STRUCT"
+    MAP = "MAP"
+    VARIANT = "VARIANT"
+    CHAR = "CHAR"
+    NULL = "NULL"
+    USER_DEFINED_TYPE = "USER_DEFINED_TYPE"
+    TABLE_TYPE = "TABLE_TYPE"
+
+
+class PrincipalKind(models.TextChoices):
+    USER = "USER"
+    SERVICE_PRINCIPAL = "SERVICE_PRINCIPAL"
+
+
+class AuditOutcome(models.TextChoices):
+    SUCCESS = "SUCCESS"
+    DENIED = "DENIED"
+    FAILED = "FAILED"

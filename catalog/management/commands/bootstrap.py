@@ -1,0 +1,29 @@
+from django.conf import settings
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+from catalog.models import Catalog, Metastore, Schema
+from catalog.services import principals
+
+
+class Command(BaseCommand):
+    help = "Creates the metastore, the admin principal, catalog `unity` and schema `unity.default` if missing."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--admin", default="admin", help="Name of the first metastore admin principal.")
+
+    @transaction.atomic
+    def handle(self, *args, admin, **options):
+        metastore, _ = Metastore.objects.get_or_create(name="ucweb")
+        principals.ensure_principal(name=admin, admin=True)
+        catalog, created = Catalog.objects.get_or_create(
+            name="unity", defaults={"owner": admin, "created_by": admin, "comment": "Default catalog"}
+        )
+        Schema.objects.get_or_create(
+            catalog=catalog, name="default",
+            defaults={"owner": admin, "created_by": admin, "comment": "Default schema"},
+        )
+        self.stdout.write(
+            f"metastore {metastore.id} ready; catalog unity and schema unity.default ready; "
+            f"storage root {settings.UCWEB_STORAGE_ROOT}"
+        )

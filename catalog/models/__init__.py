@@ -1,0 +1,14 @@
+from .governance import AuditEvent, Grant, Principal, Token
+from .namespace import Catalog, Column, Metastore, Schema, Table
+
+__all__ = [
+    "AuditEvent",
+    "Catalog",
+    "Column",
+    "Grant",
+    "Metastore",
+    "Principal",
+    "Schema",
+    "Table",
+    "Token",
+]

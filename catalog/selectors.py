@@ -1,0 +1,94 @@
+"""Reads of the namespace. Every lookup that the APIs make goes through here, so the number of
+queries of a hot path is decided in one place."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+
+from django.conf import settings
+
+from catalog.models import Catalog, Schema, Table
+from catalog.services.names import split_full_name
+from ucweb.errors import CatalogDoesNotExist, InvalidParameter, SchemaDoesNotExist, TableDoesNotExist
+
+
+def get_catalog(name: str) -> Catalog:
+    catalog = Catalog.objects.filter(name=name).first()
+    if catalog is None:
+        raise CatalogDoesNotExist(f"Catalog '{name}' does not exist.")
+    return catalog
+
+
+def get_schema(catalog_name: str, schema_name: str) -> Schema:
+    schema = Schema.objects.select_related("catalog").filter(catalog__name=catalog_name, name=schema_name).first()
+    if schema is None:
+        get_catalog(catalog_name)
+        raise SchemaDoesNotExist(f"Schema '{catalog_name}.{schema_name}' does not exist.")
+    return schema
+
+
+def get_schema_by_full_name(full_name: str) -> Schema:
+    catalog_name, schema_name = split_full_name(full_name, 2, what="schema")
+    return get_schema(catalog_name, schema_name)
+
+
+def get_table(catalog_name: str, schema_name: str, table_name: str, *, for_update: bool = False) -> Table:
+    queryset = Table.objects.select_related("schema__catalog")
+    if for_update:
+        queryset = queryset.select_for_update(of=("self",))
+    table = queryset.filter(
+        schema__catalog__name=catalog_name, schema__name=schema_name, name=table_name
+    ).first()
+    if table is None:
+        get_schema(catalog_name, schema_name)
+        raise TableDoesNotExist(f"Table '{catalog_name}.{schema_name}.{table_name}' does not exist.")
+    return table
+
+
+def get_table_by_full_name(full_name: str, *, for_update: bool = False) -> Table:
+    catalog_name, schema_name, table_name = split_full_name(full_name, 3, what="table")
+    return get_table(catalog_name, schema_name, table_name, for_update=for_update)
+
+
+# -- pagination ---------------------------------------------------------------------------------
+def page_size(max_results, *, ceiling: int | None = None) -> int:
+    """The spec: > 0 → min(value, server maximum); 0 or absent → server default; < 0 → error."""
+    ceiling = ceiling or settings.UCWEB_MAX_PAGE_SIZE
+    if max_results in (None, ""):
+        return min(settings.UCWEB_DEFAULT_PAGE_SIZE, ceiling)
+    try:
+        value = int(max_results)
+    except (TypeError, ValueError):
+        raise InvalidParameter("max_results must be an integer.") from None
+    if value < 0:
+        raise InvalidParameter("max_results must not be negative.")
+    if value == 0:
+        return min(settings.UCWEB_DEFAULT_PAGE_SIZE, ceiling)
+    return min(value, ceiling)
+
+
+def encode_page_token(last_name: str) -> str:
+    return base64.urlsafe_b64encode(last_name.encode()).decode().rstrip("=")
+
+
+def decode_page_token(token: str | None) -> str | None:
+    if not token:
+        return None
+    try:
+        padded = token + "=" * (-len(token) % 4)
+        return base64.urlsafe_b64decode(padded.encode()).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        raise InvalidParameter("Invalid page_token.") from None
+
+
+def paginate(queryset, *, max_results, page_token, key: str = "name", ceiling: int | None = None):
+    """Keyset pagination ordered by `key`: stable under concurrent inserts and deletes."""
+    size = page_size(max_results, ceiling=ceiling)
+    after = decode_page_token(page_token)
+    queryset = queryset.order_by(key)
+    if after is not None:
+        queryset = queryset.filter(**{f"{key}__gt": after})
+    items = list(queryset[: size + 1])
+    next_token = encode_page_token(getattr(items[size - 1], key)) if len(items) > size else None
+    return items[:size], next_token

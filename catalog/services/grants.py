@@ -1,0 +1,211 @@
+"""The grant checker: one place that decides whether a principal may do something.
+
+The rules follow Unity Catalog:
+- a metastore admin may do everything;
+- the owner of a securable, or of any container above it, holds every privilege on it;
+- a privilege granted on a container is inherited by everything inside it;
+- reaching anything inside a catalog needs USE CATALOG on it, and inside a schema USE SCHEMA too.
+
+`Access` loads a principal's grants on one chain of securables (table → schema → catalog) with a
+single query and answers every question about that chain from memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db import transaction
+
+from catalog.choices import PRIVILEGES_BY_SECURABLE, Privilege, SecurableType
+from catalog.models import Grant, Metastore, Principal
+from catalog.services import audit
+from ucweb.errors import InvalidParameter, PermissionDenied, PrincipalDoesNotExist
+
+
+def chain_of(securable) -> list:
+    """The securable followed by its containers, innermost first."""
+    chain = [securable]
+    schema = getattr(securable, "schema", None)
+    if schema is not None:
+        chain.append(schema)
+        securable = schema
+    catalog = getattr(securable, "catalog", None)
+    if catalog is not None:
+        chain.append(catalog)
+    return chain
+
+
+@dataclass
+class Access:
+    principal: Principal
+    chain: list
+    _held: dict = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, principal: Principal, securable) -> Access:
+        chain = chain_of(securable)
+        held: dict = {}
+        if not principal.is_metastore_admin:
+            rows = Grant.objects.filter(
+                principal=principal.name, securable_id__in=[s.id for s in chain]
+            ).values_list("securable_id", "privilege")
+            for securable_id, privilege in rows:
+                held.setdefault(securable_id, set()).add(privilege)
+        return cls(principal=principal, chain=chain, _held=held)
+
+    @property
+    def is_admin(self) -> bool:
+        return self.principal.is_metastore_admin
+
+    def owns(self, level: int = 0) -> bool:
+        """Owner of the securable at `level` of the chain or of anything above it."""
+        return self.is_admin or any(s.owner == self.principal.name for s in self.chain[level:])
+
+    def has(self, privilege: str, level: int = 0) -> bool:
+        if self.owns(level):
+            return True
+        return any(privilege in self._held.get(s.id, ()) for s in self.chain[level:])
+
+    def has_any_privilege(self, level: int = 0) -> bool:
+        return self.owns(level) or any(self._held.get(s.id) for s in self.chain[level:])
+
+    # -- the questions the APIs ask ------------------------------------------------------------
+    def can_use_catalog(self) -> bool:
+        return self.has(Privilege.USE_CATALOG, len(self.chain) - 1)
+
+    def can_use_schema(self) -> bool:
+        # The schema is the second-to-last link of any chain that has one.
+        return self.can_use_catalog() and self.has(Privilege.USE_SCHEMA, len(self.chain) - 2)
+
+    def require(self, allowed: bool, message: str) -> None:
+        if not allowed:
+            raise PermissionDenied(message)
+
+
+def describe(securable) -> str:
+    return getattr(securable, "full_name", None) or getattr(securable, "name", str(securable))
+
+
+def require_catalog_use(access: Access) -> None:
+    access.require(access.can_use_catalog(), f"Missing USE CATALOG on catalog {describe(access.chain[-1])}.")
+
+
+def require_schema_use(access: Access) -> None:
+    require_catalog_use(access)
+    access.require(access.can_use_schema(), f"Missing USE SCHEMA on schema {describe(access.chain[-2])}.")
+
+
+# -- metastore-level privileges ------------------------------------------------------------------
+def has_metastore_privilege(principal: Principal, privilege: str) -> bool:
+    if principal.is_metastore_admin:
+        return True
+    metastore = Metastore.objects.only("id").first()
+    return metastore is not None and Grant.objects.filter(
+        principal=principal.name, securable_id=metastore.id, privilege=privilege
+    ).exists()
+
+
+# -- reading and changing grants ------------------------------------------------------------------
+def _assignments(queryset) -> list[dict]:
+    by_principal: dict[str, list[str]] = {}
+    for principal, privilege in queryset.values_list("principal", "privilege"):
+        by_principal.setdefault(principal, []).append(privilege)
+    return [
+        {"principal": principal, "privileges": sorted(privileges)}
+        for principal, privileges in sorted(by_principal.items())
+    ]
+
+
+def list_assignments(*, securable, principal_filter: str | None, caller: Principal, access: Access | None):
+    """Owners (of the securable or above) and admins see every assignment; anyone else sees only
+    their own."""
+    queryset = Grant.objects.filter(securable_id=securable.id)
+    can_manage = caller.is_metastore_admin or (access is not None and access.owns())
+    if not can_manage:
+        if principal_filter and principal_filter != caller.name:
+            raise PermissionDenied("Only an owner or a metastore admin may read other principals' privileges.")
+        principal_filter = caller.name
+    if principal_filter:
+        queryset = queryset.filter(principal=principal_filter)
+    return _assignments(queryset)
+
+
+def _validate_changes(securable_type: str, changes) -> list[dict]:
+    if not isinstance(changes, list):
+        raise InvalidParameter("changes must be an array.")
+    allowed = PRIVILEGES_BY_SECURABLE[securable_type]
+    validated = []
+    for change in changes:
+        if not isinstance(change, dict):
+            raise InvalidParameter("Each change must be an object with principal, add and remove.")
+        principal = change.get("principal")
+        if not isinstance(principal, str) or not principal:
+            raise InvalidParameter("Each change needs a principal.")
+        lists = {}
+        for key in ("add", "remove"):
+            value = change.get(key) or []
+            if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
+                raise InvalidParameter(f"{key} must be an array of privileges.")
+            for privilege in value:
+                normalized = privilege.replace("_", " ").upper()
+                if normalized not in Privilege.values:
+                    raise InvalidParameter(f"Unknown privilege {privilege!r}.")
+                if normalized not in allowed:
+                    raise InvalidParameter(f"Privilege {normalized} cannot be granted on a {securable_type}.")
+            lists[key] = [p.replace("_", " ").upper() for p in value]
+        validated.append({"principal": principal, **lists})
+    return validated
+
+
+@transaction.atomic
+def update_assignments(*, securable_type: str, securable, changes, caller: Principal, access: Access | None):
+    validated = _validate_changes(securable_type, changes)
+    can_manage = caller.is_metastore_admin or (access is not None and access.owns())
+    if not can_manage:
+        raise PermissionDenied(f"Only an owner or a metastore admin may change privileges on {describe(securable)}.")
+    names = {c["principal"] for c in validated}
+    existing = set(Principal.objects.filter(name__in=names).values_list("name", flat=True))
+    missing = sorted(names - existing)
+    if missing:
+        raise PrincipalDoesNotExist(f"Principal {missing[0]} does not exist.")
+    full_name = describe(securable)
+    for change in validated:
+        for privilege in change["add"]:
+            Grant.objects.get_or_create(
+                securable_id=securable.id,
+                principal=change["principal"],
+                privilege=privilege,
+                defaults={
+                    "securable_type": securable_type,
+                    "securable_name": full_name,
+                    "granted_by": caller.name,
+                },
+            )
+        if change["remove"]:
+            Grant.objects.filter(
+                securable_id=securable.id, principal=change["principal"], privilege__in=change["remove"]
+            ).delete()
+    audit.record(
+        principal=caller.name,
+        action="updatePermissions",
+        securable_type=securable_type,
+        securable_name=full_name,
+        securable_id=securable.id,
+        details={"changes": validated},
+    )
+    return _assignments(Grant.objects.filter(securable_id=securable.id))
+
+
+def forget_securables(ids) -> None:
+    """Grants die with their securable."""
+    Grant.objects.filter(securable_id__in=list(ids)).delete()
+
+
+__all__ = [
+    "Access",
+    "SecurableType",
+    "has_metastore_privilege",
+    "list_assignments",
+    "update_assignments",
+    "forget_securables",
+]

@@ -1,0 +1,107 @@
+from django.db import transaction
+from django.db.models import Q
+
+from catalog import selectors
+from catalog.choices import Privilege
+from catalog.models import Grant, Principal, Schema, Table
+from catalog.services import audit, grants
+from catalog.services.catalogs import apply_common_update
+from catalog.services.common import validate_comment, validate_properties, validate_storage_url
+from catalog.services.names import validate_name
+from ucweb.errors import SchemaAlreadyExists, SchemaNotEmpty
+
+
+def visible_schemas(*, caller: Principal, catalog_name: str):
+    catalog = selectors.get_catalog(catalog_name)
+    access = grants.Access.load(caller, catalog)
+    grants.require_catalog_use(access)
+    queryset = Schema.objects.filter(catalog=catalog).select_related("catalog")
+    if access.has(Privilege.USE_SCHEMA):
+        return queryset
+    granted = Grant.objects.filter(principal=caller.name, privilege=Privilege.USE_SCHEMA).values("securable_id")
+    return queryset.filter(Q(owner=caller.name) | Q(id__in=granted))
+
+
+def get_schema(*, caller: Principal, full_name: str) -> Schema:
+    schema = selectors.get_schema_by_full_name(full_name)
+    grants.require_schema_use(grants.Access.load(caller, schema))
+    return schema
+
+
+@transaction.atomic
+def create_schema(*, caller: Principal, name, catalog_name, comment=None, properties=None, storage_root=None) -> Schema:
+    validate_name(name)
+    validate_name(catalog_name, field="catalog_name")
+    comment = validate_comment(comment)
+    properties = validate_properties(properties)
+    storage_root = validate_storage_url(storage_root, field="storage_root")
+    catalog = selectors.get_catalog(catalog_name)
+    access = grants.Access.load(caller, catalog)
+    grants.require_catalog_use(access)
+    access.require(access.has(Privilege.CREATE_SCHEMA), f"Missing CREATE SCHEMA on catalog {catalog_name}.")
+    if Schema.objects.filter(catalog=catalog, name=name).exists():
+        raise SchemaAlreadyExists(f"Schema '{catalog_name}.{name}' already exists.")
+    schema = Schema(
+        catalog=catalog, name=name, comment=comment, properties=properties,
+        owner=caller.name, created_by=caller.name, storage_root=storage_root,
+    )
+    if storage_root:
+        schema.storage_location = f"{storage_root}/__unitystorage/schemas/{schema.id}"
+    schema.save()
+    audit.record(
+        principal=caller.name, action="createSchema", securable_type="schema",
+        securable_name=schema.full_name, securable_id=schema.id,
+    )
+    return schema
+
+
+@transaction.atomic
+def update_schema(*, caller: Principal, full_name: str, fields: dict) -> Schema:
+    schema = selectors.get_schema_by_full_name(full_name)
+    access = grants.Access.load(caller, schema)
+    grants.require_schema_use(access)
+    access.require(access.owns(), f"Only the owner of schema {schema.full_name} or a metastore admin may update it.")
+    new_name = fields.get("new_name")
+    if new_name is not None and new_name != schema.name:
+        validate_name(new_name, field="new_name")
+        if Schema.objects.filter(catalog=schema.catalog, name=new_name).exists():
+            raise SchemaAlreadyExists(f"Schema '{schema.catalog.name}.{new_name}' already exists.")
+        schema.name = new_name
+    apply_common_update(
+        schema, caller=caller, access=access, comment=fields.get("comment"),
+        properties=fields.get("properties"), owner=fields.get("owner"), fields=fields,
+    )
+    schema.save()
+    Grant.objects.filter(securable_id=schema.id).update(securable_name=schema.full_name)
+    audit.record(
+        principal=caller.name, action="updateSchema", securable_type="schema",
+        securable_name=schema.full_name, securable_id=schema.id,
+        details={k: v for k, v in fields.items() if k != "properties"},
+    )
+    return schema
+
+
+def drop_schema_contents(schema: Schema) -> None:
+    """Everything inside a schema goes with it: tables (managed files purged) and their grants."""
+    from catalog.services.tables import drop_table_row
+
+    for table in Table.objects.filter(schema=schema).select_related("schema__catalog"):
+        drop_table_row(table)
+    grants.forget_securables([schema.id])
+    schema.delete()
+
+
+@transaction.atomic
+def delete_schema(*, caller: Principal, full_name: str, force: bool) -> None:
+    schema = selectors.get_schema_by_full_name(full_name)
+    access = grants.Access.load(caller, schema)
+    grants.require_catalog_use(access)
+    access.require(access.owns(), f"Only the owner of schema {schema.full_name} or a metastore admin may delete it.")
+    if not force and Table.objects.filter(schema=schema).exists():
+        raise SchemaNotEmpty(f"Schema '{schema.full_name}' is not empty; delete its tables first or pass force=true.")
+    schema_id, name = schema.id, schema.full_name
+    drop_schema_contents(schema)
+    audit.record(
+        principal=caller.name, action="deleteSchema", securable_type="schema",
+        securable_name=name, securable_id=schema_id, details={"force": force},
+    )

@@ -1,0 +1,93 @@
+"""The storage interface shared by every backend."""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+
+from .errors import InvalidStorageUrl
+from .urls import Location, decode_path, parse
+
+
+@dataclass(frozen=True, order=True)
+class ObjectInfo:
+    """One object found by :meth:`Storage.list`.
+
+    ``url`` is canonical (see :func:`catalog.storage.normalize`), ``size`` is in bytes and
+    ``modification_time`` is in milliseconds since the Unix epoch.
+    """
+
+    url: str
+    size: int
+    modification_time: int
+
+    @property
+    def name(self) -> str:
+        """The decoded last path segment, e.g. ``00000000000000000000.json``."""
+        return decode_path(self.url.rsplit("/", 1)[-1])
+
+
+class Storage(abc.ABC):
+    """Object-store style access to files: whole-object reads and writes addressed by URL.
+
+    Every method takes full URLs of the backend's scheme. Paths behave like object keys:
+    there are no directories to create, ``list`` and ``delete_prefix`` work on everything
+    below a prefix (``prefix/...``), and writes create missing parents.
+    """
+
+    #: The canonical URL scheme the backend serves ("file" or "s3").
+    scheme: str = ""
+
+    def _location(self, url: str) -> Location:
+        location = parse(url)
+        if location.scheme != self.scheme:
+            raise InvalidStorageUrl(
+                f"{type(self).__name__} serves {self.scheme}:// URLs, not {url!r}", url=url
+            )
+        return location
+
+    @abc.abstractmethod
+    def read(self, url: str) -> bytes:
+        """Return the whole object; raise ``StorageObjectNotFound`` when it does not exist."""
+
+    @abc.abstractmethod
+    def exists(self, url: str) -> bool:
+        """Whether an object exists at ``url`` (a directory or a bare prefix is not an object)."""
+
+    @abc.abstractmethod
+    def list(self, prefix_url: str) -> list[ObjectInfo]:
+        """Every object below ``prefix_url`` (recursively), sorted by URL.
+
+        ``prefix_url`` is treated as a directory: ``list("s3://b/t")`` lists ``t/...`` and
+        not ``t2/...``. A prefix with nothing below it gives an empty list.
+        """
+
+    @abc.abstractmethod
+    def put(self, url: str, data: bytes) -> None:
+        """Create or replace the object; readers see either the old or the new bytes."""
+
+    @abc.abstractmethod
+    def put_if_absent(self, url: str, data: bytes) -> bool:
+        """Atomically create the object unless it exists.
+
+        Returns True when this call created it and False, writing nothing, when an object
+        already existed. Of several concurrent callers on the same URL exactly one wins.
+        """
+
+    def copy_if_absent(self, src_url: str, dst_url: str) -> bool:
+        """Copy ``src_url`` to ``dst_url`` unless ``dst_url`` exists (same rules as
+        :meth:`put_if_absent`). Raises ``StorageObjectNotFound`` when the source is missing."""
+        self._location(dst_url)
+        return self.put_if_absent(dst_url, self.read(src_url))
+
+    @abc.abstractmethod
+    def delete(self, url: str) -> None:
+        """Delete one object; deleting an object that does not exist is not an error."""
+
+    @abc.abstractmethod
+    def delete_prefix(self, prefix_url: str) -> int:
+        """Delete every object below ``prefix_url`` (as :meth:`list` finds them) and return
+        how many were deleted."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.scheme}://>"

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Prepare the database and serve ucweb.
+#
+# Environment: UCWEB_PORT (default 8080), UCWEB_BIND (default 127.0.0.1; the Docker image sets
+# 0.0.0.0), UCWEB_PYTHON (default .venv/bin/python when present, else python3), plus everything
+# ucweb/settings.py reads (DATABASE_URL, UCWEB_VAR_DIR, UCWEB_STORAGE_ROOT, REDIS_URL, ...).
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+PORT="${UCWEB_PORT:-8080}"
+BIND="${UCWEB_BIND:-127.0.0.1}"
+if [[ -n "${UCWEB_PYTHON:-}" ]]; then
+    PY="$UCWEB_PYTHON"
+elif [[ -x .venv/bin/python ]]; then
+    PY=.venv/bin/python
+else
+    PY=python3
+fi
+
+# SQLite (the default database) does not create its parent directory.
+mkdir -p "${UCWEB_VAR_DIR:-var}"
+
+"$PY" manage.py migrate --noinput
+"$PY" manage.py bootstrap
+"$PY" manage.py collectstatic --noinput -v 0
+
+# Host to show in the URLs below: a wildcard bind is reachable via loopback.
+case "$BIND" in
+    0.0.0.0 | :: | "[::]") SHOW_HOST=127.0.0.1 ;;
+    *:*) SHOW_HOST="[${BIND#[}"; SHOW_HOST="${SHOW_HOST%]}]" ;;
+    *) SHOW_HOST="$BIND" ;;
+esac
+BASE="http://$SHOW_HOST:$PORT"
+
+cat <<INFO
+
+ucweb is starting on $BIND:$PORT
+  Admin:        $BASE/admin/
+  API base:     $BASE/api/2.1/unity-catalog/
+  API docs:     $BASE/api/docs/
+
+  Get an API token (printed on the last line), then send "Authorization: Bearer <token>":
+      $PY manage.py issue_token alice --admin
+  Create a Django admin login:
+      $PY manage.py createsuperuser
+
+INFO
+
+# --- Celery worker ------------------------------------------------------------------------------
+# Placeholder: a background Celery worker (and beat) will be started here, e.g.
+#     "$PY" -m celery -A ucweb worker -l info &
+#     WORKER_PID=$!
+#     trap 'kill "$WORKER_PID" 2>/dev/null || true' EXIT
+# Until then tasks run only where the code runs them eagerly. (Do not `exec` the server below
+# once a worker is started here, or the trap will not run.)
+# ------------------------------------------------------------------------------------------------
+
+# --insecure: serve static files (admin CSS/JS) even though DEBUG is off by default.
+ADDR="$BIND"
+[[ "$ADDR" == *:* && "$ADDR" != \[* ]] && ADDR="[$ADDR]"   # IPv6 literal
+exec "$PY" manage.py runserver "$ADDR:$PORT" --noreload --insecure

@@ -1,0 +1,126 @@
+"""The one error map. Every error a view raises is a `CatalogError` subclass; the exception
+handler renders it in the envelope of the API the request came to (Unity Catalog or Iceberg).
+
+Unity Catalog envelope: {"error_code": "TABLE_DOES_NOT_EXIST", "message": "...", "details": []}
+Iceberg envelope:       {"error": {"message": "...", "type": "NoSuchTableException", "code": 404}}
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.core.exceptions import RequestDataTooBig
+from django.http import Http404
+from rest_framework import exceptions as drf_exceptions
+from rest_framework.response import Response
+
+logger = logging.getLogger(__name__)
+
+
+class CatalogError(Exception):
+    status = 400
+    error_code = "INVALID_PARAMETER_VALUE"
+    iceberg_type = "BadRequestException"
+
+    def __init__(self, message: str, *, details: list | None = None):
+        super().__init__(message)
+        self.message = message
+        self.details = details or []
+
+
+def _error(name: str, status: int, error_code: str, iceberg_type: str) -> type[CatalogError]:
+    return type(name, (CatalogError,), {"status": status, "error_code": error_code, "iceberg_type": iceberg_type})
+
+
+InvalidParameter = _error("InvalidParameter", 400, "INVALID_PARAMETER_VALUE", "BadRequestException")
+Unauthenticated = _error("Unauthenticated", 401, "UNAUTHENTICATED", "NotAuthorizedException")
+PermissionDenied = _error("PermissionDenied", 403, "PERMISSION_DENIED", "ForbiddenException")
+NotFound = _error("NotFound", 404, "NOT_FOUND", "NoSuchTableException")
+MethodNotAllowed = _error("MethodNotAllowed", 405, "METHOD_NOT_ALLOWED", "BadRequestException")
+AlreadyExists = _error("AlreadyExists", 409, "ALREADY_EXISTS", "AlreadyExistsException")
+Conflict = _error("Conflict", 409, "ABORTED", "CommitFailedException")
+RequestTooLarge = _error("RequestTooLarge", 413, "REQUEST_LIMIT_EXCEEDED", "BadRequestException")
+UnsupportedMediaType = _error("UnsupportedMediaType", 415, "INVALID_PARAMETER_VALUE", "BadRequestException")
+ResourceExhausted = _error("ResourceExhausted", 429, "RESOURCE_EXHAUSTED", "TooManyRequestsException")
+NotImplementedYet = _error("NotImplementedYet", 501, "NOT_IMPLEMENTED", "UnsupportedOperationException")
+
+MetastoreDoesNotExist = _error("MetastoreDoesNotExist", 404, "METASTORE_DOES_NOT_EXIST", "NotFoundException")
+CatalogDoesNotExist = _error("CatalogDoesNotExist", 404, "CATALOG_DOES_NOT_EXIST", "NoSuchWarehouseException")
+SchemaDoesNotExist = _error("SchemaDoesNotExist", 404, "SCHEMA_DOES_NOT_EXIST", "NoSuchNamespaceException")
+TableDoesNotExist = _error("TableDoesNotExist", 404, "TABLE_DOES_NOT_EXIST", "NoSuchTableException")
+PrincipalDoesNotExist = _error("PrincipalDoesNotExist", 404, "PRINCIPAL_DOES_NOT_EXIST", "NotFoundException")
+# The Delta managed-table spec (seed 000) answers TABLE_ALREADY_EXISTS with 400; the namespace
+# siblings follow it so that one client sees one rule.
+CatalogAlreadyExists = _error("CatalogAlreadyExists", 400, "CATALOG_ALREADY_EXISTS", "AlreadyExistsException")
+SchemaAlreadyExists = _error("SchemaAlreadyExists", 400, "SCHEMA_ALREADY_EXISTS", "AlreadyExistsException")
+TableAlreadyExists = _error("TableAlreadyExists", 400, "TABLE_ALREADY_EXISTS", "AlreadyExistsException")
+CatalogNotEmpty = _error("CatalogNotEmpty", 400, "CATALOG_NOT_EMPTY", "NamespaceNotEmptyException")
+SchemaNotEmpty = _error("SchemaNotEmpty", 400, "SCHEMA_NOT_EMPTY", "NamespaceNotEmptyException")
+
+
+def uc_body(exc: CatalogError) -> dict:
+    return {"error_code": exc.error_code, "message": exc.message, "details": exc.details}
+
+
+def iceberg_body(exc: CatalogError) -> dict:
+    return {"error": {"message": exc.message, "type": exc.iceberg_type, "code": exc.status}}
+
+
+def _is_iceberg_request(request) -> bool:
+    path = getattr(request, "path", "") or ""
+    return path.startswith("/api/catalog/")
+
+
+def _translate(exc: Exception) -> CatalogError | None:
+    """Maps framework exceptions onto the catalog's own errors."""
+    if isinstance(exc, CatalogError):
+        return exc
+    if isinstance(exc, RequestDataTooBig):
+        return RequestTooLarge("Request body is too large.")
+    if isinstance(exc, drf_exceptions.NotAuthenticated | drf_exceptions.AuthenticationFailed):
+        return Unauthenticated(str(exc.detail))
+    if isinstance(exc, drf_exceptions.PermissionDenied):
+        return PermissionDenied(str(exc.detail))
+    if isinstance(exc, drf_exceptions.MethodNotAllowed):
+        return MethodNotAllowed(str(exc.detail))
+    if isinstance(exc, drf_exceptions.UnsupportedMediaType):
+        return UnsupportedMediaType(str(exc.detail))
+    if isinstance(exc, drf_exceptions.ParseError):
+        return InvalidParameter(f"Malformed request body: {exc.detail}")
+    if isinstance(exc, drf_exceptions.ValidationError):
+        return InvalidParameter(_flatten_validation(exc.detail))
+    if isinstance(exc, Http404 | drf_exceptions.NotFound):
+        return NotFound("Resource not found.")
+    if isinstance(exc, drf_exceptions.Throttled):
+        return ResourceExhausted(str(exc.detail))
+    if isinstance(exc, drf_exceptions.APIException):
+        error = CatalogError(str(exc.detail))
+        error.status = exc.status_code
+        return error
+    return None
+
+
+def _flatten_validation(detail, prefix: str = "") -> str:
+    if isinstance(detail, dict):
+        parts = [_flatten_validation(value, f"{prefix}{key}.") for key, value in detail.items()]
+        return "; ".join(p for p in parts if p)
+    if isinstance(detail, list):
+        return "; ".join(_flatten_validation(item, prefix) for item in detail)
+    field = prefix.rstrip(".")
+    return f"{field}: {detail}" if field and field != "non_field_errors" else str(detail)
+
+
+def render(exc: CatalogError, request=None) -> Response:
+    body = iceberg_body(exc) if request is not None and _is_iceberg_request(request) else uc_body(exc)
+    return Response(body, status=exc.status)
+
+
+def exception_handler(exc, context):
+    request = context.get("request")
+    error = _translate(exc)
+    if error is None:
+        return None  # a real server bug: let Django log it and answer 500
+    response = render(error, request)
+    if isinstance(exc, drf_exceptions.NotAuthenticated | drf_exceptions.AuthenticationFailed):
+        response["WWW-Authenticate"] = 'Bearer realm="ucweb"'
+    return response

@@ -1,0 +1,142 @@
+"""Settings: everything comes from the environment, with embedded defaults that need nothing
+installed (SQLite, file:// storage under var/, no Redis)."""
+
+import os
+import sys
+from pathlib import Path
+
+import dj_database_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("UCWEB_VAR_DIR", BASE_DIR / "var"))
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_int(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    return int(value) if value not in (None, "") else default
+
+
+SECRET_KEY = os.environ.get("UCWEB_SECRET_KEY", "ucweb-local-development-key-change-me")
+DEBUG = env_bool("UCWEB_DEBUG", False)
+ALLOWED_HOSTS = os.environ.get("UCWEB_ALLOWED_HOSTS", "*").split(",")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "django_celery_beat",
+    "django_celery_results",
+    "catalog",
+    "commits",
+    "maintenance",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+]
+
+ROOT_URLCONF = "ucweb.urls"
+APPEND_SLASH = False
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+WSGI_APPLICATION = "ucweb.wsgi.application"
+
+DATABASES = {
+    "default": dj_database_url.parse(
+        os.environ.get("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'ucweb.sqlite3'}",
+        conn_max_age=env_int("UCWEB_DB_CONN_MAX_AGE", 60),
+    )
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Concurrent requests on SQLite wait for the write lock instead of failing at once.
+    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+USE_TZ = True
+TIME_ZONE = "UTC"
+LANGUAGE_CODE = "en-us"
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "static"
+
+# A 10 MB body is refused with 413 by the request-size guard before anything parses it.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("UCWEB_MAX_BODY_BYTES", 8 * 1024 * 1024)
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["ucweb.auth.BearerTokenAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["ucweb.auth.IsAuthenticatedPrincipal"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["ucweb.parsers.LenientJSONParser"],
+    "EXCEPTION_HANDLER": "ucweb.errors.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": None,
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "ucweb",
+    "DESCRIPTION": (
+        "An open lakehouse catalog: the Unity Catalog REST API (/api/2.1/unity-catalog), "
+        "catalog-managed Delta commits, and the Iceberg REST catalog. Authenticate with "
+        "`Authorization: Bearer <token>` (see `python manage.py issue_token`)."
+    ),
+    "VERSION": "0.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {"Privilege": "catalog.choices.Privilege"},
+}
+
+# --- ucweb ------------------------------------------------------------------------------------
+UCWEB_ALLOW_ANONYMOUS = env_bool("UCWEB_ALLOW_ANONYMOUS", False)
+UCWEB_STORAGE_ROOT = os.environ.get("UCWEB_STORAGE_ROOT") or (VAR_DIR / "storage").as_uri()
+UCWEB_DEFAULT_PAGE_SIZE = env_int("UCWEB_DEFAULT_PAGE_SIZE", 100)
+UCWEB_MAX_PAGE_SIZE = env_int("UCWEB_MAX_PAGE_SIZE", 1000)
+UCWEB_MAX_UNPUBLISHED_COMMITS = env_int("UCWEB_MAX_UNPUBLISHED_COMMITS", 10)
+
+# --- Celery -----------------------------------------------------------------------------------
+REDIS_URL = os.environ.get("REDIS_URL", "")
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or REDIS_URL or "memory://"
+CELERY_RESULT_BACKEND = "django-db"
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+CELERY_TASK_ACKS_LATE = True
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler", "stream": sys.stderr}},
+    "root": {"handlers": ["console"], "level": os.environ.get("UCWEB_LOG_LEVEL", "INFO")},
+    "loggers": {"django.request": {"level": "ERROR"}},
+}

@@ -1,0 +1,17 @@
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from ucweb.views import health
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("api/2.1/unity-catalog/", include("catalog.api.uc.urls")),
+    path("api/schema/", SpectacularAPIView.as_view(permission_classes=[], authentication_classes=[]), name="schema"),
+    path(
+        "api/docs/",
+        SpectacularSwaggerView.as_view(url_name="schema", permission_classes=[], authentication_classes=[]),
+        name="docs",
+    ),
+    path("healthz", health),
+]

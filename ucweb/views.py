@@ -1,0 +1,5 @@
+from django.http import JsonResponse
+
+
+def health(request):
+    return JsonResponse({"status": "ok"})
