@@ -1,0 +1,50 @@
+from django.db import models
+
+
+class DeltaCommit(models.Model):
+    """A ratified commit of a catalog-managed Delta table: the catalog chose this staged file as
+    the one and only version `version`. It stays after publication (`published_at` set) as the
+    table's commit history, until the retention setting trims it."""
+
+    table = models.ForeignKey("catalog.Table", on_delete=models.CASCADE, related_name="delta_commits")
+    version = models.BigIntegerField()
+    timestamp = models.BigIntegerField(help_text="In-commit timestamp, epoch ms.")
+    file_name = models.CharField(max_length=1024)
+    file_size = models.BigIntegerField()
+    file_modification_timestamp = models.BigIntegerField()
+    ratified_at = models.DateTimeField(auto_now_add=True)
+    ratified_by = models.CharField(max_length=255)
+    published_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["table", "-version"]
+        constraints = [models.UniqueConstraint(fields=["table", "version"], name="uniq_delta_commit_version")]
+
+    def __str__(self):
+        return f"{self.table_id} v{self.version}"
+
+
+class CommitReport(models.Model):
+    """Metrics a client reported for one commit (POST /delta/metrics)."""
+
+    table = models.ForeignKey("catalog.Table", on_delete=models.CASCADE, related_name="commit_reports")
+    commit_version = models.BigIntegerField()
+    num_files_added = models.BigIntegerField(null=True, blank=True)
+    num_bytes_added = models.BigIntegerField(null=True, blank=True)
+    num_clustered_bytes_added = models.BigIntegerField(null=True, blank=True)
+    num_files_removed = models.BigIntegerField(null=True, blank=True)
+    num_bytes_removed = models.BigIntegerField(null=True, blank=True)
+    num_clustered_bytes_removed = models.BigIntegerField(null=True, blank=True)
+    num_rows_inserted = models.BigIntegerField(null=True, blank=True)
+    num_rows_removed = models.BigIntegerField(null=True, blank=True)
+    num_rows_updated = models.BigIntegerField(null=True, blank=True)
+    file_size_histogram = models.JSONField(null=True, blank=True)
+    reported_by = models.CharField(max_length=255)
+    received_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["table", "-commit_version", "-received_at"]
+        indexes = [models.Index(fields=["table", "commit_version"])]
+
+    def __str__(self):
+        return f"report {self.table_id} v{self.commit_version}"

@@ -66,3 +66,31 @@ def uc_sdk(live_server, make_token):
             return asyncio.run(go())
 
     return SDK()
+
+
+@pytest.fixture(autouse=True)
+def celery_eager():
+    """Tasks run inline in tests unless a test starts a real worker (see test_workers)."""
+    from ucweb.celery import app
+
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = previous
+
+
+@pytest.fixture
+def storage_root(tmp_path, settings):
+    """A fresh file:// storage root for managed tables."""
+    root = tmp_path / "storage"
+    root.mkdir()
+    settings.UCWEB_STORAGE_ROOT = root.as_uri()
+    return root
+
+
+@pytest.fixture
+def delta(live_server, bootstrap, make_token, storage_root):
+    """A Delta client (tests/delta_client.py) acting as the metastore admin."""
+    from tests.delta_client import DeltaClient
+
+    return DeltaClient(f"{live_server.url}{UC}", make_token("admin", admin=True))

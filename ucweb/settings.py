@@ -79,6 +79,9 @@ DATABASES = {
         conn_max_age=env_int("UCWEB_DB_CONN_MAX_AGE", 60),
     )
 }
+if os.environ.get("UCWEB_TEST_DATABASE_NAME"):
+    # Lets two test runs share one PostgreSQL server without sharing a test database.
+    DATABASES["default"]["TEST"] = {"NAME": os.environ["UCWEB_TEST_DATABASE_NAME"]}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Concurrent requests on SQLite wait for the write lock instead of failing at once.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
@@ -123,12 +126,18 @@ UCWEB_STORAGE_ROOT = os.environ.get("UCWEB_STORAGE_ROOT") or (VAR_DIR / "storage
 UCWEB_DEFAULT_PAGE_SIZE = env_int("UCWEB_DEFAULT_PAGE_SIZE", 100)
 UCWEB_MAX_PAGE_SIZE = env_int("UCWEB_MAX_PAGE_SIZE", 1000)
 UCWEB_MAX_UNPUBLISHED_COMMITS = env_int("UCWEB_MAX_UNPUBLISHED_COMMITS", 10)
+# How many published Delta commits to keep per table, beyond the unpublished ones; unset keeps all.
+UCWEB_DELTA_COMMIT_RETENTION = (
+    env_int("UCWEB_DELTA_COMMIT_RETENTION", 0) if os.environ.get("UCWEB_DELTA_COMMIT_RETENTION") else None
+)
+UCWEB_DELTA_COMMITS_PAGE_SIZE = env_int("UCWEB_DELTA_COMMITS_PAGE_SIZE", 1000)
 
 # --- Celery -----------------------------------------------------------------------------------
 REDIS_URL = os.environ.get("REDIS_URL", "")
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = "django-db"
-CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+# With no broker configured the tasks run in the process that asks for them.
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", CELERY_BROKER_URL == "memory://")
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TASK_ACKS_LATE = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True

@@ -1,5 +1,5 @@
 from .governance import AuditEvent, Grant, Principal, Token
-from .namespace import Catalog, Column, Metastore, Schema, Table
+from .namespace import Catalog, Column, Metastore, Schema, StagingTable, Table
 
 __all__ = [
     "AuditEvent",
@@ -9,6 +9,7 @@ __all__ = [
     "Metastore",
     "Principal",
     "Schema",
+    "StagingTable",
     "Table",
     "Token",
 ]

@@ -65,6 +65,11 @@ class Table(Securable):
     storage_location = models.TextField(blank=True, null=True)
     view_definition = models.TextField(blank=True, null=True)
     view_dependencies = models.JSONField(blank=True, null=True)
+    # Catalog-managed Delta state. `latest_version` is None for a table whose commits this catalog
+    # does not coordinate; otherwise the last ratified version (0 right after creation).
+    latest_version = models.BigIntegerField(null=True, blank=True)
+    latest_published_version = models.BigIntegerField(null=True, blank=True)
+    uniform_iceberg = models.JSONField(null=True, blank=True)
 
     class Meta:
         ordering = ["schema__catalog__name", "schema__name", "name"]
@@ -98,3 +103,22 @@ class Column(models.Model):
 
     def __str__(self):
         return self.name
+
+
+class StagingTable(models.Model):
+    """Storage allocated for a managed table that does not exist yet. Its id becomes the table's
+    id when a client finalizes it with POST /tables."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    schema = models.ForeignKey(Schema, on_delete=models.CASCADE, related_name="staging_tables")
+    name = models.CharField(max_length=255)
+    staging_location = models.TextField(unique=True)
+    created_by = models.CharField(max_length=255)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    finalized_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"staging {self.schema}.{self.name} ({self.id})"

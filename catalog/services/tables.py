@@ -135,9 +135,12 @@ def create_table(
     if view_dependencies is not None and not isinstance(view_dependencies, dict):
         raise InvalidParameter("view_dependencies must be an object.")
     if table_type == TableType.MANAGED:
-        raise InvalidParameter(
-            "MANAGED tables are created from a staging table: POST /staging-tables first, then "
-            "POST /tables with its staging location."
+        from catalog.services.managed_tables import create_managed_delta_table
+
+        return create_managed_delta_table(
+            caller=caller, name=name, catalog_name=catalog_name, schema_name=schema_name,
+            data_source_format=data_source_format, storage_location=storage_location,
+            columns=columns, comment=comment, properties=properties,
         )
     if table_type == TableType.EXTERNAL:
         if not storage_location:
@@ -172,9 +175,13 @@ def create_table(
     return table
 
 
-def drop_table_row(table: Table) -> None:
-    """Removes a table, its columns and its grants. The files of a managed table are purged by
-    the table lifecycle (see `catalog.services.purge`)."""
+def drop_table_row(table: Table, *, dropped_by: str = "") -> None:
+    """Removes a table, its columns, commits and grants. The files of a managed table are purged
+    once the transaction commits (see `maintenance.purge`)."""
+    from maintenance.purge import request_purge
+
+    if table.table_type == TableType.MANAGED and table.storage_location:
+        request_purge(url=table.storage_location, reason=f"dropped table {table.full_name}", requested_by=dropped_by)
     grants.forget_securables([table.id])
     table.delete()
 
@@ -185,7 +192,7 @@ def delete_table(*, caller: Principal, full_name: str) -> None:
     access = _table_access(caller, table)
     access.require(access.owns(), f"Only the owner of table {table.full_name} or a metastore admin may delete it.")
     table_id, name = table.id, table.full_name
-    drop_table_row(table)
+    drop_table_row(table, dropped_by=caller.name)
     audit.record(
         principal=caller.name, action="deleteTable", securable_type="table",
         securable_name=name, securable_id=table_id,

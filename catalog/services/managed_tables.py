@@ -1,0 +1,126 @@
+"""Managed Delta tables: storage is allocated by a staging table, and the table exists once a
+client has written version 0 there and the catalog has checked it (seed 000)."""
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from catalog import selectors
+from catalog.choices import DataSourceFormat, TableType
+from catalog.models import Principal, StagingTable, Table
+from catalog.services import audit
+from catalog.services.common import validate_comment, validate_properties
+from catalog.services.names import validate_name
+from catalog.services.tables import replace_columns, require_create_table, validate_columns
+from catalog.storage import StorageError, join, normalize, storage_for
+from commits import delta_log
+from ucweb.errors import InvalidParameter, PermissionDenied, TableAlreadyExists, TableDoesNotExist
+
+FIRST_COMMIT = "_delta_log/00000000000000000000.json"
+
+
+def managed_location(schema, table_id) -> str:
+    """`<root>/tables/<id>` under the schema's managed location, else the catalog's, else the
+    server's storage root."""
+    root = schema.storage_location or schema.catalog.storage_location or settings.UCWEB_STORAGE_ROOT
+    return normalize(join(root, "tables", str(table_id)))
+
+
+@transaction.atomic
+def create_staging_table(*, caller: Principal, name, catalog_name, schema_name) -> StagingTable:
+    validate_name(name)
+    validate_name(catalog_name, field="catalog_name")
+    validate_name(schema_name, field="schema_name")
+    schema = require_create_table(caller, catalog_name, schema_name)
+    if Table.objects.filter(schema=schema, name=name).exists():
+        raise TableAlreadyExists(f"Table '{catalog_name}.{schema_name}.{name}' already exists.")
+    staging = StagingTable(schema=schema, name=name, created_by=caller.name)
+    staging.staging_location = managed_location(schema, staging.id)
+    staging.save()
+    audit.record(
+        principal=caller.name, action="createStagingTable", securable_type="table",
+        securable_name=f"{catalog_name}.{schema_name}.{name}", securable_id=staging.id,
+    )
+    return staging
+
+
+def _read_first_commit(location: str) -> list[dict]:
+    url = join(location, FIRST_COMMIT)
+    try:
+        data = storage_for(url).read(url)
+    except StorageError as exc:
+        raise InvalidParameter(f"Not a Delta table: cannot read {FIRST_COMMIT} at {location} ({exc}).") from None
+    try:
+        return delta_log.parse_actions(data)
+    except delta_log.DeltaLogError as exc:
+        raise InvalidParameter(f"Not a Delta table: {exc}.") from None
+
+
+@transaction.atomic
+def create_managed_delta_table(
+    *, caller: Principal, name, catalog_name, schema_name, data_source_format, storage_location,
+    columns=None, comment=None, properties=None,
+) -> Table:
+    validate_name(name)
+    if data_source_format != DataSourceFormat.DELTA:
+        raise InvalidParameter("A MANAGED table must have data_source_format DELTA.")
+    if not isinstance(storage_location, str) or not storage_location:
+        raise InvalidParameter("storage_location must be the staging_location of a staging table.")
+    columns = validate_columns(columns)
+    comment = validate_comment(comment)
+    properties = validate_properties(properties)
+    schema = require_create_table(caller, catalog_name, schema_name)
+    staging = (
+        StagingTable.objects.select_for_update()
+        .filter(staging_location=normalize(storage_location))
+        .first()
+    )
+    if staging is None:
+        raise TableDoesNotExist(f"No staging table has the location {storage_location}.")
+    if staging.created_by != caller.name and not caller.is_metastore_admin:
+        raise PermissionDenied("Only the principal that created the staging table may finalize it.")
+    if staging.finalized_at is not None:
+        raise InvalidParameter(f"Staging table {staging.id} has been finalized already.")
+    if staging.schema_id != schema.id or staging.name != name:
+        raise InvalidParameter(
+            f"The staging table at {storage_location} was created for "
+            f"{staging.schema.full_name}.{staging.name}, not {catalog_name}.{schema_name}.{name}."
+        )
+    if Table.objects.filter(schema=schema, name=name).exists():
+        raise TableAlreadyExists(f"Table '{catalog_name}.{schema_name}.{name}' already exists.")
+
+    actions = _read_first_commit(staging.staging_location)
+    try:
+        _, metadata = delta_log.validate_catalog_managed(actions, table_id=str(staging.id))
+        if not columns:
+            columns = delta_log.columns_from_schema_string(
+                metadata.get("schemaString"), metadata.get("partitionColumns") or []
+            )
+    except delta_log.DeltaLogError as exc:
+        raise InvalidParameter(f"Not a catalog-managed Delta table: {exc}.") from None
+
+    table = Table.objects.create(
+        id=staging.id,
+        schema=schema,
+        name=name,
+        table_type=TableType.MANAGED,
+        data_source_format=DataSourceFormat.DELTA,
+        storage_location=staging.staging_location,
+        comment=comment if comment is not None else metadata.get("description"),
+        properties=properties,
+        owner=caller.name,
+        created_by=caller.name,
+        updated_at=timezone.now(),
+        updated_by=caller.name,
+        latest_version=0,
+        latest_published_version=0,
+    )
+    replace_columns(table, columns)
+    staging.finalized_at = timezone.now()
+    staging.save(update_fields=["finalized_at"])
+    audit.record(
+        principal=caller.name, action="createTable", securable_type="table",
+        securable_name=table.full_name, securable_id=table.id,
+        details={"table_type": TableType.MANAGED, "data_source_format": DataSourceFormat.DELTA},
+    )
+    return table

@@ -1,0 +1,423 @@
+"""How a catalog-managed Delta table moves from version v-1 to v.
+
+A worked sequence. Table T is created at version 0 (its `0.json` is published by the client
+before POST /tables), so latest_version = 0 and latest_published_version = 0.
+
+    client A: write _staged_commits/1.<uuid-a>.json, POST commit {version 1, file 1.<uuid-a>}
+              → row lock on T; 1 == 0 + 1 → ratified; latest_version = 1
+    client B: write _staged_commits/1.<uuid-b>.json, POST commit {version 1, file 1.<uuid-b>}
+              → row lock (waits for A); 1 <= latest 1 and the file differs → 409 ALREADY_EXISTS;
+              B rebuilds its snapshot from GET commits and retries as version 2
+    client A: lost the response, sends {version 1, file 1.<uuid-a>} again → same file → 200
+    client A: copies 1.<uuid-a>.json to _delta_log/00000000000000000001.json, then
+              POST commit {latest_published_version: 1} → commit 1 marked published
+    client C: POST commit {version 5} while latest is 2 → 400 (a gap is never ratified)
+
+Every decision happens in one transaction that holds the table row's lock
+(`select_for_update`), so for each version exactly one proposal wins and no version is skipped.
+Ratified commits are kept after publication (the table's history; some clients ask for a single
+published version again) until `UCWEB_DELTA_COMMIT_RETENTION` trims the oldest published ones.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from catalog.choices import Privilege, TableType
+from catalog.models import Principal, Table
+from catalog.services import audit, grants
+from catalog.services.common import validate_properties
+from catalog.services.tables import replace_columns, validate_columns
+from catalog.storage import InvalidStorageUrl, normalize
+from commits import delta_log
+from commits.models import CommitReport, DeltaCommit
+from ucweb.errors import AlreadyExists, InvalidParameter, ResourceExhausted, TableDoesNotExist
+
+REQUIRED_PROPERTIES = (
+    delta_log.TABLE_ID_PROPERTY,
+    "delta.enableInCommitTimestamps",
+    "delta.feature.catalogManaged",
+    "delta.feature.inCommitTimestamp",
+    "delta.feature.vacuumProtocolCheck",
+)
+
+
+# -- parsing requests --------------------------------------------------------------------------------
+def _int(value, field: str, *, minimum: int | None = None, required: bool = True) -> int | None:
+    if value is None:
+        if required:
+            raise InvalidParameter(f"{field} is required.")
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, str) and value.lstrip("-").isdigit():
+            value = int(value)
+        else:
+            raise InvalidParameter(f"{field} must be an integer.")
+    if not -(2**63) <= value < 2**63:
+        raise InvalidParameter(f"{field} is out of range.")
+    if minimum is not None and value < minimum:
+        raise InvalidParameter(f"{field} must be at least {minimum} (is {value}).")
+    return value
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    version: int
+    timestamp: int
+    file_name: str
+    file_size: int
+    file_modification_timestamp: int
+
+    @classmethod
+    def parse(cls, data) -> CommitInfo:
+        if not isinstance(data, dict):
+            raise InvalidParameter("commit_info must be an object.")
+        file_name = data.get("file_name")
+        if not isinstance(file_name, str) or not file_name:
+            raise InvalidParameter("commit_info.file_name is required.")
+        if "/" in file_name or "\\" in file_name or file_name in (".", "..") or "\x00" in file_name:
+            raise InvalidParameter("commit_info.file_name must be a single file name, not a path.")
+        return cls(
+            version=_int(data.get("version"), "commit_info.version", minimum=1),
+            timestamp=_int(data.get("timestamp"), "commit_info.timestamp", minimum=1),
+            file_name=file_name,
+            file_size=_int(data.get("file_size"), "commit_info.file_size", minimum=1),
+            file_modification_timestamp=_int(
+                data.get("file_modification_timestamp"), "commit_info.file_modification_timestamp", minimum=1
+            ),
+        )
+
+
+@dataclass(frozen=True)
+class MetadataChange:
+    description: str | None
+    has_description: bool
+    columns: list[dict] | None
+    properties: dict | None
+
+    @classmethod
+    def parse(cls, data) -> MetadataChange:
+        if not isinstance(data, dict):
+            raise InvalidParameter("metadata must be an object.")
+        description = data.get("description")
+        if description is not None and not isinstance(description, str):
+            raise InvalidParameter("metadata.description must be a string.")
+        return cls(
+            description=description,
+            has_description="description" in data,
+            columns=_parse_schema(data.get("schema"), data.get("partition_columns")),
+            properties=_parse_properties(data.get("properties")),
+        )
+
+
+def _parse_schema(schema, partition_columns) -> list[dict] | None:
+    """`schema` arrives as an array of columns (seed 000) or as {columns: [...]} (the SDK); a
+    column is a ColumnInfo (`type_name`/`type_text`) or a Delta field (`type`)."""
+    if schema is None:
+        return None
+    if isinstance(schema, dict):
+        schema = schema.get("columns")
+    if not isinstance(schema, list):
+        raise InvalidParameter("metadata.schema must be an array of columns or {columns: [...]}.")
+    if partition_columns is not None and (
+        not isinstance(partition_columns, list) or not all(isinstance(c, str) for c in partition_columns)
+    ):
+        raise InvalidParameter("metadata.partition_columns must be an array of column names.")
+    columns = []
+    for position, column in enumerate(schema):
+        if isinstance(column, dict) and "type" in column and "type_name" not in column:
+            try:
+                columns.append(delta_log.field_to_column(column, position, partition_columns or []))
+            except delta_log.DeltaLogError as exc:
+                raise InvalidParameter(f"metadata.schema: {exc}.") from None
+        else:
+            columns.append(column)
+    return validate_columns(columns)
+
+
+def _parse_properties(properties) -> dict | None:
+    if properties is None:
+        return None
+    if isinstance(properties, dict) and set(properties) == {"properties"} and isinstance(properties["properties"], dict):
+        properties = properties["properties"]
+    return validate_properties(properties, field="metadata.properties")
+
+
+def _parse_uniform(uniform) -> dict | None:
+    if uniform is None:
+        return None
+    iceberg = uniform.get("iceberg") if isinstance(uniform, dict) else None
+    if not isinstance(iceberg, dict):
+        raise InvalidParameter("uniform must be {iceberg: {...}}.")
+    location = iceberg.get("metadata_location")
+    if not isinstance(location, str) or not location:
+        raise InvalidParameter("uniform.iceberg.metadata_location is required.")
+    converted_at = iceberg.get("converted_delta_timestamp")
+    if not isinstance(converted_at, str) or not converted_at:
+        raise InvalidParameter("uniform.iceberg.converted_delta_timestamp is required.")
+    clean = {
+        "metadata_location": location,
+        "converted_delta_version": _int(
+            iceberg.get("converted_delta_version"), "uniform.iceberg.converted_delta_version", minimum=0
+        ),
+        "converted_delta_timestamp": converted_at,
+    }
+    base = _int(iceberg.get("base_converted_delta_version"), "uniform.iceberg.base_converted_delta_version",
+                minimum=0, required=False)
+    if base is not None:
+        clean["base_converted_delta_version"] = base
+    return clean
+
+
+def _table_id(value) -> str:
+    if not isinstance(value, str) or not value:
+        raise InvalidParameter("table_id is required.")
+    try:
+        return str(uuid.UUID(value))
+    except ValueError:
+        raise InvalidParameter(f"table_id {value!r} is not a UUID.") from None
+
+
+def _same_location(table: Table, table_uri) -> None:
+    if not isinstance(table_uri, str) or not table_uri:
+        raise InvalidParameter("table_uri is required.")
+    try:
+        matches = normalize(table_uri) == normalize(table.storage_location or "")
+    except InvalidStorageUrl:
+        matches = False
+    if not matches:
+        raise InvalidParameter(f"table_uri {table_uri} does not match the location of table {table.id}.")
+
+
+def _locked_table(table_id: str, *, for_update: bool) -> Table:
+    queryset = Table.objects.select_related("schema__catalog")
+    if for_update:
+        queryset = queryset.select_for_update(of=("self",))
+    table = queryset.filter(id=table_id).first()
+    if table is None:
+        raise TableDoesNotExist(f"Table {table_id} does not exist.")
+    return table
+
+
+def _authorize(caller: Principal, table: Table, privilege: str) -> None:
+    access = grants.Access.load(caller, table)
+    grants.require_schema_use(access)
+    access.require(access.has(privilege), f"Missing {privilege} on table {table.full_name}.")
+
+
+def _is_catalog_managed(table: Table) -> bool:
+    return table.table_type == TableType.MANAGED and table.latest_version is not None
+
+
+# -- write commit ------------------------------------------------------------------------------------
+def write_commit(*, caller: Principal, body: dict) -> None:
+    table_id = _table_id(body.get("table_id"))
+    commit = CommitInfo.parse(body["commit_info"]) if body.get("commit_info") is not None else None
+    published = body.get("latest_published_version", body.get("latest_backfilled_version"))
+    published = _int(published, "latest_published_version", minimum=0, required=False)
+    metadata = MetadataChange.parse(body["metadata"]) if body.get("metadata") is not None else None
+    uniform = _parse_uniform(body.get("uniform"))
+    if commit is None and published is None:
+        raise InvalidParameter("At least one of commit_info and latest_published_version is required.")
+    if commit is None and (metadata is not None or uniform is not None):
+        raise InvalidParameter("metadata and uniform need a commit_info: a backfill carries no metadata.")
+
+    with transaction.atomic():
+        table = _locked_table(table_id, for_update=True)
+        _authorize(caller, table, Privilege.MODIFY)
+        if not _is_catalog_managed(table):
+            raise InvalidParameter(f"Table {table.full_name} is not a catalog-managed Delta table.")
+        _same_location(table, body.get("table_uri"))
+        changed = []
+        if published is not None:
+            changed += _backfill(table, published)
+        if commit is not None:
+            changed += _ratify(table, commit, caller=caller, metadata=metadata, uniform=uniform)
+        if changed:
+            table.save(update_fields=sorted(set(changed)))
+            audit.record(
+                principal=caller.name, action="commitDelta", securable_type="table",
+                securable_name=table.full_name, securable_id=table.id,
+                details={"version": commit.version if commit else None, "published": published},
+            )
+
+
+def _ratify(table: Table, commit: CommitInfo, *, caller, metadata, uniform) -> list[str]:
+    latest = table.latest_version
+    if commit.version <= latest:
+        existing = DeltaCommit.objects.filter(table=table, version=commit.version).only("file_name").first()
+        if existing is not None and existing.file_name == commit.file_name:
+            return []  # a retry of a commit that was ratified already
+        raise AlreadyExists(f"Version {commit.version} of table {table.full_name} is already committed.")
+    if commit.version != latest + 1:
+        raise InvalidParameter(
+            f"Commit version {commit.version} is not the next version of table {table.full_name} "
+            f"(expected {latest + 1})."
+        )
+    unpublished = latest - (table.latest_published_version or 0)
+    if unpublished >= settings.UCWEB_MAX_UNPUBLISHED_COMMITS:
+        raise ResourceExhausted(
+            f"Table {table.full_name} has {unpublished} ratified commits that are not published; "
+            f"publish them (latest_published_version) before committing more."
+        )
+    DeltaCommit.objects.create(
+        table=table,
+        version=commit.version,
+        timestamp=commit.timestamp,
+        file_name=commit.file_name,
+        file_size=commit.file_size,
+        file_modification_timestamp=commit.file_modification_timestamp,
+        ratified_by=caller.name,
+    )
+    table.latest_version = commit.version
+    changed = ["latest_version", "updated_at", "updated_by"]
+    table.updated_at = timezone.now()
+    table.updated_by = caller.name
+    if metadata is not None:
+        changed += _apply_metadata(table, metadata)
+    if uniform is not None:
+        table.uniform_iceberg = uniform
+        changed.append("uniform_iceberg")
+    return changed
+
+
+def _apply_metadata(table: Table, metadata: MetadataChange) -> list[str]:
+    changed = []
+    if metadata.has_description:
+        table.comment = metadata.description
+        changed.append("comment")
+    if metadata.properties is not None:
+        missing = [key for key in REQUIRED_PROPERTIES if key in table.properties and key not in metadata.properties]
+        if missing:
+            raise InvalidParameter(
+                f"metadata.properties must keep the managed-table properties: {', '.join(missing)}."
+            )
+        declared = metadata.properties.get(delta_log.TABLE_ID_PROPERTY)
+        if declared is not None and declared != str(table.id):
+            raise InvalidParameter(f"{delta_log.TABLE_ID_PROPERTY} must stay {table.id}.")
+        table.properties = metadata.properties
+        changed.append("properties")
+    if metadata.columns is not None:
+        replace_columns(table, metadata.columns)
+    return changed
+
+
+def _backfill(table: Table, published: int) -> list[str]:
+    if published > table.latest_version:
+        raise InvalidParameter(
+            f"latest_published_version {published} is above the latest version {table.latest_version}."
+        )
+    if published <= (table.latest_published_version or 0):
+        return []  # already known; backfill reports may arrive late or twice
+    DeltaCommit.objects.filter(table=table, version__lte=published, published_at__isnull=True).update(
+        published_at=timezone.now()
+    )
+    table.latest_published_version = published
+    _trim_history(table)
+    return ["latest_published_version"]
+
+
+def _trim_history(table: Table) -> None:
+    keep = settings.UCWEB_DELTA_COMMIT_RETENTION
+    if keep is None:
+        return
+    cutoff = table.latest_published_version - keep
+    DeltaCommit.objects.filter(table=table, version__lte=cutoff, published_at__isnull=False).delete()
+
+
+# -- get commits --------------------------------------------------------------------------------------
+def get_commits(*, caller: Principal, params: dict) -> dict:
+    table_id = _table_id(params.get("table_id"))
+    start = _int(params.get("start_version"), "start_version", minimum=0, required=False) or 0
+    end = _int(params.get("end_version"), "end_version", minimum=0, required=False)
+    if end is not None and end < start:
+        raise InvalidParameter(f"end_version {end} is below start_version {start}.")
+    table = _locked_table(table_id, for_update=False)
+    _authorize(caller, table, Privilege.SELECT)
+    _same_location(table, params.get("table_uri"))
+    if not _is_catalog_managed(table):
+        return {"commits": [], "latest_table_version": -1}
+    last = table.latest_version if end is None else min(end, table.latest_version)
+    last = min(last, start + settings.UCWEB_DELTA_COMMITS_PAGE_SIZE - 1)
+    rows = DeltaCommit.objects.filter(table=table, version__gte=start, version__lte=last).order_by("version")
+    commits = [
+        {
+            "version": row.version,
+            "timestamp": row.timestamp,
+            "file_name": row.file_name,
+            "file_size": row.file_size,
+            "file_modification_timestamp": row.file_modification_timestamp,
+        }
+        for row in rows.only("version", "timestamp", "file_name", "file_size", "file_modification_timestamp")
+    ]
+    return {"commits": commits, "latest_table_version": table.latest_version}
+
+
+# -- metrics ------------------------------------------------------------------------------------------
+REPORT_COUNTERS = (
+    "num_files_added",
+    "num_bytes_added",
+    "num_clustered_bytes_added",
+    "num_files_removed",
+    "num_bytes_removed",
+    "num_clustered_bytes_removed",
+    "num_rows_inserted",
+    "num_rows_removed",
+    "num_rows_updated",
+)
+
+
+def _histogram(data) -> dict | None:
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        raise InvalidParameter("file_size_histogram must be an object.")
+    arrays = {}
+    for key in ("sorted_bin_boundaries", "file_counts", "total_bytes"):
+        value = data.get(key)
+        if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+            raise InvalidParameter(f"file_size_histogram.{key} must be an array of integers.")
+        if any(v < 0 for v in value):
+            raise InvalidParameter(f"file_size_histogram.{key} must not hold negative numbers.")
+        arrays[key] = value
+    boundaries = arrays["sorted_bin_boundaries"]
+    if not boundaries or boundaries[0] != 0:
+        raise InvalidParameter("file_size_histogram.sorted_bin_boundaries must start at 0.")
+    if any(later <= earlier for earlier, later in zip(boundaries, boundaries[1:])):
+        raise InvalidParameter("file_size_histogram.sorted_bin_boundaries must be strictly increasing.")
+    if not len(boundaries) == len(arrays["file_counts"]) == len(arrays["total_bytes"]):
+        raise InvalidParameter("file_size_histogram arrays must have the same length.")
+    return arrays
+
+
+def write_metrics(*, caller: Principal, body: dict) -> CommitReport | None:
+    table_id = _table_id(body.get("table_id"))
+    report = body.get("report")
+    if report is not None and not isinstance(report, dict):
+        raise InvalidParameter("report must be an object.")
+    commit_report = (report or {}).get("commit_report")
+    if commit_report is not None and not isinstance(commit_report, dict):
+        raise InvalidParameter("report.commit_report must be an object.")
+    values = {}
+    if commit_report is not None:
+        values["commit_version"] = _int(commit_report.get("commit_version"), "commit_report.commit_version", minimum=0)
+        for key in REPORT_COUNTERS:
+            values[key] = _int(commit_report.get(key), f"commit_report.{key}", minimum=0, required=False)
+        values["file_size_histogram"] = _histogram(commit_report.get("file_size_histogram"))
+    table = _locked_table(table_id, for_update=False)
+    _authorize(caller, table, Privilege.SELECT)
+    _same_location(table, body.get("table_uri"))
+    if commit_report is None:
+        return None
+    if not _is_catalog_managed(table):
+        raise InvalidParameter(f"Table {table.full_name} is not a catalog-managed Delta table.")
+    if values["commit_version"] > table.latest_version:
+        raise InvalidParameter(
+            f"commit_version {values['commit_version']} is above the latest version {table.latest_version}."
+        )
+    return CommitReport.objects.create(table=table, reported_by=caller.name, **values)

@@ -1,0 +1,49 @@
+"""Deleting the files of dropped managed securables. Safe to run twice or concurrently: the row
+is locked while its prefix is deleted, and deleting what is gone already is not an error."""
+
+import logging
+
+from django.db import transaction
+from django.utils import timezone
+
+from catalog.storage import StorageError, storage_for
+from maintenance.models import PurgeRequest
+
+logger = logging.getLogger(__name__)
+
+
+def request_purge(*, url: str, reason: str, requested_by: str = "") -> PurgeRequest:
+    """Records the purge in the caller's transaction and nudges a worker once it commits."""
+    purge = PurgeRequest.objects.create(url=url, reason=reason, requested_by=requested_by)
+    transaction.on_commit(lambda: _nudge(purge.id))
+    return purge
+
+
+def _nudge(purge_id: int) -> None:
+    from maintenance.tasks import purge_location, enqueue
+
+    enqueue(purge_location, purge_id)
+
+
+def run_purge(purge_id: int) -> bool:
+    with transaction.atomic():
+        purge = PurgeRequest.objects.select_for_update(skip_locked=True).filter(id=purge_id, done_at__isnull=True).first()
+        if purge is None:
+            return False
+        purge.attempts += 1
+        try:
+            purge.files_deleted += storage_for(purge.url).delete_prefix(purge.url)
+        except StorageError as exc:
+            purge.last_error = str(exc)
+            purge.save(update_fields=["attempts", "last_error"])
+            logger.warning("purge of %s failed: %s", purge.url, exc)
+            return False
+        purge.done_at = timezone.now()
+        purge.last_error = ""
+        purge.save(update_fields=["attempts", "files_deleted", "done_at", "last_error"])
+        return True
+
+
+def run_pending_purges(limit: int = 100) -> int:
+    ids = list(PurgeRequest.objects.filter(done_at__isnull=True).order_by("requested_at").values_list("id", flat=True)[:limit])
+    return sum(1 for purge_id in ids if run_purge(purge_id))
