@@ -11,6 +11,8 @@ from catalog.services import principals
 
 UC = "/api/2.1/unity-catalog"
 
+pytest_plugins = ["tests.s3_server"]
+
 
 @pytest.fixture
 def bootstrap(db):
