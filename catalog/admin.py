@@ -2,7 +2,19 @@
 
 from django.contrib import admin
 
-from catalog.models import AuditEvent, Catalog, Column, Grant, Metastore, Principal, Schema, Table, Token
+from catalog.models import (
+    AuditEvent,
+    Catalog,
+    Column,
+    Grant,
+    Metastore,
+    Principal,
+    Schema,
+    StagingTable,
+    Table,
+    Token,
+)
+from commits.models import CommitReport, DeltaCommit
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -57,14 +69,61 @@ class ColumnInline(admin.TabularInline):
     extra = 0
 
 
+class DeltaCommitInline(admin.TabularInline):
+    """The ratified commits of a catalog-managed Delta table, newest first."""
+
+    model = DeltaCommit
+    fields = ("version", "file_name", "file_size", "timestamp", "ratified_by", "ratified_at", "published_at")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    max_num = 0
+    ordering = ("-version",)
+
+
+class CommitReportInline(admin.TabularInline):
+    model = CommitReport
+    fields = (
+        "commit_version", "num_files_added", "num_bytes_added", "num_files_removed", "num_rows_inserted",
+        "num_rows_removed", "num_rows_updated", "file_size_histogram", "received_at",
+    )
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    max_num = 0
+    ordering = ("-commit_version",)
+
+
 @admin.register(Table)
 class TableAdmin(admin.ModelAdmin):
-    list_display = ("name", "schema", "table_type", "data_source_format", "owner", "created_at")
+    list_display = (
+        "name", "schema", "table_type", "data_source_format", "latest_version", "latest_published_version",
+        "owner", "created_at",
+    )
     search_fields = ("name", "schema__name", "schema__catalog__name", "owner", "storage_location")
     list_filter = ("table_type", "data_source_format", "schema__catalog")
     list_select_related = ("schema__catalog",)
-    readonly_fields = ("id", "created_at", "created_by", "updated_at", "updated_by")
-    inlines = [ColumnInline]
+    readonly_fields = (
+        "id", "created_at", "created_by", "updated_at", "updated_by", "latest_version",
+        "latest_published_version", "uniform_iceberg",
+    )
+    inlines = [ColumnInline, DeltaCommitInline, CommitReportInline]
+
+
+@admin.register(DeltaCommit)
+class DeltaCommitAdmin(ReadOnlyAdmin):
+    list_display = ("table", "version", "file_name", "ratified_by", "ratified_at", "published_at")
+    list_filter = ("published_at",)
+    search_fields = ("table__name", "file_name", "ratified_by")
+    list_select_related = ("table__schema__catalog",)
+
+
+@admin.register(StagingTable)
+class StagingTableAdmin(ReadOnlyAdmin):
+    list_display = ("name", "schema", "id", "created_by", "created_at", "finalized_at")
+    list_filter = ("finalized_at",)
+    search_fields = ("name", "id", "created_by")
+    list_select_related = ("schema__catalog",)
 
 
 @admin.register(Principal)

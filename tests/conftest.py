@@ -96,3 +96,21 @@ def delta(live_server, bootstrap, make_token, storage_root):
     from tests.delta_client import DeltaClient
 
     return DeltaClient(f"{live_server.url}{UC}", make_token("admin", admin=True))
+
+
+@pytest.fixture
+def s3_storage_root(s3_server, settings):
+    """Managed storage on the local S3-compatible server (a fresh prefix per test)."""
+    import uuid
+
+    for name, value in s3_server.env().items():
+        setattr(settings, name, value)
+    settings.UCWEB_STORAGE_ROOT = s3_server.url(f"root-{uuid.uuid4().hex[:8]}")
+    return settings.UCWEB_STORAGE_ROOT
+
+
+@pytest.fixture
+def delta_s3(live_server, bootstrap, make_token, s3_storage_root):
+    from tests.delta_client import DeltaClient
+
+    return DeltaClient(f"{live_server.url}{UC}", make_token("admin", admin=True))

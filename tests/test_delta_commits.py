@@ -364,3 +364,21 @@ def test_version_zero_file_name_helper():
     assert encode([{"a": 1}]) == b'{"a": 1}\n'
     assert isinstance(DeltaCommitInfo(version=1, timestamp=1, file_name="x", file_size=1, file_modification_timestamp=1), DeltaCommitInfo)
     assert join("file:///a", "b") == "file:///a/b"
+
+
+@pytest.mark.s3
+def test_the_whole_protocol_on_s3(delta_s3, s3_storage_root, admin_client):
+    created = delta_s3.create_table("unity", "default", "events")
+    table_id, location = created.table_id, created.storage_location
+    assert location.startswith(s3_storage_root + "/tables/")
+    for version in range(1, 5):
+        delta_s3.append(table_id, location, version, f"part-{version}.parquet", publish=version != 4)
+    stale = delta_s3.stage_commit(location, 4, "loser.parquet")
+    with pytest.raises(ApiException) as conflict:
+        delta_s3.ratify(table_id, location, stale)
+    assert conflict.value.status == 409
+    latest, files = delta_s3.snapshot(table_id, location)
+    assert latest == 4 and files == [f"part-{v}.parquet" for v in range(1, 5)]
+    assert state(table_id) == (4, 3, 4)
+    assert admin_client.delete(f"{UC}/tables/unity.default.events").status_code == 200
+    assert storage_for(location).list(location) == []
