@@ -56,7 +56,9 @@ INFO
 # once a worker is started here, or the trap will not run.)
 # ------------------------------------------------------------------------------------------------
 
-# --insecure: serve static files (admin CSS/JS) even though DEBUG is off by default.
+# gunicorn with threads: the admin's static files are served by WhiteNoise.
 ADDR="$BIND"
 [[ "$ADDR" == *:* && "$ADDR" != \[* ]] && ADDR="[$ADDR]"   # IPv6 literal
-exec "$PY" manage.py runserver "$ADDR:$PORT" --noreload --insecure
+exec "$PY" -m gunicorn ucweb.wsgi:application --bind "$ADDR:$PORT" \
+    --workers "${UCWEB_WORKERS:-2}" --threads "${UCWEB_THREADS:-8}" --worker-class gthread \
+    --access-logfile - --timeout 120
