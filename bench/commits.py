@@ -1,0 +1,254 @@
+"""Ratified Delta commits per second through the HTTP API, beside what PostgreSQL itself does for
+the same transaction (row lock + insert + update) under pgbench.
+
+    make bench                      # or: .venv/bin/python bench/commits.py --seconds 10
+
+It creates a database (`ucweb_bench` on the local PostgreSQL unless BENCH_DATABASE_URL says
+otherwise), serves ucweb with gunicorn on a free port, creates managed Delta tables through the
+API, then runs writers that each propose `latest + 1` on a random table of the set (re-reading
+the latest version after a 409), and prints a Markdown table. Writers and server share the
+machine, so the numbers are for this machine, not a ceiling of the design.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import urlparse
+
+import urllib3
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+UC = "/api/2.1/unity-catalog"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def manage(env, *args) -> str:
+    return subprocess.run([PYTHON, "manage.py", *args], cwd=ROOT, env=env, check=True,
+                          capture_output=True, text=True).stdout
+
+
+def recreate_database(url: str) -> None:
+    import psycopg
+
+    parsed = urlparse(url)
+    name = parsed.path.lstrip("/")
+    admin = parsed._replace(path="/postgres").geturl()
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+
+
+class Server:
+    def __init__(self, env, port):
+        self.url = f"http://127.0.0.1:{port}"
+        self.process = subprocess.Popen(
+            [PYTHON, "-m", "gunicorn", "ucweb.wsgi:application", "--bind", f"127.0.0.1:{port}",
+             "--workers", str(env["BENCH_WORKERS"]), "--threads", "16", "--worker-class", "gthread",
+             "--log-level", "warning"],
+            cwd=ROOT, env=env,
+        )
+        http = urllib3.PoolManager()
+        for _ in range(100):
+            try:
+                if http.request("GET", f"{self.url}/healthz", timeout=1).status == 200:
+                    return
+            except urllib3.exceptions.HTTPError:
+                time.sleep(0.1)
+        raise RuntimeError("the server did not start")
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=20)
+
+
+def create_tables(base: str, token: str, count: int) -> list[tuple[str, str]]:
+    from catalog.storage import join, storage_for  # the server's own storage code
+
+    http = urllib3.PoolManager()
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    tables = []
+    for index in range(count):
+        name = f"bench_{index}"
+        staging = http.request("POST", f"{base}{UC}/staging-tables", headers=headers, body=json.dumps(
+            {"name": name, "catalog_name": "unity", "schema_name": "default"})).json()
+        now = int(time.time() * 1000)
+        actions = [
+            {"commitInfo": {"inCommitTimestamp": now, "operation": "CREATE TABLE"}},
+            {"protocol": {"minReaderVersion": 3, "minWriterVersion": 7,
+                          "readerFeatures": ["catalogManaged", "vacuumProtocolCheck"],
+                          "writerFeatures": ["catalogManaged", "inCommitTimestamp", "vacuumProtocolCheck"]}},
+            {"metaData": {"id": str(uuid.uuid4()), "format": {"provider": "parquet", "options": {}},
+                          "schemaString": json.dumps({"type": "struct", "fields": [
+                              {"name": "id", "type": "long", "nullable": True, "metadata": {}}]}),
+                          "partitionColumns": [], "createdTime": now,
+                          "configuration": {"io.unitycatalog.tableId": staging["id"],
+                                            "delta.enableInCommitTimestamps": "true"}}},
+        ]
+        url = join(staging["staging_location"], "_delta_log", "00000000000000000000.json")
+        storage_for(url).put(url, "\n".join(json.dumps(a) for a in actions).encode())
+        table = http.request("POST", f"{base}{UC}/tables", headers=headers, body=json.dumps({
+            "name": name, "catalog_name": "unity", "schema_name": "default", "table_type": "MANAGED",
+            "data_source_format": "DELTA", "storage_location": staging["staging_location"], "columns": []})).json()
+        tables.append((table["table_id"], table["storage_location"]))
+    return tables
+
+
+def run_writers(base, token, tables, writers, seconds):
+    http = urllib3.PoolManager(maxsize=writers * 2)
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    results = []  # (latency seconds, status)
+    lock = threading.Lock()
+    deadline = time.perf_counter() + seconds
+
+    def latest(table_id, location):
+        response = http.request("GET", f"{base}{UC}/delta/commits", headers=headers,
+                                fields={"table_id": table_id, "table_uri": location})
+        return response.json()["latest_table_version"]
+
+    def writer(seed):
+        rng = random.Random(seed)
+        known = {}
+        local = []
+        while time.perf_counter() < deadline:
+            table_id, location = rng.choice(tables)
+            if table_id not in known:
+                known[table_id] = latest(table_id, location)
+            version = known[table_id] + 1
+            body = json.dumps({"table_id": table_id, "table_uri": location, "commit_info": {
+                "version": version, "timestamp": 1700000000000 + version,
+                "file_name": f"{version:020d}.{uuid.uuid4()}.json", "file_size": 512,
+                "file_modification_timestamp": 1700000000000}})
+            started = time.perf_counter()
+            response = http.request("POST", f"{base}{UC}/delta/commit", headers=headers, body=body)
+            local.append((time.perf_counter() - started, response.status))
+            if response.status == 200:
+                known[table_id] = version
+            else:
+                known.pop(table_id)
+        with lock:
+            results.extend(local)
+
+    threads = [threading.Thread(target=writer, args=(seed,)) for seed in range(writers)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - started
+    latencies = sorted(latency for latency, _ in results)
+    ok = sum(1 for _, status in results if status == 200)
+    conflicts = sum(1 for _, status in results if status == 409)
+    other = len(results) - ok - conflicts
+    return {
+        "commits_per_s": ok / elapsed,
+        "attempts_per_s": len(results) / elapsed,
+        "conflicts": conflicts,
+        "errors": other,
+        "p50_ms": 1000 * statistics.median(latencies) if latencies else float("nan"),
+        "p99_ms": 1000 * latencies[int(0.99 * (len(latencies) - 1))] if latencies else float("nan"),
+    }
+
+
+PGBENCH_SCRIPT = """\\set tid random(1, :ntables)
+BEGIN;
+SELECT latest_version FROM bench_table WHERE id = :tid FOR UPDATE;
+INSERT INTO bench_commit (table_id, version, file_name, file_size, ratified_at)
+  SELECT id, latest_version + 1, md5(random()::text), 512, now() FROM bench_table WHERE id = :tid;
+UPDATE bench_table SET latest_version = latest_version + 1 WHERE id = :tid;
+END;
+"""
+
+
+def pgbench(url: str, clients: int, tables: int, seconds: int):
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DROP TABLE IF EXISTS bench_commit, bench_table")
+        conn.execute("CREATE TABLE bench_table (id int PRIMARY KEY, latest_version bigint NOT NULL)")
+        conn.execute("CREATE TABLE bench_commit (table_id int REFERENCES bench_table, version bigint, "
+                     "file_name text, file_size bigint, ratified_at timestamptz, PRIMARY KEY (table_id, version))")
+        conn.execute("INSERT INTO bench_table SELECT g, 0 FROM generate_series(1, %s) g", (tables,))
+    with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as script:
+        script.write(PGBENCH_SCRIPT)
+    parsed = urlparse(url)
+    command = ["pgbench", "-n", "-f", script.name, "-c", str(clients), "-j", str(min(clients, 2)),
+               "-T", str(seconds), "-D", f"ntables={tables}", "-h", parsed.hostname or "127.0.0.1",
+               "-p", str(parsed.port or 5432), "-U", parsed.username or "postgres", parsed.path.lstrip("/")]
+    output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    os.unlink(script.name)
+    tps = float(re.search(r"tps = ([\d.]+)", output).group(1))
+    latency = float(re.search(r"latency average = ([\d.]+) ms", output).group(1))
+    return {"tps": tps, "latency_ms": latency}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=int, default=10, help="duration of each run")
+    parser.add_argument("--writers", default="1,8,32")
+    parser.add_argument("--tables", default="1,100")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
+    args = parser.parse_args()
+
+    database_url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/ucweb_bench")
+    recreate_database(database_url)
+    storage = tempfile.mkdtemp(prefix="ucweb-bench-")
+    env = {**os.environ, "DATABASE_URL": database_url, "UCWEB_STORAGE_ROOT": Path(storage).as_uri(),
+           "UCWEB_MAX_UNPUBLISHED_COMMITS": str(10**9), "UCWEB_VAR_DIR": storage,
+           "BENCH_WORKERS": str(args.workers), "DJANGO_SETTINGS_MODULE": "ucweb.settings"}
+    env.pop("REDIS_URL", None)
+    env.pop("CELERY_BROKER_URL", None)
+    manage(env, "migrate", "--noinput", "-v", "0")
+    manage(env, "bootstrap")
+    token = manage(env, "issue_token", "bench", "--admin").strip().splitlines()[-1]
+    os.environ.update({k: env[k] for k in ("UCWEB_STORAGE_ROOT", "DJANGO_SETTINGS_MODULE", "UCWEB_VAR_DIR")})
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+
+    server = Server(env, free_port())
+    try:
+        table_counts = [int(n) for n in args.tables.split(",")]
+        all_tables = create_tables(server.url, token, max(table_counts))
+        rows = []
+        for tables in table_counts:
+            for writers in [int(n) for n in args.writers.split(",")]:
+                api = run_writers(server.url, token, all_tables[:tables], writers, args.seconds)
+                pg = pgbench(database_url, writers, tables, args.seconds)
+                rows.append((writers, tables, api, pg))
+                print(f"writers={writers} tables={tables} api={api} pgbench={pg}", file=sys.stderr)
+    finally:
+        server.stop()
+
+    print(f"\nucweb ratified commits, {args.seconds} s per run, gunicorn {args.workers} workers x 16 threads, "
+          f"{os.cpu_count()} CPUs shared by server, writers and PostgreSQL\n")
+    print("| writers | tables | commits/s | attempts/s | 409s | p50 ms | p99 ms | pgbench tps (same txn) | pgbench avg ms |")
+    print("|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    for writers, tables, api, pg in rows:
+        print(f"| {writers} | {tables} | {api['commits_per_s']:.0f} | {api['attempts_per_s']:.0f} | {api['conflicts']} "
+              f"| {api['p50_ms']:.1f} | {api['p99_ms']:.1f} | {pg['tps']:.0f} | {pg['latency_ms']:.2f} |")
+        if api["errors"]:
+            print(f"(!) {api['errors']} requests failed with neither 200 nor 409", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
