@@ -48,3 +48,47 @@ class CommitReport(models.Model):
 
     def __str__(self):
         return f"report {self.table_id} v{self.commit_version}"
+
+
+class IcebergMetadata(models.Model):
+    """The current metadata of an Iceberg table or view: where its metadata file is, and that
+    file's JSON, so that loading a table reads one row instead of object storage. A commit swaps
+    both in the transaction that holds the table row's lock."""
+
+    table = models.OneToOneField("catalog.Table", on_delete=models.CASCADE, primary_key=True, related_name="iceberg")
+    metadata_location = models.TextField()
+    metadata_json = models.TextField()
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self):
+        return self.metadata_location
+
+
+class IcebergMetricsReport(models.Model):
+    """A scan or commit report an Iceberg client sent to /metrics."""
+
+    table = models.ForeignKey("catalog.Table", on_delete=models.CASCADE, related_name="iceberg_reports")
+    report_type = models.CharField(max_length=32)
+    snapshot_id = models.BigIntegerField(null=True, blank=True)
+    report = models.JSONField()
+    reported_by = models.CharField(max_length=255)
+    received_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-received_at"]
+
+
+class IdempotencyKey(models.Model):
+    """The final response to a mutating request sent with an `Idempotency-Key`, replayed when the
+    same principal sends the same key again. A row without a status is a request in flight."""
+
+    key = models.CharField(max_length=255)
+    principal = models.CharField(max_length=255)
+    method = models.CharField(max_length=8)
+    path = models.TextField()
+    status = models.IntegerField(null=True, blank=True)
+    response = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["principal", "key"], name="uniq_idempotency_key")]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 
 from django.core.exceptions import RequestDataTooBig
+from django.db import DataError
 from django.http import Http404
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
@@ -21,6 +22,7 @@ class CatalogError(Exception):
     status = 400
     error_code = "INVALID_PARAMETER_VALUE"
     iceberg_type = "BadRequestException"
+    iceberg_status = None  # where the Iceberg REST spec gives another status than Unity Catalog
 
     def __init__(self, message: str, *, details: list | None = None):
         super().__init__(message)
@@ -28,17 +30,20 @@ class CatalogError(Exception):
         self.details = details or []
 
 
-def _error(name: str, status: int, error_code: str, iceberg_type: str) -> type[CatalogError]:
-    return type(name, (CatalogError,), {"status": status, "error_code": error_code, "iceberg_type": iceberg_type})
+def _error(
+    name: str, status: int, error_code: str, iceberg_type: str, iceberg_status: int | None = None
+) -> type[CatalogError]:
+    attributes = {"status": status, "error_code": error_code, "iceberg_type": iceberg_type,
+                  "iceberg_status": iceberg_status}
+    return type(name, (CatalogError,), attributes)
 
 
 InvalidParameter = _error("InvalidParameter", 400, "INVALID_PARAMETER_VALUE", "BadRequestException")
 Unauthenticated = _error("Unauthenticated", 401, "UNAUTHENTICATED", "NotAuthorizedException")
 PermissionDenied = _error("PermissionDenied", 403, "PERMISSION_DENIED", "ForbiddenException")
-NotFound = _error("NotFound", 404, "NOT_FOUND", "NoSuchTableException")
+NotFound = _error("NotFound", 404, "NOT_FOUND", "NotFoundException")
 MethodNotAllowed = _error("MethodNotAllowed", 405, "METHOD_NOT_ALLOWED", "BadRequestException")
 AlreadyExists = _error("AlreadyExists", 409, "ALREADY_EXISTS", "AlreadyExistsException")
-Conflict = _error("Conflict", 409, "ABORTED", "CommitFailedException")
 RequestTooLarge = _error("RequestTooLarge", 413, "REQUEST_LIMIT_EXCEEDED", "BadRequestException")
 UnsupportedMediaType = _error("UnsupportedMediaType", 415, "INVALID_PARAMETER_VALUE", "BadRequestException")
 ResourceExhausted = _error("ResourceExhausted", 429, "RESOURCE_EXHAUSTED", "TooManyRequestsException")
@@ -51,19 +56,27 @@ TableDoesNotExist = _error("TableDoesNotExist", 404, "TABLE_DOES_NOT_EXIST", "No
 PrincipalDoesNotExist = _error("PrincipalDoesNotExist", 404, "PRINCIPAL_DOES_NOT_EXIST", "NotFoundException")
 # The Delta managed-table spec (seed 000) answers TABLE_ALREADY_EXISTS with 400; the namespace
 # siblings follow it so that one client sees one rule.
-CatalogAlreadyExists = _error("CatalogAlreadyExists", 400, "CATALOG_ALREADY_EXISTS", "AlreadyExistsException")
-SchemaAlreadyExists = _error("SchemaAlreadyExists", 400, "SCHEMA_ALREADY_EXISTS", "AlreadyExistsException")
-TableAlreadyExists = _error("TableAlreadyExists", 400, "TABLE_ALREADY_EXISTS", "AlreadyExistsException")
-CatalogNotEmpty = _error("CatalogNotEmpty", 400, "CATALOG_NOT_EMPTY", "NamespaceNotEmptyException")
-SchemaNotEmpty = _error("SchemaNotEmpty", 400, "SCHEMA_NOT_EMPTY", "NamespaceNotEmptyException")
+CatalogAlreadyExists = _error("CatalogAlreadyExists", 400, "CATALOG_ALREADY_EXISTS", "AlreadyExistsException", 409)
+SchemaAlreadyExists = _error("SchemaAlreadyExists", 400, "SCHEMA_ALREADY_EXISTS", "AlreadyExistsException", 409)
+TableAlreadyExists = _error("TableAlreadyExists", 400, "TABLE_ALREADY_EXISTS", "AlreadyExistsException", 409)
+CatalogNotEmpty = _error("CatalogNotEmpty", 400, "CATALOG_NOT_EMPTY", "NamespaceNotEmptyException", 409)
+SchemaNotEmpty = _error("SchemaNotEmpty", 400, "SCHEMA_NOT_EMPTY", "NamespaceNotEmptyException", 409)
+# Iceberg REST errors without a Unity Catalog twin.
+CommitFailed = _error("CommitFailed", 409, "ABORTED", "CommitFailedException")
+ViewDoesNotExist = _error("ViewDoesNotExist", 404, "TABLE_DOES_NOT_EXIST", "NoSuchViewException")
+UnprocessableEntity = _error("UnprocessableEntity", 422, "INVALID_PARAMETER_VALUE", "UnprocessableEntityException")
 
 
 def uc_body(exc: CatalogError) -> dict:
     return {"error_code": exc.error_code, "message": exc.message, "details": exc.details}
 
 
+def iceberg_status(exc: CatalogError) -> int:
+    return exc.iceberg_status or exc.status
+
+
 def iceberg_body(exc: CatalogError) -> dict:
-    return {"error": {"message": exc.message, "type": exc.iceberg_type, "code": exc.status}}
+    return {"error": {"message": exc.message, "type": exc.iceberg_type, "code": iceberg_status(exc)}}
 
 
 def _is_iceberg_request(request) -> bool:
@@ -93,6 +106,12 @@ def _translate(exc: Exception) -> CatalogError | None:
         return NotFound("Resource not found.")
     if isinstance(exc, drf_exceptions.Throttled):
         return ResourceExhausted(str(exc.detail))
+    if isinstance(exc, DataError):
+        # The database refused a value (SQLSTATE class 22: too long for its column, out of range,
+        # not representable). That is bad input the services did not catch first; the transaction
+        # of the service has been rolled back. Logged so that the missing check can be added.
+        logger.warning("Database refused a value: %s", exc)
+        return InvalidParameter("A value is too long, out of range or otherwise invalid for its field.")
     if isinstance(exc, drf_exceptions.APIException):
         error = CatalogError(str(exc.detail))
         error.status = exc.status_code
@@ -111,8 +130,9 @@ def _flatten_validation(detail, prefix: str = "") -> str:
 
 
 def render(exc: CatalogError, request=None) -> Response:
-    body = iceberg_body(exc) if request is not None and _is_iceberg_request(request) else uc_body(exc)
-    return Response(body, status=exc.status)
+    if request is not None and _is_iceberg_request(request):
+        return Response(iceberg_body(exc), status=iceberg_status(exc))
+    return Response(uc_body(exc), status=exc.status)
 
 
 def exception_handler(exc, context):

@@ -139,6 +139,11 @@ UCWEB_DELTA_COMMIT_RETENTION = (
     env_int("UCWEB_DELTA_COMMIT_RETENTION", 0) if os.environ.get("UCWEB_DELTA_COMMIT_RETENTION") else None
 )
 UCWEB_DELTA_COMMITS_PAGE_SIZE = env_int("UCWEB_DELTA_COMMITS_PAGE_SIZE", 1000)
+# Iceberg REST: the catalog /v1/config answers for when no warehouse is named; how long an
+# Idempotency-Key is remembered; how long an OAuth client-credentials token lives.
+UCWEB_DEFAULT_WAREHOUSE = os.environ.get("UCWEB_DEFAULT_WAREHOUSE", "unity")
+UCWEB_IDEMPOTENCY_LIFETIME_SECONDS = env_int("UCWEB_IDEMPOTENCY_LIFETIME_SECONDS", 1800)
+UCWEB_OAUTH_TOKEN_SECONDS = env_int("UCWEB_OAUTH_TOKEN_SECONDS", 3600)
 
 # --- Celery -----------------------------------------------------------------------------------
 REDIS_URL = os.environ.get("REDIS_URL", "")

@@ -1,0 +1,331 @@
+"""Apache Iceberg REST catalog at /api/catalog/v1 (the warehouse, or prefix, is a catalog)."""
+
+from __future__ import annotations
+
+import json
+
+from django.conf import settings
+from django.http import HttpResponse
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.parsers import FormParser, JSONParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from catalog import selectors
+from catalog.api.base import CatalogAPIView
+from catalog.api.iceberg import idempotency
+from catalog.services import iceberg, principals
+from catalog.services.common import validate_optional_bool
+from ucweb.errors import InvalidParameter, Unauthenticated
+
+TAGS = ["Iceberg REST"]
+JSON_OBJECT = OpenApiResponse(description="See the Apache Iceberg REST catalog specification.")
+NO_CONTENT = OpenApiResponse(description="No content.")
+PAGE = [
+    OpenApiParameter("pageToken", str, description="Absent: every item; empty or a token: one page."),
+    OpenApiParameter("pageSize", int),
+]
+
+ENDPOINTS = [
+    "GET /v1/{prefix}/namespaces",
+    "POST /v1/{prefix}/namespaces",
+    "GET /v1/{prefix}/namespaces/{namespace}",
+    "HEAD /v1/{prefix}/namespaces/{namespace}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}",
+    "POST /v1/{prefix}/namespaces/{namespace}/properties",
+    "GET /v1/{prefix}/namespaces/{namespace}/tables",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables",
+    "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "POST /v1/{prefix}/namespaces/{namespace}/register",
+    "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
+    "POST /v1/{prefix}/tables/rename",
+    "POST /v1/{prefix}/transactions/commit",
+    "GET /v1/{prefix}/namespaces/{namespace}/views",
+    "POST /v1/{prefix}/namespaces/{namespace}/views",
+    "GET /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "HEAD /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "POST /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "POST /v1/{prefix}/views/rename",
+]
+
+
+def _lifetime_iso() -> str:
+    return f"PT{settings.UCWEB_IDEMPOTENCY_LIFETIME_SECONDS}S"
+
+
+class IcebergView(CatalogAPIView):
+    """Errors in the IcebergErrorResponse envelope (ucweb.errors picks it by path) and
+    Idempotency-Key on every mutating request."""
+
+    audit_securable_type = "table"
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        self._idempotency = None
+        if request.method not in ("GET", "HEAD", "OPTIONS"):
+            self._idempotency = idempotency.claim(request, request.user.name)
+
+    def handle_exception(self, exc):
+        if isinstance(exc, idempotency.Replay):
+            record = exc.record
+            return Response(record.response, status=record.status)
+        return super().handle_exception(exc)
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        record = getattr(self, "_idempotency", None)
+        if record is not None:
+            idempotency.settle(record, response)
+        return response
+
+
+def table_result(loaded: iceberg.Loaded, *, snapshots: str | None = None, status: int = 200) -> HttpResponse:
+    """LoadTableResult, written from the stored metadata text without parsing it again."""
+    metadata_json = loaded.metadata_json
+    if snapshots == "refs":
+        metadata_json = iceberg.only_referenced_snapshots(metadata_json)
+    location = json.dumps(loaded.metadata_location)
+    body = f'{{"metadata-location":{location},"metadata":{metadata_json},"config":{json.dumps(loaded.config)}}}'
+    response = HttpResponse(body, content_type="application/json", status=status)
+    if loaded.metadata_location:
+        response["ETag"] = loaded.etag
+    return response
+
+
+def _page(request, queryset, key="name"):
+    if "pageToken" not in request.query_params:
+        return list(queryset.order_by(key)), None
+    return selectors.paginate(queryset, max_results=request.query_params.get("pageSize"),
+                              page_token=request.query_params.get("pageToken") or None, key=key)
+
+
+class ConfigView(CatalogAPIView):
+    @extend_schema(tags=TAGS, operation_id="getConfig", responses=JSON_OBJECT,
+                   parameters=[OpenApiParameter("warehouse", str, description="A catalog name; default: the default catalog.")])
+    def get(self, request):
+        name = request.query_params.get("warehouse") or settings.UCWEB_DEFAULT_WAREHOUSE
+        catalog = iceberg.warehouse(name)
+        return Response({
+            "defaults": {},
+            "overrides": {"prefix": catalog.name},
+            "endpoints": ENDPOINTS,
+            "idempotency-key-lifetime": _lifetime_iso(),
+        })
+
+
+class OAuthTokensView(APIView):
+    """Client-credentials grant: a service principal's client id and secret for a bearer token
+    that every API of ucweb accepts. Answers OAuth's own error format."""
+
+    authentication_classes: list = []
+    permission_classes: list = []
+    parser_classes = [FormParser, JSONParser]
+
+    @extend_schema(
+        tags=TAGS, operation_id="getToken", responses=JSON_OBJECT,
+        request=inline_serializer("OAuthTokenRequest", {
+            "grant_type": serializers.CharField(), "client_id": serializers.CharField(),
+            "client_secret": serializers.CharField(), "scope": serializers.CharField(required=False)}),
+    )
+    def post(self, request):
+        data = request.data
+        if data.get("grant_type") != "client_credentials":
+            return Response({"error": "unsupported_grant_type",
+                             "error_description": "Only grant_type=client_credentials is supported."}, status=400)
+        client_id, client_secret = data.get("client_id"), data.get("client_secret")
+        if not client_id and request.META.get("HTTP_AUTHORIZATION", "").lower().startswith("basic "):
+            import base64
+
+            try:
+                decoded = base64.b64decode(request.META["HTTP_AUTHORIZATION"][6:]).decode()
+                client_id, _, client_secret = decoded.partition(":")
+            except (ValueError, UnicodeDecodeError):
+                client_id = None
+        try:
+            principal = principals.principal_for_client_credentials(client_id=client_id, client_secret=client_secret)
+        except Unauthenticated:
+            return Response({"error": "invalid_client", "error_description": "Invalid client credentials."}, status=401)
+        lifetime = settings.UCWEB_OAUTH_TOKEN_SECONDS
+        from datetime import timedelta
+
+        token = principals.issue_token(principal=principal, lifetime=timedelta(seconds=lifetime),
+                                       description="OAuth client credentials")
+        return Response({
+            "access_token": token, "token_type": "bearer", "expires_in": lifetime,
+            "issued_token_type": "urn:ietf:params:oauth:token-type:access_token",
+        })
+
+
+class NamespacesView(IcebergView):
+    audit_securable_type = "schema"
+
+    @extend_schema(tags=TAGS, operation_id="listNamespaces", responses=JSON_OBJECT,
+                   parameters=[OpenApiParameter("parent", str), *PAGE])
+    def get(self, request, prefix):
+        items, token = _page(request, iceberg.list_namespaces(
+            caller=request.user, prefix=prefix, parent=request.query_params.get("parent")))
+        body = {"namespaces": [[schema.name] for schema in items]}
+        if token:
+            body["next-page-token"] = token
+        return Response(body)
+
+    @extend_schema(tags=TAGS, operation_id="createNamespace", responses=JSON_OBJECT, request=None)
+    def post(self, request, prefix):
+        body = self.body(request)
+        schema = iceberg.create_namespace(caller=request.user, prefix=prefix, namespace=body.get("namespace"),
+                                          properties=body.get("properties"))
+        return Response({"namespace": [schema.name], "properties": schema.properties})
+
+
+class NamespaceView(IcebergView):
+    audit_securable_type = "schema"
+
+    @extend_schema(tags=TAGS, operation_id="loadNamespaceMetadata", responses=JSON_OBJECT)
+    def get(self, request, prefix, namespace):
+        schema = iceberg.load_namespace(caller=request.user, prefix=prefix, namespace=namespace)
+        return Response({"namespace": [schema.name], "properties": schema.properties})
+
+    @extend_schema(tags=TAGS, operation_id="namespaceExists", responses={204: NO_CONTENT})
+    def head(self, request, prefix, namespace):
+        iceberg.load_namespace(caller=request.user, prefix=prefix, namespace=namespace)
+        return Response(status=204)
+
+    @extend_schema(tags=TAGS, operation_id="dropNamespace", responses={204: NO_CONTENT})
+    def delete(self, request, prefix, namespace):
+        iceberg.drop_namespace(caller=request.user, prefix=prefix, namespace=namespace)
+        return Response(status=204)
+
+
+class NamespacePropertiesView(IcebergView):
+    audit_securable_type = "schema"
+
+    @extend_schema(tags=TAGS, operation_id="updateProperties", responses=JSON_OBJECT, request=None)
+    def post(self, request, prefix, namespace):
+        body = self.body(request)
+        result = iceberg.update_namespace_properties(
+            caller=request.user, prefix=prefix, namespace=namespace,
+            removals=body.get("removals"), updates=body.get("updates"))
+        if result["missing"] is None:
+            del result["missing"]
+        return Response(result)
+
+
+def _identifiers(items) -> list[dict]:
+    return [{"namespace": [table.schema.name], "name": table.name} for table in items]
+
+
+class TablesView(IcebergView):
+    view_objects = False
+
+    @extend_schema(tags=TAGS, operation_id="listTables", responses=JSON_OBJECT, parameters=PAGE)
+    def get(self, request, prefix, namespace):
+        items, token = _page(request, iceberg.list_tables(caller=request.user, prefix=prefix, namespace=namespace,
+                                                          view=self.view_objects))
+        body = {"identifiers": _identifiers(items)}
+        if token:
+            body["next-page-token"] = token
+        return Response(body)
+
+    @extend_schema(tags=TAGS, operation_id="createTable", responses=JSON_OBJECT, request=None)
+    def post(self, request, prefix, namespace):
+        body = self.body(request)
+        if self.view_objects:
+            return table_result(iceberg.create_view(caller=request.user, prefix=prefix, namespace=namespace, body=body))
+        return table_result(iceberg.create_table(caller=request.user, prefix=prefix, namespace=namespace, body=body))
+
+
+class ViewsView(TablesView):
+    view_objects = True
+
+
+class TableView(IcebergView):
+    view_objects = False
+
+    @extend_schema(tags=TAGS, operation_id="loadTable", responses=JSON_OBJECT,
+                   parameters=[OpenApiParameter("snapshots", str, enum=["all", "refs"])])
+    def get(self, request, prefix, namespace, table):
+        snapshots = request.query_params.get("snapshots")
+        if snapshots not in (None, "all", "refs"):
+            raise InvalidParameter("snapshots must be all or refs.")
+        loaded = iceberg.load_table(caller=request.user, prefix=prefix, namespace=namespace, name=table,
+                                    view=self.view_objects)
+        if request.META.get("HTTP_IF_NONE_MATCH") == loaded.etag:
+            response = HttpResponse(status=304)
+            response["ETag"] = loaded.etag
+            return response
+        return table_result(loaded, snapshots=snapshots)
+
+    @extend_schema(tags=TAGS, operation_id="tableExists", responses={204: NO_CONTENT})
+    def head(self, request, prefix, namespace, table):
+        iceberg.table_exists(caller=request.user, prefix=prefix, namespace=namespace, name=table,
+                             view=self.view_objects)
+        return Response(status=204)
+
+    @extend_schema(tags=TAGS, operation_id="updateTable", responses=JSON_OBJECT, request=None)
+    def post(self, request, prefix, namespace, table):
+        body = self.body(request)
+        if self.view_objects:
+            return table_result(iceberg.replace_view(caller=request.user, prefix=prefix, namespace=namespace,
+                                                     name=table, body=body))
+        return table_result(iceberg.commit_table(caller=request.user, prefix=prefix, namespace=namespace,
+                                                 name=table, body=body))
+
+    @extend_schema(tags=TAGS, operation_id="dropTable", responses={204: NO_CONTENT},
+                   parameters=[OpenApiParameter("purgeRequested", bool)])
+    def delete(self, request, prefix, namespace, table):
+        purge = validate_optional_bool(request.query_params.get("purgeRequested"), field="purgeRequested")
+        iceberg.drop_table(caller=request.user, prefix=prefix, namespace=namespace, name=table, purge=purge,
+                           view=self.view_objects)
+        return Response(status=204)
+
+
+class ViewView(TableView):
+    view_objects = True
+
+
+class RegisterTableView(IcebergView):
+    @extend_schema(tags=TAGS, operation_id="registerTable", responses=JSON_OBJECT, request=None)
+    def post(self, request, prefix, namespace):
+        return table_result(iceberg.register_table(caller=request.user, prefix=prefix, namespace=namespace,
+                                                   body=self.body(request)))
+
+
+class RenameTableView(IcebergView):
+    view_objects = False
+
+    @extend_schema(tags=TAGS, operation_id="renameTable", responses={204: NO_CONTENT}, request=None)
+    def post(self, request, prefix):
+        iceberg.rename(caller=request.user, prefix=prefix, body=self.body(request), view=self.view_objects)
+        return Response(status=204)
+
+
+class RenameViewView(RenameTableView):
+    view_objects = True
+
+
+class TransactionsView(IcebergView):
+    @extend_schema(tags=TAGS, operation_id="commitTransaction", responses={204: NO_CONTENT}, request=None)
+    def post(self, request, prefix):
+        iceberg.commit_transaction(caller=request.user, prefix=prefix, body=self.body(request))
+        return Response(status=204)
+
+
+class CredentialsView(IcebergView):
+    @extend_schema(tags=TAGS, operation_id="loadCredentials", responses=JSON_OBJECT)
+    def get(self, request, prefix, namespace, table):
+        return Response(iceberg.credentials(caller=request.user, prefix=prefix, namespace=namespace, name=table))
+
+
+class MetricsView(IcebergView):
+    @extend_schema(tags=TAGS, operation_id="reportMetrics", responses={204: NO_CONTENT}, request=None)
+    def post(self, request, prefix, namespace, table):
+        iceberg.record_metrics(caller=request.user, prefix=prefix, namespace=namespace, name=table,
+                               body=self.body(request))
+        return Response(status=204)
+

@@ -1,0 +1,581 @@
+"""The Iceberg REST catalog over the one namespace: a warehouse (prefix) is a catalog, a namespace
+is a schema, and an Iceberg table or view is a row of the one Table model. Every commit locks the
+table row, checks requirements against the current metadata, applies updates with pyiceberg's
+models (commits/iceberg.py), writes the next metadata file and swaps it in the same transaction."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from catalog.choices import DataSourceFormat, Privilege, TableType
+from catalog.models import Catalog, Principal, Schema, Table
+from catalog.services import audit, grants, schemas
+from catalog.services.common import validate_properties, validate_storage_url
+from catalog.services.managed_tables import managed_location
+from catalog.services.names import validate_name
+from catalog.services.tables import drop_table_row, replace_columns
+from catalog.storage import StorageError, storage_for
+from commits import iceberg
+from commits.models import IcebergMetadata, IcebergMetricsReport
+from ucweb.errors import (
+    AlreadyExists,
+    CatalogDoesNotExist,
+    InvalidParameter,
+    SchemaDoesNotExist,
+    TableAlreadyExists,
+    TableDoesNotExist,
+    UnprocessableEntity,
+    ViewDoesNotExist,
+)
+
+NAMESPACE_SEPARATOR = "\x1f"
+
+
+# -- names ---------------------------------------------------------------------------------------
+def warehouse(prefix: str) -> Catalog:
+    catalog = Catalog.objects.filter(name=prefix).first()
+    if catalog is None:
+        raise CatalogDoesNotExist(f"Warehouse (catalog) '{prefix}' does not exist.")
+    return catalog
+
+
+def namespace_levels(namespace) -> list[str]:
+    """A namespace in a path is its levels joined by the unit separator (0x1F)."""
+    if isinstance(namespace, list):
+        return namespace
+    return namespace.split(NAMESPACE_SEPARATOR)
+
+
+def single_level(levels: list[str], *, missing=SchemaDoesNotExist) -> str:
+    """ucweb namespaces are the schemas of a catalog: one level. Deeper names do not exist."""
+    if len(levels) != 1 or not levels[0]:
+        raise missing(f"Namespace {'.'.join(levels)} does not exist.")
+    return levels[0]
+
+
+def _schema(catalog: Catalog, levels: list[str], *, missing=SchemaDoesNotExist) -> Schema:
+    name = single_level(levels, missing=missing)
+    schema = Schema.objects.select_related("catalog").filter(catalog=catalog, name=name).first()
+    if schema is None:
+        raise missing(f"Namespace {name} does not exist.")
+    return schema
+
+
+# -- namespaces ------------------------------------------------------------------------------------
+def list_namespaces(*, caller: Principal, prefix: str, parent: str | None):
+    catalog = warehouse(prefix)
+    if parent:
+        schema = _schema(catalog, namespace_levels(parent))
+        grants.require_schema_use(grants.Access.load(caller, schema))
+        return Schema.objects.none()
+    return schemas.visible_schemas(caller=caller, catalog_name=catalog.name)
+
+
+def create_namespace(*, caller: Principal, prefix: str, namespace, properties) -> Schema:
+    if not isinstance(namespace, list) or not all(isinstance(level, str) for level in namespace):
+        raise InvalidParameter("namespace must be an array of strings.")
+    if len(namespace) != 1:
+        raise InvalidParameter("Namespaces have exactly one level here (a namespace is a schema of the catalog).")
+    properties = validate_properties(properties)
+    location = properties.get("location")
+    schema = schemas.create_schema(
+        caller=caller, name=namespace[0], catalog_name=warehouse(prefix).name,
+        comment=properties.get("comment"), properties=properties, storage_root=location,
+    )
+    return schema
+
+
+def load_namespace(*, caller: Principal, prefix: str, namespace: str) -> Schema:
+    schema = _schema(warehouse(prefix), namespace_levels(namespace))
+    grants.require_schema_use(grants.Access.load(caller, schema))
+    return schema
+
+
+def drop_namespace(*, caller: Principal, prefix: str, namespace: str) -> None:
+    schema = _schema(warehouse(prefix), namespace_levels(namespace))
+    schemas.delete_schema(caller=caller, full_name=schema.full_name, force=False)
+
+
+@transaction.atomic
+def update_namespace_properties(*, caller: Principal, prefix: str, namespace: str, removals, updates) -> dict:
+    schema = _schema(warehouse(prefix), namespace_levels(namespace))
+    access = grants.Access.load(caller, schema)
+    grants.require_schema_use(access)
+    access.require(access.owns(), f"Only the owner of namespace {schema.name} may change its properties.")
+    removals = removals or []
+    if not isinstance(removals, list) or not all(isinstance(key, str) for key in removals):
+        raise InvalidParameter("removals must be an array of property names.")
+    updates = validate_properties(updates, field="updates")
+    overlap = sorted(set(removals) & set(updates))
+    if overlap:
+        raise UnprocessableEntity(f"Properties cannot be both updated and removed: {', '.join(overlap)}.")
+    properties = dict(schema.properties)
+    removed = [key for key in removals if key in properties]
+    missing = [key for key in removals if key not in properties]
+    for key in removed:
+        del properties[key]
+    properties.update(updates)
+    schema.properties = properties
+    if "comment" in updates or "comment" in removed:
+        schema.comment = updates.get("comment")
+    schema.updated_at = timezone.now()
+    schema.updated_by = caller.name
+    schema.save()
+    audit.record(
+        principal=caller.name, action="updateNamespaceProperties", securable_type="schema",
+        securable_name=schema.full_name, securable_id=schema.id,
+        details={"updated": sorted(updates), "removed": removed},
+    )
+    return {"updated": sorted(updates), "removed": removed, "missing": missing or None}
+
+
+# -- reading tables and views ------------------------------------------------------------------------
+def _kind_filter(view: bool) -> Q:
+    if view:
+        return Q(table_type=TableType.VIEW, data_source_format=DataSourceFormat.ICEBERG)
+    return Q(data_source_format=DataSourceFormat.ICEBERG) & ~Q(table_type=TableType.VIEW)
+
+
+def list_tables(*, caller: Principal, prefix: str, namespace: str, view: bool = False):
+    catalog = warehouse(prefix)
+    schema = _schema(catalog, namespace_levels(namespace))
+    from catalog.services.tables import visible_tables
+
+    return visible_tables(caller=caller, catalog_name=catalog.name, schema_name=schema.name).filter(_kind_filter(view))
+
+
+def _find(prefix: str, namespace, name: str, *, view: bool, for_update: bool = False) -> Table:
+    missing = ViewDoesNotExist if view else TableDoesNotExist
+    catalog = warehouse(prefix)
+    levels = namespace_levels(namespace)
+    # Spark resolves `db.t.snapshots` by loading table `snapshots` in namespace `db.t` first: a
+    # namespace that does not exist must answer "no such table", not "no such namespace".
+    schema_name = single_level(levels, missing=missing)
+    queryset = Table.objects.select_related("schema__catalog", "iceberg")
+    if for_update:
+        queryset = queryset.select_for_update(of=("self",))
+    table = queryset.filter(_kind_filter(view), schema__catalog=catalog, schema__name=schema_name, name=name).first()
+    if table is None or not hasattr(table, "iceberg"):
+        what = "View" if view else "Table"
+        raise missing(f"{what} {'.'.join(levels)}.{name} does not exist.")
+    return table
+
+
+def _require(caller: Principal, table: Table, *privileges: str) -> grants.Access:
+    access = grants.Access.load(caller, table)
+    grants.require_schema_use(access)
+    access.require(
+        any(access.has(privilege) for privilege in privileges),
+        f"Missing {' or '.join(privileges)} on {table.full_name}.",
+    )
+    return access
+
+
+def storage_config(location: str | None) -> dict:
+    """FileIO settings a client needs for the table's storage (never long-lived secrets)."""
+    if not location or not location.startswith(("s3://", "s3a://")):
+        return {}
+    config = {"s3.path-style-access": "true"}
+    endpoint = getattr(settings, "UCWEB_S3_ENDPOINT_URL", None)
+    region = getattr(settings, "UCWEB_S3_REGION", None)
+    if endpoint:
+        config["s3.endpoint"] = endpoint
+    if region:
+        config["s3.region"] = config["client.region"] = region
+    return config
+
+
+@dataclass
+class Loaded:
+    table: Table
+    metadata_location: str
+    metadata_json: str
+    config: dict
+
+    @property
+    def etag(self) -> str:
+        return '"' + hashlib.sha256(self.metadata_location.encode()).hexdigest()[:32] + '"'
+
+
+def load_table(*, caller: Principal, prefix: str, namespace: str, name: str, view: bool = False) -> Loaded:
+    table = _find(prefix, namespace, name, view=view)
+    _require(caller, table, Privilege.SELECT, Privilege.MODIFY)
+    return Loaded(table, table.iceberg.metadata_location, table.iceberg.metadata_json,
+                  storage_config(table.storage_location))
+
+
+def only_referenced_snapshots(metadata_json: str) -> str:
+    """`snapshots=refs`: keep the snapshots that a branch or tag points at."""
+    data = json.loads(metadata_json)
+    referenced = {ref["snapshot-id"] for ref in (data.get("refs") or {}).values()}
+    if data.get("current-snapshot-id") is not None:
+        referenced.add(data["current-snapshot-id"])
+    data["snapshots"] = [s for s in data.get("snapshots") or [] if s["snapshot-id"] in referenced]
+    return json.dumps(data)
+
+
+def table_exists(*, caller: Principal, prefix: str, namespace: str, name: str, view: bool = False) -> None:
+    table = _find(prefix, namespace, name, view=view)
+    _require(caller, table, Privilege.SELECT, Privilege.MODIFY)
+
+
+# -- writing -------------------------------------------------------------------------------------------
+def _columns_of(metadata) -> list[dict]:
+    """The current Iceberg schema as Unity Catalog columns, so the UC API shows Iceberg tables."""
+    schema = metadata.schema() if hasattr(metadata, "schema") and callable(metadata.schema) else None
+    if schema is None:
+        return []
+    partition_sources = []
+    if hasattr(metadata, "spec"):
+        partition_sources = [field.source_id for field in metadata.spec().fields]
+    return [
+        {
+            "name": field.name,
+            "type_name": _uc_type_name(field.field_type),
+            "type_text": str(field.field_type),
+            "type_json": json.dumps({"name": field.name, "type": json.loads(field.field_type.model_dump_json()),
+                                     "nullable": not field.required, "id": field.field_id}),
+            "type_precision": getattr(field.field_type, "precision", None),
+            "type_scale": getattr(field.field_type, "scale", None),
+            "type_interval_type": None,
+            "position": position,
+            "comment": field.doc,
+            "nullable": not field.required,
+            "partition_index": partition_sources.index(field.field_id) if field.field_id in partition_sources else None,
+        }
+        for position, field in enumerate(schema.fields)
+    ]
+
+
+_UC_TYPES = {
+    "boolean": "BOOLEAN", "int": "INT", "long": "LONG", "float": "FLOAT", "double": "DOUBLE",
+    "date": "DATE", "timestamp": "TIMESTAMP_NTZ", "timestamptz": "TIMESTAMP", "timestamp_ns": "TIMESTAMP_NTZ",
+    "timestamptz_ns": "TIMESTAMP", "string": "STRING", "uuid": "STRING", "binary": "BINARY", "time": "LONG",
+}
+
+
+def _uc_type_name(field_type) -> str:
+    text = str(field_type)
+    if text.startswith("decimal"):
+        return "DECIMAL"
+    if text.startswith("fixed"):
+        return "BINARY"
+    if text.startswith("struct"):
+        return "STRUCT"
+    if text.startswith("list"):
+        return "ARRAY"
+    if text.startswith("map"):
+        return "MAP"
+    return _UC_TYPES.get(text, "USER_DEFINED_TYPE")
+
+
+def _write_metadata_file(location: str, payload: str) -> None:
+    try:
+        if not storage_for(location).put_if_absent(location, payload.encode()):
+            raise AlreadyExists(f"Metadata file {location} exists already.")
+    except StorageError as exc:
+        raise InvalidParameter(f"Cannot write table metadata to {location}: {exc}") from None
+
+
+def _swap(table: Table, metadata, *, current_location: str | None) -> IcebergMetadata:
+    new_location = iceberg.next_metadata_location(metadata.location, current_location)
+    payload = iceberg.serialize(metadata)
+    _write_metadata_file(new_location, payload)
+    state, _ = IcebergMetadata.objects.update_or_create(
+        table=table, defaults={"metadata_location": new_location, "metadata_json": payload}
+    )
+    if not isinstance(metadata, iceberg.ViewMetadata):
+        replace_columns(table, _columns_of(metadata))
+        table.properties = dict(metadata.properties)
+    table.storage_location = metadata.location
+    return state
+
+
+def _require_create(caller: Principal, schema: Schema) -> None:
+    access = grants.Access.load(caller, schema)
+    grants.require_schema_use(access)
+    access.require(access.has(Privilege.CREATE_TABLE), f"Missing CREATE TABLE on schema {schema.full_name}.")
+
+
+def _new_row(*, caller, schema, name, table_id, location, table_type, view=False) -> Table:
+    if Table.objects.filter(schema=schema, name=name).exists():
+        raise TableAlreadyExists(f"Table {schema.full_name}.{name} already exists.")
+    if Table.objects.filter(id=table_id).exists():
+        table_id = uuid.uuid4()
+    try:
+        with transaction.atomic():
+            return Table.objects.create(
+                id=table_id, schema=schema, name=name, owner=caller.name, created_by=caller.name,
+                table_type=TableType.VIEW if view else table_type, data_source_format=DataSourceFormat.ICEBERG,
+                storage_location=location,
+            )
+    except IntegrityError:
+        raise TableAlreadyExists(f"Table {schema.full_name}.{name} already exists.") from None
+
+
+def _location_for(schema: Schema, table_id, requested) -> tuple[str, str]:
+    if requested:
+        return validate_storage_url(requested, field="location"), TableType.EXTERNAL
+    return managed_location(schema, table_id), TableType.MANAGED
+
+
+def create_table(*, caller: Principal, prefix: str, namespace: str, body: dict) -> Loaded:
+    catalog = warehouse(prefix)
+    schema = _schema(catalog, namespace_levels(namespace))
+    name = validate_name(body.get("name"))
+    if body.get("schema") is None:
+        raise InvalidParameter("schema is required.")
+    properties = validate_properties(body.get("properties"))
+    stage_only = body.get("stage-create", False)
+    if not isinstance(stage_only, bool):
+        raise InvalidParameter("stage-create must be a boolean.")
+    _require_create(caller, schema)
+    table_id = uuid.uuid4()
+    location, table_type = _location_for(schema, table_id, body.get("location"))
+    metadata = iceberg.create_metadata(
+        schema=body["schema"], partition_spec=body.get("partition-spec"), write_order=body.get("write-order"),
+        location=location, properties=properties, table_uuid=table_id,
+    )
+    if stage_only:
+        if Table.objects.filter(schema=schema, name=name).exists():
+            raise TableAlreadyExists(f"Table {schema.full_name}.{name} already exists.")
+        return Loaded(None, None, iceberg.serialize(metadata), storage_config(location))
+    with transaction.atomic():
+        table = _new_row(caller=caller, schema=schema, name=name, table_id=table_id, location=location,
+                         table_type=table_type)
+        state = _swap(table, metadata, current_location=None)
+        table.save()
+        audit.record(principal=caller.name, action="createIcebergTable", securable_type="table",
+                     securable_name=table.full_name, securable_id=table.id)
+    return Loaded(table, state.metadata_location, state.metadata_json, storage_config(location))
+
+
+@dataclass
+class Change:
+    levels: list[str]
+    name: str
+    requirements: list
+    updates: list
+
+
+def parse_change(data, *, identifier=None) -> Change:
+    if not isinstance(data, dict):
+        raise InvalidParameter("A table change must be an object.")
+    if identifier is None:
+        identifier = iceberg.parse_identifier(data.get("identifier"))
+    return Change(list(identifier[0]), identifier[1], iceberg.parse_requirements(data.get("requirements")),
+                  iceberg.parse_updates(data.get("updates")))
+
+
+def _commit_locked(caller: Principal, catalog: Catalog, change: Change, locked: dict) -> IcebergMetadata:
+    key = (tuple(change.levels), change.name)
+    table = locked.get(key)
+    creating = any(getattr(r, "type", None) == "assert-create" for r in change.requirements)
+    if table is None:
+        if not creating:
+            raise TableDoesNotExist(f"Table {'.'.join(change.levels)}.{change.name} does not exist.")
+        iceberg.check_requirements(change.requirements, None)
+        schema = _schema(catalog, change.levels)
+        _require_create(caller, schema)
+        metadata = iceberg.apply_updates(None, change.updates, metadata_location=None)
+        managed = metadata.location.rstrip("/") == managed_location(schema, metadata.table_uuid)
+        table_type = TableType.MANAGED if managed else TableType.EXTERNAL
+        table = _new_row(caller=caller, schema=schema, name=validate_name(change.name),
+                         table_id=metadata.table_uuid, location=metadata.location, table_type=table_type)
+        state = _swap(table, metadata, current_location=None)
+    else:
+        _require(caller, table, Privilege.MODIFY)
+        current = iceberg.parse_metadata(table.iceberg.metadata_json)
+        iceberg.check_requirements(change.requirements, current)
+        metadata = iceberg.apply_updates(current, change.updates, metadata_location=table.iceberg.metadata_location)
+        state = _swap(table, metadata, current_location=table.iceberg.metadata_location)
+    table.updated_at = timezone.now()
+    table.updated_by = caller.name
+    table.save()
+    audit.record(principal=caller.name, action="commitIcebergTable", securable_type="table",
+                 securable_name=table.full_name, securable_id=table.id,
+                 details={"updates": [getattr(u, "action", "") for u in change.updates]})
+    return state
+
+
+def _lock(catalog: Catalog, changes: list[Change]) -> dict:
+    """Locks every table a commit touches, in one fixed order (by id), so that two transactions
+    over the same tables cannot wait on each other."""
+    keys = {}
+    for change in changes:
+        if len(change.levels) == 1:
+            keys[(tuple(change.levels), change.name)] = True
+    query = Q(pk__in=[])
+    for (levels, name) in keys:
+        query |= Q(schema__name=levels[0], name=name)
+    rows = list(
+        Table.objects.select_related("schema__catalog", "iceberg").select_for_update(of=("self",))
+        .filter(query, _kind_filter(False), schema__catalog=catalog).order_by("id")
+    )
+    return {((row.schema.name,), row.name): row for row in rows if hasattr(row, "iceberg")}
+
+
+def commit_table(*, caller: Principal, prefix: str, namespace: str, name: str, body: dict) -> Loaded:
+    catalog = warehouse(prefix)
+    change = parse_change(body, identifier=(namespace_levels(namespace), name))
+    with transaction.atomic():
+        locked = _lock(catalog, [change])
+        state = _commit_locked(caller, catalog, change, locked)
+    return Loaded(state.table, state.metadata_location, state.metadata_json, storage_config(state.table.storage_location))
+
+
+def commit_transaction(*, caller: Principal, prefix: str, body: dict) -> None:
+    catalog = warehouse(prefix)
+    table_changes = body.get("table-changes")
+    if not isinstance(table_changes, list) or not table_changes:
+        raise InvalidParameter("table-changes must be a non-empty array.")
+    changes = [parse_change(item) for item in table_changes]
+    seen = set()
+    for change in changes:
+        key = (tuple(change.levels), change.name)
+        if key in seen:
+            raise InvalidParameter(f"Table {'.'.join(change.levels)}.{change.name} appears twice in one transaction.")
+        seen.add(key)
+    with transaction.atomic():
+        locked = _lock(catalog, changes)
+        for change in changes:
+            _commit_locked(caller, catalog, change, locked)
+
+
+def drop_table(*, caller: Principal, prefix: str, namespace: str, name: str, purge: bool, view: bool = False) -> None:
+    with transaction.atomic():
+        table = _find(prefix, namespace, name, view=view, for_update=True)
+        access = grants.Access.load(caller, table)
+        grants.require_schema_use(access)
+        access.require(access.owns(), f"Only the owner of {table.full_name} or a metastore admin may drop it.")
+        full_name, table_id = table.full_name, table.id
+        drop_table_row(table, dropped_by=caller.name, purge=purge)
+        audit.record(principal=caller.name, action="dropIcebergView" if view else "dropIcebergTable",
+                     securable_type="table", securable_name=full_name, securable_id=table_id,
+                     details={"purge": purge})
+
+
+def rename(*, caller: Principal, prefix: str, body: dict, view: bool = False) -> None:
+    catalog = warehouse(prefix)
+    source_levels, source_name = iceberg.parse_identifier(body.get("source"))
+    target_levels, target_name = iceberg.parse_identifier(body.get("destination"))
+    validate_name(target_name, field="destination.name")
+    with transaction.atomic():
+        table = _find(prefix, source_levels, source_name, view=view, for_update=True)
+        access = grants.Access.load(caller, table)
+        grants.require_schema_use(access)
+        access.require(access.owns(), f"Only the owner of {table.full_name} may rename it.")
+        target_schema = _schema(catalog, target_levels)
+        if target_schema.id != table.schema_id:
+            _require_create(caller, target_schema)
+        if Table.objects.filter(schema=target_schema, name=target_name).exists():
+            raise TableAlreadyExists(f"Table {target_schema.full_name}.{target_name} already exists.")
+        old_name = table.full_name
+        table.schema = target_schema
+        table.name = target_name
+        table.updated_at = timezone.now()
+        table.updated_by = caller.name
+        table.save()
+        from catalog.models import Grant
+
+        Grant.objects.filter(securable_id=table.id).update(securable_name=table.full_name)
+        audit.record(principal=caller.name, action="renameIcebergTable", securable_type="table",
+                     securable_name=table.full_name, securable_id=table.id, details={"from": old_name})
+
+
+def register_table(*, caller: Principal, prefix: str, namespace: str, body: dict) -> Loaded:
+    catalog = warehouse(prefix)
+    schema = _schema(catalog, namespace_levels(namespace))
+    name = validate_name(body.get("name"))
+    location = body.get("metadata-location")
+    if not isinstance(location, str) or not location:
+        raise InvalidParameter("metadata-location is required.")
+    if body.get("overwrite"):
+        raise InvalidParameter("overwrite is not supported: drop the table first.")
+    _require_create(caller, schema)
+    try:
+        text = storage_for(location).read(location).decode()
+        metadata = iceberg.parse_metadata(text)
+    except StorageError as exc:
+        raise InvalidParameter(f"Cannot read {location}: {exc}") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidParameter(f"{location} is not Iceberg table metadata: {exc}") from None
+    with transaction.atomic():
+        table = _new_row(caller=caller, schema=schema, name=name, table_id=metadata.table_uuid,
+                         location=metadata.location, table_type=TableType.EXTERNAL)
+        IcebergMetadata.objects.create(table=table, metadata_location=location, metadata_json=text)
+        replace_columns(table, _columns_of(metadata))
+        table.properties = dict(metadata.properties)
+        table.save()
+        audit.record(principal=caller.name, action="registerIcebergTable", securable_type="table",
+                     securable_name=table.full_name, securable_id=table.id, details={"metadata_location": location})
+    return Loaded(table, location, text, storage_config(table.storage_location))
+
+
+def record_metrics(*, caller: Principal, prefix: str, namespace: str, name: str, body: dict) -> None:
+    table = _find(prefix, namespace, name, view=False)
+    _require(caller, table, Privilege.SELECT, Privilege.MODIFY)
+    report_type = body.get("report-type")
+    if report_type not in ("scan-report", "commit-report"):
+        raise InvalidParameter("report-type must be scan-report or commit-report.")
+    snapshot_id = body.get("snapshot-id")
+    if snapshot_id is not None and (isinstance(snapshot_id, bool) or not isinstance(snapshot_id, int)):
+        raise InvalidParameter("snapshot-id must be an integer.")
+    IcebergMetricsReport.objects.create(table=table, report_type=report_type, snapshot_id=snapshot_id,
+                                        report=body, reported_by=caller.name)
+
+
+def credentials(*, caller: Principal, prefix: str, namespace: str, name: str) -> dict:
+    table = _find(prefix, namespace, name, view=False)
+    _require(caller, table, Privilege.SELECT, Privilege.MODIFY)
+    return {"storage-credentials": [{"prefix": table.storage_location, "config": storage_config(table.storage_location)}]}
+
+
+# -- views -----------------------------------------------------------------------------------------------
+def create_view(*, caller: Principal, prefix: str, namespace: str, body: dict) -> Loaded:
+    catalog = warehouse(prefix)
+    schema = _schema(catalog, namespace_levels(namespace))
+    name = validate_name(body.get("name"))
+    properties = validate_properties(body.get("properties"))
+    _require_create(caller, schema)
+    view_id = uuid.uuid4()
+    location, _ = _location_for(schema, view_id, body.get("location"))
+    metadata = iceberg.create_view_metadata(schema=body.get("schema"), view_version=body.get("view-version"),
+                                            location=location, properties=properties)
+    with transaction.atomic():
+        table = _new_row(caller=caller, schema=schema, name=name, table_id=view_id, location=location,
+                         table_type=TableType.VIEW, view=True)
+        state = _swap(table, metadata, current_location=None)
+        current = next(v for v in metadata.versions if v.version_id == metadata.current_version_id)
+        table.view_definition = next((r.sql for r in current.representations if hasattr(r, "sql")), None)
+        table.save()
+        audit.record(principal=caller.name, action="createIcebergView", securable_type="table",
+                     securable_name=table.full_name, securable_id=table.id)
+    return Loaded(table, state.metadata_location, state.metadata_json, {})
+
+
+def replace_view(*, caller: Principal, prefix: str, namespace: str, name: str, body: dict) -> Loaded:
+    with transaction.atomic():
+        table = _find(prefix, namespace, name, view=True, for_update=True)
+        _require(caller, table, Privilege.MODIFY)
+        current = iceberg.parse_view_metadata(table.iceberg.metadata_json)
+        iceberg.check_view_requirements(body.get("requirements"), current)
+        metadata = iceberg.apply_view_updates(current, body.get("updates"))
+        state = _swap(table, metadata, current_location=table.iceberg.metadata_location)
+        version = next(v for v in metadata.versions if v.version_id == metadata.current_version_id)
+        table.view_definition = next((r.sql for r in version.representations if hasattr(r, "sql")), None)
+        table.updated_at = timezone.now()
+        table.updated_by = caller.name
+        table.save()
+        audit.record(principal=caller.name, action="replaceIcebergView", securable_type="table",
+                     securable_name=table.full_name, securable_id=table.id)
+    return Loaded(table, state.metadata_location, state.metadata_json, {})
+

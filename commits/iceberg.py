@@ -1,0 +1,258 @@
+"""How an Iceberg table (or view) moves from one metadata file to the next.
+
+The rules of Iceberg metadata are pyiceberg's: requirements are pyiceberg's `TableRequirement`
+models and are checked with their own `validate`, updates are pyiceberg's `TableUpdate` models
+applied by `update_table_metadata`, and a new table gets fresh field, spec and sort-order ids from
+`new_table_metadata` (Spark sends ids that start at 0). This module adds only what a catalog server
+needs around them: parsing requests into those models with clear errors, naming the next metadata
+file, and view metadata (which pyiceberg models but does not update).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+from pyiceberg.exceptions import CommitFailedException
+from pyiceberg.partitioning import PartitionSpec
+from pyiceberg.schema import Schema
+from pyiceberg.table import CommitTableRequest
+from pyiceberg.table.metadata import TableMetadata, TableMetadataUtil, TableMetadataV1, new_table_metadata
+from pyiceberg.table.sorting import SortOrder
+from pyiceberg.table.update import TableRequirement, TableUpdate, update_table_metadata
+from pyiceberg.view.metadata import ViewMetadata
+
+from ucweb.errors import CommitFailed, InvalidParameter
+
+_REQUIREMENTS = TypeAdapter(list[TableRequirement])
+_UPDATES = TypeAdapter(list[TableUpdate])
+
+
+def _describe(error: ValidationError) -> str:
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first.get("loc", ()))
+    return f"{where}: {first.get('msg')}" if where else str(first.get("msg"))
+
+
+def parse_requirements(data) -> list:
+    if data is None:
+        return []
+    if not isinstance(data, list):
+        raise InvalidParameter("requirements must be an array.")
+    for item in data:
+        if not isinstance(item, dict) or "type" not in item:
+            raise InvalidParameter("Each requirement needs a type.")
+    try:
+        return _REQUIREMENTS.validate_python(data)
+    except ValidationError as exc:
+        raise InvalidParameter(f"Invalid or unknown requirement: {_describe(exc)}") from None
+
+
+def parse_updates(data) -> list:
+    if data is None:
+        return []
+    if not isinstance(data, list):
+        raise InvalidParameter("updates must be an array.")
+    for item in data:
+        if not isinstance(item, dict) or "action" not in item:
+            raise InvalidParameter("Each update needs an action.")
+    try:
+        return _UPDATES.validate_python(data)
+    except ValidationError as exc:
+        raise InvalidParameter(f"Invalid or unknown update: {_describe(exc)}") from None
+
+
+def parse_identifier(data) -> tuple[list[str], str]:
+    if not isinstance(data, dict):
+        raise InvalidParameter("identifier must be an object with namespace and name.")
+    namespace, name = data.get("namespace"), data.get("name")
+    if not isinstance(namespace, list) or not all(isinstance(p, str) for p in namespace) or not isinstance(name, str):
+        raise InvalidParameter("identifier must have a namespace (array of strings) and a name.")
+    return namespace, name
+
+
+def check_requirements(requirements, base: TableMetadata | None) -> None:
+    for requirement in requirements:
+        try:
+            requirement.validate(base)
+        except CommitFailedException as exc:
+            raise CommitFailed(f"Requirement failed: {exc}") from None
+
+
+def apply_updates(base: TableMetadata | None, updates, *, metadata_location: str | None) -> TableMetadata:
+    """The metadata after `updates`; `base` None builds a table from its first updates."""
+    empty = TableMetadataV1.model_construct(last_column_id=-1, schema=Schema())
+    try:
+        return update_table_metadata(
+            base_metadata=base if base is not None else empty,
+            updates=tuple(updates),
+            enforce_validation=base is None,
+            metadata_location=metadata_location,
+        )
+    except CommitFailedException as exc:
+        raise CommitFailed(str(exc)) from None
+    except (ValueError, ValidationError, KeyError, AttributeError, TypeError) as exc:
+        raise InvalidParameter(f"The updates cannot be applied: {exc}") from None
+
+
+def create_metadata(
+    *, schema, partition_spec, write_order, location: str, properties: dict, table_uuid: uuid.UUID
+) -> TableMetadata:
+    """New table metadata with fresh ids, from the JSON of a CreateTableRequest."""
+    try:
+        parsed_schema = Schema.model_validate(schema)
+        spec = PartitionSpec.model_validate(partition_spec) if partition_spec else PartitionSpec()
+        order = SortOrder.model_validate(write_order) if write_order else SortOrder()
+        return new_table_metadata(
+            schema=parsed_schema, partition_spec=spec, sort_order=order, location=location,
+            properties=dict(properties), table_uuid=table_uuid,
+        )
+    except ValidationError as exc:
+        raise InvalidParameter(f"Invalid table definition: {_describe(exc)}") from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InvalidParameter(f"Invalid table definition: {exc}") from None
+
+
+def parse_metadata(text: str) -> TableMetadata:
+    return TableMetadataUtil.parse_raw(text)
+
+
+def serialize(metadata) -> str:
+    return metadata.model_dump_json()
+
+
+def metadata_version(metadata_location: str | None) -> int:
+    """`.../metadata/00042-<uuid>.metadata.json` → 42; -1 when the name has no version."""
+    if not metadata_location:
+        return -1
+    name = metadata_location.rsplit("/", 1)[-1]
+    prefix = name.split("-", 1)[0]
+    return int(prefix) if prefix.isdigit() else -1
+
+
+def next_metadata_location(location: str, current: str | None) -> str:
+    version = metadata_version(current) + 1
+    return f"{location.rstrip('/')}/metadata/{version:05d}-{uuid.uuid4()}.metadata.json"
+
+
+def commit_request(data: dict) -> CommitTableRequest:
+    """Only for the identifier-less single-table case the requirements/updates are parsed here."""
+    return CommitTableRequest(
+        identifier={"namespace": [], "name": ""},
+        requirements=tuple(parse_requirements(data.get("requirements"))),
+        updates=tuple(parse_updates(data.get("updates"))),
+    )
+
+
+# -- views ---------------------------------------------------------------------------------------
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _validated_view(data: dict) -> ViewMetadata:
+    try:
+        return ViewMetadata.model_validate(data)
+    except ValidationError as exc:
+        raise InvalidParameter(f"Invalid view metadata: {_describe(exc)}") from None
+
+
+def create_view_metadata(*, schema, view_version, location: str, properties: dict) -> ViewMetadata:
+    if not isinstance(schema, dict) or not isinstance(view_version, dict):
+        raise InvalidParameter("schema and view-version must be objects.")
+    schema = {**schema, "schema-id": 0}
+    version = {**view_version, "version-id": 1, "schema-id": 0}
+    version.setdefault("timestamp-ms", _now_ms())
+    data = {
+        "view-uuid": str(uuid.uuid4()),
+        "format-version": 1,
+        "location": location,
+        "schemas": [schema],
+        "current-version-id": 1,
+        "versions": [version],
+        "version-log": [{"timestamp-ms": version["timestamp-ms"], "version-id": 1}],
+        "properties": properties or {},
+    }
+    return _validated_view(data)
+
+
+VIEW_ACTIONS = {
+    "assign-uuid", "upgrade-format-version", "add-schema", "set-location", "set-properties",
+    "remove-properties", "add-view-version", "set-current-view-version",
+}
+
+
+def check_view_requirements(requirements, metadata: ViewMetadata) -> None:
+    if requirements is None:
+        return
+    if not isinstance(requirements, list):
+        raise InvalidParameter("requirements must be an array.")
+    for requirement in requirements:
+        kind = requirement.get("type") if isinstance(requirement, dict) else None
+        if kind != "assert-view-uuid":
+            raise InvalidParameter(f"Unknown view requirement {kind!r}.")
+        if requirement.get("uuid") != metadata.view_uuid:
+            raise CommitFailed(f"Requirement failed: view UUID does not match {requirement.get('uuid')}.")
+
+
+def apply_view_updates(metadata: ViewMetadata, updates) -> ViewMetadata:
+    if not isinstance(updates, list):
+        raise InvalidParameter("updates must be an array.")
+    data: dict[str, Any] = json.loads(metadata.model_dump_json())
+    last_schema_id = max(s["schema-id"] for s in data["schemas"])
+    last_added_version = None
+    added_schema_id = None
+    for update in updates:
+        action = update.get("action") if isinstance(update, dict) else None
+        if action not in VIEW_ACTIONS:
+            raise InvalidParameter(f"Unknown view update {action!r}.")
+        if action == "assign-uuid":
+            if update.get("uuid") != data["view-uuid"]:
+                raise InvalidParameter("The UUID of a view cannot change.")
+        elif action == "upgrade-format-version":
+            if update.get("format-version") != 1:
+                raise InvalidParameter("View format version 1 is the only one.")
+        elif action == "add-schema":
+            schema = dict(update.get("schema") or {})
+            last_schema_id += 1
+            schema["schema-id"] = last_schema_id
+            data["schemas"].append(schema)
+            added_schema_id = last_schema_id
+        elif action == "set-location":
+            if not isinstance(update.get("location"), str):
+                raise InvalidParameter("set-location needs a location.")
+            data["location"] = update["location"]
+        elif action == "set-properties":
+            if not isinstance(update.get("updates"), dict):
+                raise InvalidParameter("set-properties needs updates.")
+            data["properties"].update(update["updates"])
+        elif action == "remove-properties":
+            for key in update.get("removals") or []:
+                data["properties"].pop(key, None)
+        elif action == "add-view-version":
+            version = dict(update.get("view-version") or {})
+            if version.get("schema-id") == -1:
+                if added_schema_id is None:
+                    raise InvalidParameter("schema-id -1 refers to a schema added in the same commit.")
+                version["schema-id"] = added_schema_id
+            version["version-id"] = max(v["version-id"] for v in data["versions"]) + 1
+            version.setdefault("timestamp-ms", _now_ms())
+            data["versions"].append(version)
+            last_added_version = version["version-id"]
+        elif action == "set-current-view-version":
+            version_id = update.get("view-version-id")
+            if version_id == -1:
+                if last_added_version is None:
+                    raise InvalidParameter("view-version-id -1 refers to a version added in the same commit.")
+                version_id = last_added_version
+            if version_id not in {v["version-id"] for v in data["versions"]}:
+                raise InvalidParameter(f"Unknown view version {version_id}.")
+            data["current-version-id"] = version_id
+            data["version-log"].append({"timestamp-ms": _now_ms(), "version-id": version_id})
+    return _validated_view(data)
+
+
+def parse_view_metadata(text: str) -> ViewMetadata:
+    return ViewMetadata.model_validate_json(text)
