@@ -20,3 +20,82 @@ class PurgeRequest(models.Model):
 
     def __str__(self):
         return f"purge {self.url} ({'done' if self.done_at else 'pending'})"
+
+
+class TableAlert(models.Model):
+    """Something about a table that needs a person: a published Delta file that is not the
+    ratified commit, or a ratified commit whose files are gone."""
+
+    class Kind(models.TextChoices):
+        PUBLISHED_MISMATCH = "PUBLISHED_MISMATCH", "published file differs from the ratified commit"
+        COMMIT_MISSING = "COMMIT_MISSING", "neither the staged nor the published file exists"
+
+    table = models.ForeignKey("catalog.Table", on_delete=models.CASCADE, related_name="alerts")
+    version = models.BigIntegerField()
+    kind = models.CharField(max_length=32, choices=Kind.choices)
+    message = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["table", "version", "kind"], condition=models.Q(resolved_at__isnull=True),
+                name="uniq_open_table_alert",
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.table_id} v{self.version}: {self.kind}"
+
+
+class TableHealth(models.Model):
+    """What the commit reports of a table add up to (refreshed by the metrics task)."""
+
+    table = models.OneToOneField("catalog.Table", on_delete=models.CASCADE, primary_key=True, related_name="health")
+    files_live = models.BigIntegerField(default=0)
+    bytes_live = models.BigIntegerField(default=0)
+    small_file_share = models.FloatField(default=0.0, help_text="Share of live files below the small-file size.")
+    rows_inserted = models.BigIntegerField(default=0)
+    rows_removed = models.BigIntegerField(default=0)
+    rows_updated = models.BigIntegerField(default=0)
+    commits_last_day = models.IntegerField(default=0)
+    last_report_version = models.BigIntegerField(null=True, blank=True)
+    histogram = models.JSONField(null=True, blank=True, help_text="The latest file-size histogram reported.")
+    commit_rate = models.JSONField(default=list, blank=True, help_text="Commits per hour, last 24 hours.")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self):
+        return f"health of {self.table_id}"
+
+
+class MaintenancePlan(models.Model):
+    """Maintenance the catalog decided a table needs, and why."""
+
+    class Operation(models.TextChoices):
+        OPTIMIZE = "OPTIMIZE"
+        CHECKPOINT = "CHECKPOINT"
+        VACUUM = "VACUUM"
+
+    class Status(models.TextChoices):
+        PLANNED = "PLANNED"
+        DONE = "DONE"
+        DISMISSED = "DISMISSED"
+
+    table = models.ForeignKey("catalog.Table", on_delete=models.CASCADE, related_name="maintenance_plans")
+    operation = models.CharField(max_length=16, choices=Operation.choices)
+    reason = models.TextField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PLANNED)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["table", "operation"], condition=models.Q(status="PLANNED"), name="uniq_planned_operation",
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.operation} {self.table_id}"

@@ -47,3 +47,24 @@ def run_purge(purge_id: int) -> bool:
 def run_pending_purges(limit: int = 100) -> int:
     ids = list(PurgeRequest.objects.filter(done_at__isnull=True).order_by("requested_at").values_list("id", flat=True)[:limit])
     return sum(1 for purge_id in ids if run_purge(purge_id))
+
+
+def expire_staging_tables(now=None) -> int:
+    """Staging tables never finalized within UCWEB_STAGING_TTL_SECONDS are abandoned (some engines
+    leave one behind per failed CTAS): their row goes and their files are purged."""
+    from datetime import timedelta
+
+    from django.conf import settings
+
+    from catalog.models import StagingTable
+
+    cutoff = (now or timezone.now()) - timedelta(seconds=settings.UCWEB_STAGING_TTL_SECONDS)
+    expired = 0
+    with transaction.atomic():
+        rows = StagingTable.objects.select_for_update(skip_locked=True).filter(
+            finalized_at__isnull=True, created_at__lt=cutoff)
+        for staging in rows:
+            request_purge(url=staging.staging_location, reason=f"expired staging table {staging.id}")
+            staging.delete()
+            expired += 1
+    return expired

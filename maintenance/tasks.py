@@ -1,19 +1,31 @@
+"""Celery tasks. Each is idempotent and safe to run twice or at the same time as itself: the state
+lives in the database (row locks, put-if-absent), the broker only carries nudges."""
+
 import logging
+import threading
 
 from celery import shared_task
 
-from maintenance import purge
+from maintenance import health, publish, purge
 
 logger = logging.getLogger(__name__)
 
 
 def enqueue(task, *args) -> None:
-    """Hands a task to the broker without ever failing the request that asked for it: the work
-    is recorded in the database already, and the beat schedule sweeps what was not delivered."""
-    try:
-        task.apply_async(args=args, retry=False)
-    except Exception as exc:  # the broker is down; the periodic sweep will pick the work up
-        logger.warning("could not enqueue %s%r: %s", task.name, args, exc)
+    """Hands a task to the broker from a background thread, so that a request never waits on the
+    broker and a broker that is down costs nothing but a log line: the work is recorded in the
+    database already, and the beat schedule sweeps what was not delivered."""
+
+    def send():
+        try:
+            task.apply_async(args=args, retry=False)
+        except Exception as exc:  # noqa: BLE001 - any broker failure is the same: sweep later
+            logger.warning("could not enqueue %s%r: %s", task.name, args, exc)
+
+    if task.app.conf.task_always_eager:
+        send()
+    else:
+        threading.Thread(target=send, daemon=True).start()
 
 
 @shared_task(name="maintenance.purge_location")
@@ -24,3 +36,27 @@ def purge_location(purge_id: int) -> bool:
 @shared_task(name="maintenance.purge_pending")
 def purge_pending() -> int:
     return purge.run_pending_purges()
+
+
+@shared_task(name="maintenance.expire_staging_tables")
+def expire_staging_tables() -> int:
+    return purge.expire_staging_tables()
+
+
+@shared_task(name="maintenance.publish_verify")
+def publish_verify() -> int:
+    return publish.verify_all()
+
+
+@shared_task(name="maintenance.refresh_health")
+def refresh_health() -> int:
+    return health.refresh_all()
+
+
+# The beat schedule that `manage.py bootstrap` installs (governance edits it in the admin).
+DEFAULT_SCHEDULE = {
+    "publish-verify": ("maintenance.publish_verify", 30),
+    "purge-pending": ("maintenance.purge_pending", 60),
+    "expire-staging-tables": ("maintenance.expire_staging_tables", 600),
+    "refresh-health-and-plans": ("maintenance.refresh_health", 300),
+}

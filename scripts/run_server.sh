@@ -47,18 +47,22 @@ ucweb is starting on $BIND:$PORT
 
 INFO
 
-# --- Celery worker ------------------------------------------------------------------------------
-# Placeholder: a background Celery worker (and beat) will be started here, e.g.
-#     "$PY" -m celery -A ucweb worker -l info &
-#     WORKER_PID=$!
-#     trap 'kill "$WORKER_PID" 2>/dev/null || true' EXIT
-# Until then tasks run only where the code runs them eagerly. (Do not `exec` the server below
-# once a worker is started here, or the trap will not run.)
+# --- Celery worker and beat -----------------------------------------------------------------------
+# One worker process that also runs the beat schedule (publish-verify, purges, health, expiry).
+# The broker is Redis when REDIS_URL is set, otherwise a folder under var/ (no server needed).
+# UCWEB_NO_WORKER=1 leaves it out (docker-compose runs worker and beat as their own services).
+WORKER_PID=""
+if [[ -z "${UCWEB_NO_WORKER:-}" ]]; then
+    "$PY" -m celery -A ucweb worker --beat --loglevel warning --concurrency 2 &
+    WORKER_PID=$!
+    trap 'kill "$WORKER_PID" 2>/dev/null || true' EXIT INT TERM
+    echo "  Celery worker with beat started (pid $WORKER_PID)"
+fi
 # ------------------------------------------------------------------------------------------------
 
 # gunicorn with threads: the admin's static files are served by WhiteNoise.
 ADDR="$BIND"
 [[ "$ADDR" == *:* && "$ADDR" != \[* ]] && ADDR="[$ADDR]"   # IPv6 literal
-exec "$PY" -m gunicorn ucweb.wsgi:application --bind "$ADDR:$PORT" \
+"$PY" -m gunicorn ucweb.wsgi:application --bind "$ADDR:$PORT" \
     --workers "${UCWEB_WORKERS:-2}" --threads "${UCWEB_THREADS:-8}" --worker-class gthread \
     --access-logfile - --timeout 120

@@ -145,12 +145,37 @@ UCWEB_DEFAULT_WAREHOUSE = os.environ.get("UCWEB_DEFAULT_WAREHOUSE", "unity")
 UCWEB_IDEMPOTENCY_LIFETIME_SECONDS = env_int("UCWEB_IDEMPOTENCY_LIFETIME_SECONDS", 1800)
 UCWEB_OAUTH_TOKEN_SECONDS = env_int("UCWEB_OAUTH_TOKEN_SECONDS", 3600)
 
+# Maintenance (Celery): publish-verify waits this long for clients to publish themselves; plans.
+UCWEB_PUBLISH_VERIFY_AFTER_SECONDS = env_int("UCWEB_PUBLISH_VERIFY_AFTER_SECONDS", 30)
+UCWEB_SMALL_FILE_BYTES = env_int("UCWEB_SMALL_FILE_BYTES", 8 * 1024 * 1024)
+UCWEB_OPTIMIZE_SMALL_FILE_SHARE = float(os.environ.get("UCWEB_OPTIMIZE_SMALL_FILE_SHARE", "0.5"))
+UCWEB_OPTIMIZE_MIN_FILES = env_int("UCWEB_OPTIMIZE_MIN_FILES", 10)
+UCWEB_CHECKPOINT_INTERVAL = env_int("UCWEB_CHECKPOINT_INTERVAL", 100)
+UCWEB_VACUUM_RETENTION_HOURS = env_int("UCWEB_VACUUM_RETENTION_HOURS", 168)
+UCWEB_STAGING_TTL_SECONDS = env_int("UCWEB_STAGING_TTL_SECONDS", 24 * 3600)
+
 # --- Celery -----------------------------------------------------------------------------------
 REDIS_URL = os.environ.get("REDIS_URL", "")
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or REDIS_URL or "memory://"
+# With nothing configured the broker is a folder under var/ (kombu's filesystem transport), so
+# `make run` has a worker and a schedule without any server; REDIS_URL switches to Redis.
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or REDIS_URL or "filesystem://"
+if CELERY_BROKER_URL == "filesystem://":
+    _broker_dir = VAR_DIR / "celery-broker"
+    (_broker_dir / "processed").mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_broker_dir),
+        "data_folder_out": str(_broker_dir),
+        "processed_folder": str(_broker_dir / "processed"),
+        "store_processed": False,
+    }
+else:
+    # A broker that is down must not hold up a request: publishing gives up fast, and the
+    # periodic sweeps pick up whatever was not delivered.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"max_retries": 0}
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
 CELERY_RESULT_BACKEND = "django-db"
-# With no broker configured the tasks run in the process that asks for them.
-CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", CELERY_BROKER_URL == "memory://")
+CELERY_RESULT_EXTENDED = True
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TASK_ACKS_LATE = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True

@@ -23,7 +23,21 @@ class Command(BaseCommand):
             catalog=catalog, name="default",
             defaults={"owner": admin, "created_by": admin, "comment": "Default schema"},
         )
+        _install_schedule()
         self.stdout.write(
             f"metastore {metastore.id} ready; catalog unity and schema unity.default ready; "
             f"storage root {settings.UCWEB_STORAGE_ROOT}"
         )
+
+
+def _install_schedule() -> None:
+    """The maintenance schedule, created once; later edits in the admin are kept."""
+    from django_celery_beat.models import IntervalSchedule, PeriodicTask
+
+    from maintenance.tasks import DEFAULT_SCHEDULE
+
+    for name, (task, seconds) in DEFAULT_SCHEDULE.items():
+        if PeriodicTask.objects.filter(name=name).exists():
+            continue
+        interval, _ = IntervalSchedule.objects.get_or_create(every=seconds, period=IntervalSchedule.SECONDS)
+        PeriodicTask.objects.create(name=name, task=task, interval=interval)

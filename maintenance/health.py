@@ -1,0 +1,117 @@
+"""From commit reports to table health and maintenance plans.
+
+A report's file-size histogram describes the table's live files after that commit, so the latest
+one gives files and bytes live and the share of small files. Plans:
+- OPTIMIZE when at least UCWEB_OPTIMIZE_MIN_FILES files are live and the share of files smaller
+  than UCWEB_SMALL_FILE_BYTES reaches UCWEB_OPTIMIZE_SMALL_FILE_SHARE;
+- CHECKPOINT when UCWEB_CHECKPOINT_INTERVAL versions passed since the last checkpoint
+  (`_delta_log/_last_checkpoint`, or version 0);
+- VACUUM when files were removed longer ago than UCWEB_VACUUM_RETENTION_HOURS and no VACUUM has
+  been planned since.
+A plan is created once; while it is PLANNED it is not planned again."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Count, Sum
+from django.db.models.functions import TruncHour
+from django.utils import timezone
+
+from catalog.models import Table
+from catalog.storage import StorageError, join, storage_for
+from commits.models import CommitReport, DeltaCommit
+from maintenance.models import MaintenancePlan, TableHealth
+
+
+def small_file_share(histogram: dict | None, small_bytes: int) -> tuple[int, int, float]:
+    """(files, bytes, share of files in bins that end at or below `small_bytes`)."""
+    if not histogram:
+        return 0, 0, 0.0
+    boundaries, counts, sizes = histogram["sorted_bin_boundaries"], histogram["file_counts"], histogram["total_bytes"]
+    files = sum(counts)
+    small = sum(count for index, count in enumerate(counts)
+                if index + 1 < len(boundaries) and boundaries[index + 1] <= small_bytes)
+    return files, sum(sizes), (small / files if files else 0.0)
+
+
+def last_checkpoint_version(location: str) -> int:
+    url = join(location, "_delta_log", "_last_checkpoint")
+    try:
+        return int(json.loads(storage_for(url).read(url)).get("version", 0))
+    except (StorageError, ValueError, TypeError, AttributeError):
+        return 0
+
+
+def _plan(table: Table, operation: str, reason: str) -> MaintenancePlan:
+    with transaction.atomic():
+        plan, _ = MaintenancePlan.objects.get_or_create(
+            table=table, operation=operation, status=MaintenancePlan.Status.PLANNED, defaults={"reason": reason})
+    return plan
+
+
+def refresh_table(table: Table, now=None) -> list[str]:
+    """Recomputes the health of one table and returns the operations planned for it."""
+    now = now or timezone.now()
+    reports = CommitReport.objects.filter(table=table)
+    latest = reports.exclude(file_size_histogram=None).order_by("-commit_version", "-received_at").first()
+    totals = reports.aggregate(
+        added=Sum("num_files_added"), removed=Sum("num_files_removed"), bytes_added=Sum("num_bytes_added"),
+        bytes_removed=Sum("num_bytes_removed"), inserted=Sum("num_rows_inserted"),
+        deleted=Sum("num_rows_removed"), updated=Sum("num_rows_updated"),
+    )
+    files, size, share = small_file_share(latest.file_size_histogram if latest else None, settings.UCWEB_SMALL_FILE_BYTES)
+    if latest is None:
+        files = (totals["added"] or 0) - (totals["removed"] or 0)
+        size = (totals["bytes_added"] or 0) - (totals["bytes_removed"] or 0)
+    day_ago = now - timedelta(hours=24)
+    hourly = (
+        DeltaCommit.objects.filter(table=table, ratified_at__gte=day_ago)
+        .annotate(hour=TruncHour("ratified_at")).values("hour").annotate(n=Count("version")).order_by("hour")
+    )
+    rate = [{"hour": row["hour"].isoformat(), "commits": row["n"]} for row in hourly]
+    TableHealth.objects.update_or_create(table=table, defaults={
+        "files_live": max(files, 0), "bytes_live": max(size, 0), "small_file_share": share,
+        "rows_inserted": totals["inserted"] or 0, "rows_removed": totals["deleted"] or 0,
+        "rows_updated": totals["updated"] or 0, "commits_last_day": sum(r["commits"] for r in rate),
+        "last_report_version": reports.order_by("-commit_version").values_list("commit_version", flat=True).first(),
+        "histogram": latest.file_size_histogram if latest else None, "commit_rate": rate,
+    })
+
+    planned = []
+    if files >= settings.UCWEB_OPTIMIZE_MIN_FILES and share >= settings.UCWEB_OPTIMIZE_SMALL_FILE_SHARE:
+        _plan(table, MaintenancePlan.Operation.OPTIMIZE,
+              f"{share:.0%} of {files} live files are smaller than {settings.UCWEB_SMALL_FILE_BYTES} bytes "
+              f"(threshold {settings.UCWEB_OPTIMIZE_SMALL_FILE_SHARE:.0%}).")
+        planned.append(MaintenancePlan.Operation.OPTIMIZE)
+    if table.latest_version is not None and table.storage_location:
+        since = table.latest_version - last_checkpoint_version(table.storage_location)
+        if since >= settings.UCWEB_CHECKPOINT_INTERVAL:
+            _plan(table, MaintenancePlan.Operation.CHECKPOINT,
+                  f"{since} versions since the last checkpoint (interval {settings.UCWEB_CHECKPOINT_INTERVAL}).")
+            planned.append(MaintenancePlan.Operation.CHECKPOINT)
+    retention = now - timedelta(hours=settings.UCWEB_VACUUM_RETENTION_HOURS)
+    last_vacuum = MaintenancePlan.objects.filter(table=table, operation=MaintenancePlan.Operation.VACUUM) \
+        .order_by("-created_at").values_list("created_at", flat=True).first()
+    removals = reports.filter(num_files_removed__gt=0, received_at__lte=retention)
+    if last_vacuum is not None:
+        removals = removals.filter(received_at__gt=last_vacuum)
+    removed = removals.aggregate(files=Sum("num_files_removed"), bytes=Sum("num_bytes_removed"))
+    if removed["files"]:
+        _plan(table, MaintenancePlan.Operation.VACUUM,
+              f"{removed['files']} files ({removed['bytes'] or 0} bytes) were removed more than "
+              f"{settings.UCWEB_VACUUM_RETENTION_HOURS} hours ago.")
+        planned.append(MaintenancePlan.Operation.VACUUM)
+    return planned
+
+
+def refresh_all() -> int:
+    ids = CommitReport.objects.values_list("table_id", flat=True).distinct()
+    count = 0
+    for table in Table.objects.filter(id__in=list(ids)):
+        refresh_table(table)
+        count += 1
+    return count
