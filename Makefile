@@ -44,6 +44,7 @@ services:
 test: venv services
 	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} \
 	REDIS_URL=$${REDIS_URL:-$(TEST_REDIS_URL)} \
+	UCWEB_DB_CONN_MAX_AGE=0 \
 	$(VENV_PY) -m pytest $(PYTEST_ARGS)
 
 bench: venv

@@ -95,6 +95,7 @@ TIME_ZONE = "UTC"
 LANGUAGE_CODE = "en-us"
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT.mkdir(exist_ok=True)
 # Static files (admin, Swagger UI) are found in the installed apps even before collectstatic.
 WHITENOISE_USE_FINDERS = True
 

@@ -1,0 +1,103 @@
+"""A real Celery worker for tests: its own redis-server on a free port (so a test may stop and
+restart the broker) and `celery worker` in a subprocess on the test database."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Redis:
+    def __init__(self, workdir: Path):
+        self.port = free_port()
+        self.workdir = workdir
+        self.process = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self):
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise RuntimeError("redis-server is not installed (scripts/ensure_services.sh installs it)")
+        self.process = subprocess.Popen(
+            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--dir", str(self.workdir)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("redis-server did not start")
+
+    def stop(self):
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+            self.process = None
+
+
+class Worker:
+    def __init__(self, broker_url: str, env: dict, log: Path):
+        database = connection.settings_dict
+        user = database.get("USER") or "postgres"
+        host = database.get("HOST") or "127.0.0.1"
+        port = database.get("PORT") or 5432
+        self.env = {
+            **os.environ,
+            **env,
+            "DATABASE_URL": f"postgres://{user}@{host}:{port}/{database['NAME']}",
+            "CELERY_BROKER_URL": broker_url,
+            "DJANGO_SETTINGS_MODULE": "ucweb.settings",
+        }
+        self.log = log
+        self.process = None
+
+    def start(self):
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "ucweb", "worker", "--pool", "threads", "--concurrency", "4",
+             "--loglevel", "info", "--without-gossip", "--without-mingle", "--without-heartbeat"],
+            cwd=ROOT, env=self.env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    def stop(self):
+        if self.process is not None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+            self.process = None
+
+
+def wait_for(predicate, *, timeout: float = 30, interval: float = 0.2):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout} s waiting for {predicate.__doc__ or predicate}")
