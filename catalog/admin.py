@@ -105,9 +105,29 @@ class TableAdmin(admin.ModelAdmin):
     list_select_related = ("schema__catalog",)
     readonly_fields = (
         "id", "created_at", "created_by", "updated_at", "updated_by", "latest_version",
-        "latest_published_version", "uniform_iceberg",
+        "latest_published_version", "uniform_iceberg", "maintenance_overview",
     )
     inlines = [ColumnInline, DeltaCommitInline, CommitReportInline]
+
+    @admin.display(description="health and maintenance")
+    def maintenance_overview(self, obj):
+        from django.utils.html import format_html_join
+        from django.utils.safestring import mark_safe
+
+        from maintenance import plots
+        from maintenance.models import TableHealth
+
+        health = TableHealth.objects.filter(table=obj).first()
+        plans = format_html_join(
+            "", "<li>{} ({}): {}</li>",
+            ((p.operation, p.status, p.reason) for p in obj.maintenance_plans.all()[:10]),
+        )
+        alerts = format_html_join(
+            "", "<li>version {}: {}</li>", ((a.version, a.message) for a in obj.alerts.filter(resolved_at=None)),
+        )
+        charts = plots.file_size_histogram(health.histogram if health else None) + plots.commit_rate(
+            health.commit_rate if health else [])
+        return mark_safe(f"<ul>{plans}</ul><ul>{alerts}</ul>{charts}")  # noqa: S308 - parts are escaped
 
 
 @admin.register(DeltaCommit)

@@ -8,6 +8,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 CHANGELISTS = [
     "catalog/catalog", "catalog/schema", "catalog/table", "catalog/principal", "catalog/token",
     "catalog/grant", "catalog/auditevent", "catalog/stagingtable", "catalog/metastore", "commits/deltacommit",
+    "maintenance/purgerequest", "maintenance/tablealert", "maintenance/maintenanceplan", "maintenance/tablehealth",
+    "django_celery_beat/periodictask", "django_celery_results/taskresult",
 ]
 
 
@@ -33,3 +35,21 @@ def test_managed_table_page_shows_commits_and_metrics(browser, delta, admin_clie
         "report": {"commit_report": {"commit_version": 1, "num_rows_inserted": 4242}}}, format="json")
     page = browser.get(f"/admin/catalog/table/{created.table_id}/change/").content.decode()
     assert info.file_name in page and "4242" in page
+
+
+def test_table_page_plots_health_and_lists_plans(browser, delta):
+    from maintenance.health import refresh_table
+    from catalog.models import Table
+    from commits.models import CommitReport
+
+    created = delta.create_table("unity", "default", "events")
+    delta.append(created.table_id, created.storage_location, 1, "p1.parquet")
+    table = Table.objects.get(id=created.table_id)
+    CommitReport.objects.create(table=table, commit_version=1, reported_by="admin", num_files_added=20,
+                                file_size_histogram={"sorted_bin_boundaries": [0, 1024, 1 << 30],
+                                                     "file_counts": [19, 1, 0], "total_bytes": [100, 5000, 0]})
+    assert refresh_table(table) == ["OPTIMIZE"]
+    page = browser.get(f"/admin/catalog/table/{table.id}/change/").content.decode()
+    assert "OPTIMIZE (PLANNED)" in page and "<svg" in page and "Commits per hour" in page
+    health_page = browser.get(f"/admin/maintenance/tablehealth/{table.id}/change/").content.decode()
+    assert "File-size histogram" in health_page
