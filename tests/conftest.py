@@ -71,6 +71,11 @@ def uc_sdk(live_server, make_token):
 
 
 @pytest.fixture(autouse=True)
+def fresh_token_cache():
+    principals.forget_cached_tokens()
+
+
+@pytest.fixture(autouse=True)
 def celery_eager():
     """Tasks run inline in tests unless a test starts a real worker (see test_workers)."""
     from ucweb.celery import app

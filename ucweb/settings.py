@@ -131,6 +131,7 @@ SPECTACULAR_SETTINGS = {
 
 # --- ucweb ------------------------------------------------------------------------------------
 UCWEB_ALLOW_ANONYMOUS = env_bool("UCWEB_ALLOW_ANONYMOUS", False)
+UCWEB_TOKEN_CACHE_SECONDS = env_int("UCWEB_TOKEN_CACHE_SECONDS", 5)
 UCWEB_STORAGE_ROOT = os.environ.get("UCWEB_STORAGE_ROOT") or (VAR_DIR / "storage").as_uri()
 UCWEB_DEFAULT_PAGE_SIZE = env_int("UCWEB_DEFAULT_PAGE_SIZE", 100)
 UCWEB_MAX_PAGE_SIZE = env_int("UCWEB_MAX_PAGE_SIZE", 1000)

@@ -3,8 +3,10 @@
 import hashlib
 import hmac
 import secrets
+import time
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -38,6 +40,7 @@ def ensure_principal(*, name: str, admin: bool = False, kind: str = PrincipalKin
     if admin and not principal.is_metastore_admin:
         principal.is_metastore_admin = True
         principal.save(update_fields=["is_metastore_admin"])
+        forget_cached_tokens()
     if created:
         audit.record(principal=name, action="createPrincipal", securable_type="principal", securable_name=name)
     return principal
@@ -56,18 +59,39 @@ def issue_token(*, principal: Principal, lifetime: timedelta | None = None, desc
     return token
 
 
+# Tokens resolved in the last few seconds, by digest: every request authenticates, and clients
+# such as the Delta connectors send many requests a second. A revoked token or a changed admin
+# flag takes effect within UCWEB_TOKEN_CACHE_SECONDS.
+_recent_tokens: dict[str, tuple[float, Principal, object]] = {}
+
+
 def principal_for_token(token: str) -> Principal:
-    row = (
-        Token.objects.select_related("principal")
-        .filter(key_hash=_digest(token))
-        .only("expires_at", "principal__id", "principal__name", "principal__is_metastore_admin", "principal__kind")
-        .first()
-    )
-    if row is None:
-        raise Unauthenticated("Invalid bearer token.")
-    if row.expires_at is not None and row.expires_at <= timezone.now():
+    digest = _digest(token)
+    now = time.monotonic()
+    cached = _recent_tokens.get(digest)
+    if cached is not None and now - cached[0] < settings.UCWEB_TOKEN_CACHE_SECONDS:
+        _, principal, expires_at = cached
+    else:
+        row = (
+            Token.objects.select_related("principal")
+            .filter(key_hash=digest)
+            .only("expires_at", "principal__id", "principal__name", "principal__is_metastore_admin",
+                  "principal__kind")
+            .first()
+        )
+        if row is None:
+            raise Unauthenticated("Invalid bearer token.")
+        principal, expires_at = row.principal, row.expires_at
+        if len(_recent_tokens) > 10_000:
+            _recent_tokens.clear()
+        _recent_tokens[digest] = (now, principal, expires_at)
+    if expires_at is not None and expires_at <= timezone.now():
         raise Unauthenticated("Bearer token has expired.")
-    return row.principal
+    return principal
+
+
+def forget_cached_tokens() -> None:
+    _recent_tokens.clear()
 
 
 @transaction.atomic
