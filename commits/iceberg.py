@@ -79,7 +79,10 @@ def check_requirements(requirements, base: TableMetadata | None) -> None:
         try:
             requirement.validate(base)
         except CommitFailedException as exc:
-            raise CommitFailed(f"Requirement failed: {exc}") from None
+            message = str(exc)
+            if not message.startswith("Requirement failed"):
+                message = f"Requirement failed: {message}"
+            raise CommitFailed(message) from None
 
 
 def apply_updates(base: TableMetadata | None, updates, *, metadata_location: str | None) -> TableMetadata:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import uuid
 from dataclasses import dataclass
 
@@ -22,12 +23,13 @@ from catalog.services.common import validate_properties, validate_storage_url
 from catalog.services.managed_tables import managed_location
 from catalog.services.names import validate_name
 from catalog.services.tables import drop_table_row, replace_columns
-from catalog.storage import StorageError, storage_for
+from catalog.storage import StorageError, parse, storage_for
 from commits import iceberg
 from commits.models import IcebergMetadata, IcebergMetricsReport
 from ucweb.errors import (
     AlreadyExists,
     CatalogDoesNotExist,
+    CommitFailed,
     InvalidParameter,
     SchemaDoesNotExist,
     TableAlreadyExists,
@@ -134,7 +136,8 @@ def update_namespace_properties(*, caller: Principal, prefix: str, namespace: st
         securable_name=schema.full_name, securable_id=schema.id,
         details={"updated": sorted(updates), "removed": removed},
     )
-    return {"updated": sorted(updates), "removed": removed, "missing": missing or None}
+    # `missing` is optional in the spec, but pyiceberg requires the field: always an array.
+    return {"updated": sorted(updates), "removed": removed, "missing": missing}
 
 
 # -- reading tables and views ------------------------------------------------------------------------
@@ -159,10 +162,13 @@ def _find(prefix: str, namespace, name: str, *, view: bool, for_update: bool = F
     # Spark resolves `db.t.snapshots` by loading table `snapshots` in namespace `db.t` first: a
     # namespace that does not exist must answer "no such table", not "no such namespace".
     schema_name = single_level(levels, missing=missing)
-    queryset = Table.objects.select_related("schema__catalog", "iceberg")
     if for_update:
-        queryset = queryset.select_for_update(of=("self",))
+        queryset = Table.objects.select_related("schema__catalog").select_for_update(of=("self",))
+    else:
+        queryset = Table.objects.select_related("schema__catalog", "iceberg")
     table = queryset.filter(_kind_filter(view), schema__catalog=catalog, schema__name=schema_name, name=name).first()
+    if table is not None and for_update:
+        table = _with_current_metadata([table]).get(table.id)
     if table is None or not hasattr(table, "iceberg"):
         what = "View" if view else "Table"
         raise missing(f"{what} {'.'.join(levels)}.{name} does not exist.")
@@ -200,9 +206,16 @@ class Loaded:
     metadata_json: str
     config: dict
 
-    @property
-    def etag(self) -> str:
-        return '"' + hashlib.sha256(self.metadata_location.encode()).hexdigest()[:32] + '"'
+    def etag(self, snapshots: str | None = None) -> str:
+        return etag_for(self.metadata_location, snapshots)
+
+
+def etag_for(metadata_location: str, snapshots: str | None = None) -> str:
+    """One tag per metadata version and representation: `snapshots=refs` leaves snapshots out,
+    so its body gets another tag than the full one (`all`, the default)."""
+    representation = "refs" if snapshots == "refs" else "all"
+    digest = hashlib.sha256(f"{metadata_location}\n{representation}".encode()).hexdigest()
+    return f'"{digest[:32]}"'
 
 
 def load_table(*, caller: Principal, prefix: str, namespace: str, name: str, view: bool = False) -> Loaded:
@@ -321,6 +334,24 @@ def _new_row(*, caller, schema, name, table_id, location, table_type, view=False
         raise TableAlreadyExists(f"Table {schema.full_name}.{name} already exists.") from None
 
 
+def _prepare_location(location: str) -> None:
+    """Creates the `metadata/` and `data/` folders of a table on a local file system. Object
+    stores have no folders, but local writers that do not create parent directories (DuckDB)
+    fail to write the first manifest of a table created in the same transaction (a staged
+    create, or CREATE TABLE AS), when no metadata file has been written yet."""
+    try:
+        local = parse(location)
+    except StorageError:
+        return
+    if local.scheme != "file":
+        return
+    for folder in ("metadata", "data"):
+        try:
+            os.makedirs(os.path.join(local.path, folder), exist_ok=True)
+        except OSError as exc:
+            raise InvalidParameter(f"Cannot create {location}/{folder}: {exc.strerror or exc}") from None
+
+
 def _location_for(schema: Schema, table_id, requested) -> tuple[str, str]:
     if requested:
         return validate_storage_url(requested, field="location"), TableType.EXTERNAL
@@ -347,6 +378,7 @@ def create_table(*, caller: Principal, prefix: str, namespace: str, body: dict) 
     if stage_only:
         if Table.objects.filter(schema=schema, name=name).exists():
             raise TableAlreadyExists(f"Table {schema.full_name}.{name} already exists.")
+        _prepare_location(location)
         return Loaded(None, None, iceberg.serialize(metadata), storage_config(location))
     with transaction.atomic():
         table = _new_row(caller=caller, schema=schema, name=name, table_id=table_id, location=location,
@@ -375,9 +407,19 @@ def parse_change(data, *, identifier=None) -> Change:
                   iceberg.parse_updates(data.get("updates")))
 
 
-def _commit_locked(caller: Principal, catalog: Catalog, change: Change, locked: dict) -> IcebergMetadata:
-    key = (tuple(change.levels), change.name)
-    table = locked.get(key)
+@dataclass
+class _Planned:
+    """One table change whose requirements hold, with the metadata it leads to; nothing written yet."""
+
+    change: Change
+    table: Table | None  # None: the change creates the table (assert-create)
+    schema: Schema | None
+    metadata: object
+
+
+def _plan(caller: Principal, catalog: Catalog, change: Change, locked: dict) -> _Planned:
+    """Checks access and requirements and computes the next metadata, writing nothing."""
+    table = locked.get((tuple(change.levels), change.name))
     creating = any(getattr(r, "type", None) == "assert-create" for r in change.requirements)
     if table is None:
         if not creating:
@@ -385,17 +427,30 @@ def _commit_locked(caller: Principal, catalog: Catalog, change: Change, locked: 
         iceberg.check_requirements(change.requirements, None)
         schema = _schema(catalog, change.levels)
         _require_create(caller, schema)
+        validate_name(change.name)
+        if Table.objects.filter(schema=schema, name=change.name).exists():
+            raise CommitFailed(f"Requirement failed: table {schema.full_name}.{change.name} already exists.")
         metadata = iceberg.apply_updates(None, change.updates, metadata_location=None)
+        return _Planned(change, None, schema, metadata)
+    _require(caller, table, Privilege.MODIFY)
+    current = iceberg.parse_metadata(table.iceberg.metadata_json)
+    iceberg.check_requirements(change.requirements, current)
+    metadata = iceberg.apply_updates(current, change.updates, metadata_location=table.iceberg.metadata_location)
+    return _Planned(change, table, None, metadata)
+
+
+def _write_planned(caller: Principal, planned: _Planned) -> IcebergMetadata:
+    """Writes the next metadata file of a planned change and swaps it in (the caller's transaction)."""
+    change, table, metadata = planned.change, planned.table, planned.metadata
+    if table is None:
+        schema = planned.schema
         managed = metadata.location.rstrip("/") == managed_location(schema, metadata.table_uuid)
         table_type = TableType.MANAGED if managed else TableType.EXTERNAL
-        table = _new_row(caller=caller, schema=schema, name=validate_name(change.name),
-                         table_id=metadata.table_uuid, location=metadata.location, table_type=table_type)
+        table = _new_row(caller=caller, schema=schema, name=change.name, table_id=metadata.table_uuid,
+                         location=metadata.location, table_type=table_type)
+        _prepare_location(metadata.location)
         state = _swap(table, metadata, current_location=None)
     else:
-        _require(caller, table, Privilege.MODIFY)
-        current = iceberg.parse_metadata(table.iceberg.metadata_json)
-        iceberg.check_requirements(change.requirements, current)
-        metadata = iceberg.apply_updates(current, change.updates, metadata_location=table.iceberg.metadata_location)
         state = _swap(table, metadata, current_location=table.iceberg.metadata_location)
     table.updated_at = timezone.now()
     table.updated_by = caller.name
@@ -417,10 +472,28 @@ def _lock(catalog: Catalog, changes: list[Change]) -> dict:
     for (levels, name) in keys:
         query |= Q(schema__name=levels[0], name=name)
     rows = list(
-        Table.objects.select_related("schema__catalog", "iceberg").select_for_update(of=("self",))
+        Table.objects.select_related("schema__catalog").select_for_update(of=("self",))
         .filter(query, _kind_filter(False), schema__catalog=catalog).order_by("id")
     )
-    return {((row.schema.name,), row.name): row for row in rows if hasattr(row, "iceberg")}
+    return {((row.schema.name,), row.name): row for row in _with_current_metadata(rows).values()}
+
+
+def _with_current_metadata(locked: list[Table]) -> dict:
+    """The locked tables that have Iceberg metadata, each with the metadata as it is now.
+
+    The metadata is read by a statement of its own, after the lock is held: PostgreSQL gives a
+    `SELECT ... FOR UPDATE` that waited for another commit the newest version of the locked
+    row only, and joined rows as they were when the statement began. Metadata read in the
+    locking statement could be the version a concurrent commit has just replaced, and a
+    requirement checked against it would pass where it must fail (a lost update)."""
+    states = {state.table_id: state for state in IcebergMetadata.objects.filter(table__in=locked)}
+    current = {}
+    for table in locked:
+        state = states.get(table.id)
+        if state is not None:
+            table.iceberg = state
+            current[table.id] = table
+    return current
 
 
 def commit_table(*, caller: Principal, prefix: str, namespace: str, name: str, body: dict) -> Loaded:
@@ -428,7 +501,7 @@ def commit_table(*, caller: Principal, prefix: str, namespace: str, name: str, b
     change = parse_change(body, identifier=(namespace_levels(namespace), name))
     with transaction.atomic():
         locked = _lock(catalog, [change])
-        state = _commit_locked(caller, catalog, change, locked)
+        state = _write_planned(caller, _plan(caller, catalog, change, locked))
     return Loaded(state.table, state.metadata_location, state.metadata_json, storage_config(state.table.storage_location))
 
 
@@ -446,8 +519,11 @@ def commit_transaction(*, caller: Principal, prefix: str, body: dict) -> None:
         seen.add(key)
     with transaction.atomic():
         locked = _lock(catalog, changes)
-        for change in changes:
-            _commit_locked(caller, catalog, change, locked)
+        # Every requirement of every table is checked before any metadata file is written, so a
+        # transaction that fails leaves no trace in storage either.
+        planned = [_plan(caller, catalog, change, locked) for change in changes]
+        for item in planned:
+            _write_planned(caller, item)
 
 
 def drop_table(*, caller: Principal, prefix: str, namespace: str, name: str, purge: bool, view: bool = False) -> None:
@@ -540,6 +616,16 @@ def credentials(*, caller: Principal, prefix: str, namespace: str, name: str) ->
 
 
 # -- views -----------------------------------------------------------------------------------------------
+def _view_sql(metadata) -> str | None:
+    """The SQL of the current view version (the first SQL representation)."""
+    version = next(v for v in metadata.versions if v.version_id == metadata.current_version_id)
+    for representation in version.representations:
+        representation = getattr(representation, "root", representation)
+        if getattr(representation, "type", None) == "sql":
+            return representation.sql
+    return None
+
+
 def create_view(*, caller: Principal, prefix: str, namespace: str, body: dict) -> Loaded:
     catalog = warehouse(prefix)
     schema = _schema(catalog, namespace_levels(namespace))
@@ -554,8 +640,7 @@ def create_view(*, caller: Principal, prefix: str, namespace: str, body: dict) -
         table = _new_row(caller=caller, schema=schema, name=name, table_id=view_id, location=location,
                          table_type=TableType.VIEW, view=True)
         state = _swap(table, metadata, current_location=None)
-        current = next(v for v in metadata.versions if v.version_id == metadata.current_version_id)
-        table.view_definition = next((r.sql for r in current.representations if hasattr(r, "sql")), None)
+        table.view_definition = _view_sql(metadata)
         table.save()
         audit.record(principal=caller.name, action="createIcebergView", securable_type="table",
                      securable_name=table.full_name, securable_id=table.id)
@@ -570,8 +655,7 @@ def replace_view(*, caller: Principal, prefix: str, namespace: str, name: str, b
         iceberg.check_view_requirements(body.get("requirements"), current)
         metadata = iceberg.apply_view_updates(current, body.get("updates"))
         state = _swap(table, metadata, current_location=table.iceberg.metadata_location)
-        version = next(v for v in metadata.versions if v.version_id == metadata.current_version_id)
-        table.view_definition = next((r.sql for r in version.representations if hasattr(r, "sql")), None)
+        table.view_definition = _view_sql(metadata)
         table.updated_at = timezone.now()
         table.updated_by = caller.name
         table.save()

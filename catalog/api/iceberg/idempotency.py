@@ -69,3 +69,8 @@ def settle(record: IdempotencyKey, response) -> None:
         IdempotencyKey.objects.filter(pk=record.pk).update(status=status, response=body)
     else:
         IdempotencyKey.objects.filter(pk=record.pk).delete()
+
+
+def release(record: IdempotencyKey) -> None:
+    """Forgets a claimed key whose request ended without a final response (a server error)."""
+    IdempotencyKey.objects.filter(pk=record.pk, status__isnull=True).delete()

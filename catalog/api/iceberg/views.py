@@ -8,6 +8,7 @@ from django.conf import settings
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
+from rest_framework.exceptions import ParseError
 from rest_framework.parsers import FormParser, JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -74,8 +75,20 @@ class IcebergView(CatalogAPIView):
     def handle_exception(self, exc):
         if isinstance(exc, idempotency.Replay):
             record = exc.record
-            return Response(record.response, status=record.status)
-        return super().handle_exception(exc)
+            response = Response(record.response, status=record.status)
+            location = record.response.get("metadata-location") if isinstance(record.response, dict) else None
+            if isinstance(location, str):
+                response["ETag"] = iceberg.etag_for(location)
+            return response
+        try:
+            return super().handle_exception(exc)
+        except BaseException:
+            # A server error has no final response to replay: free the key, so that the
+            # client's retry with it runs for real instead of waiting for an answer forever.
+            record, self._idempotency = getattr(self, "_idempotency", None), None
+            if record is not None:
+                idempotency.release(record)
+            raise
 
     def finalize_response(self, request, response, *args, **kwargs):
         response = super().finalize_response(request, response, *args, **kwargs)
@@ -94,8 +107,16 @@ def table_result(loaded: iceberg.Loaded, *, snapshots: str | None = None, status
     body = f'{{"metadata-location":{location},"metadata":{metadata_json},"config":{json.dumps(loaded.config)}}}'
     response = HttpResponse(body, content_type="application/json", status=status)
     if loaded.metadata_location:
-        response["ETag"] = loaded.etag
+        response["ETag"] = loaded.etag(snapshots)
     return response
+
+
+def _none_match(header: str | None, etag: str) -> bool:
+    """Whether an If-None-Match header (`*`, or a list of tags, weak or strong) names `etag`."""
+    if not header:
+        return False
+    tags = [tag.strip() for tag in header.split(",")]
+    return "*" in tags or etag in {tag[2:] if tag.startswith("W/") else tag for tag in tags}
 
 
 def _page(request, queryset, key="name"):
@@ -119,6 +140,11 @@ class ConfigView(CatalogAPIView):
         })
 
 
+def _oauth_error(error: str, description: str, status: int = 400) -> Response:
+    """OAuth 2.0's own error format (RFC 6749, section 5.2), not the Iceberg envelope."""
+    return Response({"error": error, "error_description": description}, status=status)
+
+
 class OAuthTokensView(APIView):
     """Client-credentials grant: a service principal's client id and secret for a bearer token
     that every API of ucweb accepts. Answers OAuth's own error format."""
@@ -134,10 +160,14 @@ class OAuthTokensView(APIView):
             "client_secret": serializers.CharField(), "scope": serializers.CharField(required=False)}),
     )
     def post(self, request):
-        data = request.data
+        try:
+            data = request.data
+        except ParseError:
+            data = None
+        if not isinstance(data, dict):
+            return _oauth_error("invalid_request", "The body must be a form (or a JSON object).")
         if data.get("grant_type") != "client_credentials":
-            return Response({"error": "unsupported_grant_type",
-                             "error_description": "Only grant_type=client_credentials is supported."}, status=400)
+            return _oauth_error("unsupported_grant_type", "Only grant_type=client_credentials is supported.")
         client_id, client_secret = data.get("client_id"), data.get("client_secret")
         if not client_id and request.META.get("HTTP_AUTHORIZATION", "").lower().startswith("basic "):
             import base64
@@ -147,10 +177,13 @@ class OAuthTokensView(APIView):
                 client_id, _, client_secret = decoded.partition(":")
             except (ValueError, UnicodeDecodeError):
                 client_id = None
+        for value in (client_id, client_secret):
+            if value is not None and (not isinstance(value, str) or "\x00" in value):
+                return _oauth_error("invalid_request", "client_id and client_secret must be strings without NUL characters.")
         try:
             principal = principals.principal_for_client_credentials(client_id=client_id, client_secret=client_secret)
         except Unauthenticated:
-            return Response({"error": "invalid_client", "error_description": "Invalid client credentials."}, status=401)
+            return _oauth_error("invalid_client", "Invalid client credentials.", status=401)
         lifetime = settings.UCWEB_OAUTH_TOKEN_SECONDS
         from datetime import timedelta
 
@@ -211,8 +244,6 @@ class NamespacePropertiesView(IcebergView):
         result = iceberg.update_namespace_properties(
             caller=request.user, prefix=prefix, namespace=namespace,
             removals=body.get("removals"), updates=body.get("updates"))
-        if result["missing"] is None:
-            del result["missing"]
         return Response(result)
 
 
@@ -255,9 +286,10 @@ class TableView(IcebergView):
             raise InvalidParameter("snapshots must be all or refs.")
         loaded = iceberg.load_table(caller=request.user, prefix=prefix, namespace=namespace, name=table,
                                     view=self.view_objects)
-        if request.META.get("HTTP_IF_NONE_MATCH") == loaded.etag:
+        etag = loaded.etag(snapshots)
+        if _none_match(request.META.get("HTTP_IF_NONE_MATCH"), etag):
             response = HttpResponse(status=304)
-            response["ETag"] = loaded.etag
+            response["ETag"] = etag
             return response
         return table_result(loaded, snapshots=snapshots)
 
