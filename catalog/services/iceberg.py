@@ -152,7 +152,15 @@ def list_tables(*, caller: Principal, prefix: str, namespace: str, view: bool = 
     schema = _schema(catalog, namespace_levels(namespace))
     from catalog.services.tables import visible_tables
 
-    return visible_tables(caller=caller, catalog_name=catalog.name, schema_name=schema.name).filter(_kind_filter(view))
+    # Identifiers are all a listing returns: no columns, no other fields.
+    return (
+        visible_tables(caller=caller, catalog_name=catalog.name, schema_name=schema.name)
+        .filter(_kind_filter(view))
+        .prefetch_related(None)
+        .select_related(None)
+        .select_related("schema")
+        .only("name", "schema__name")
+    )
 
 
 def _find(prefix: str, namespace, name: str, *, view: bool, for_update: bool = False) -> Table:

@@ -1,0 +1,210 @@
+"""Iceberg REST numbers: loadTable latency for a table with 1,000 snapshots, commits per second on
+one table and on many, and listing 10,000 tables.
+
+    .venv/bin/python bench/iceberg.py            # BENCH_DATABASE_URL picks the PostgreSQL database
+
+It serves ucweb with gunicorn on a fresh database (`ucweb_bench_iceberg` on the local PostgreSQL
+unless BENCH_DATABASE_URL says otherwise), drives it over HTTP, and prints a Markdown table.
+Snapshots are added with `add-snapshot` commits that name manifest lists nobody reads: loadTable
+serves metadata and never opens them. The 10,000 tables for the list are inserted with the ORM
+(creating them over HTTP is not what is measured)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import urllib3
+
+from harness import ROOT, Server, free_port, manage, recreate_database
+
+ICEBERG = "/api/catalog/v1/unity"
+SCHEMA = {"type": "struct", "schema-id": 0, "fields": [
+    {"id": 1, "name": "id", "type": "long", "required": False},
+    {"id": 2, "name": "city", "type": "string", "required": False}]}
+
+
+def percentile(values, fraction):
+    ordered = sorted(values)
+    return ordered[int(fraction * (len(ordered) - 1))] * 1000
+
+
+class Client:
+    def __init__(self, base, token, pool=8):
+        self.base = base
+        self.http = urllib3.PoolManager(maxsize=pool)
+        self.headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+
+    def call(self, method, path, body=None, **extra):
+        headers = {**self.headers, **extra}
+        response = self.http.request(method, f"{self.base}{path}", headers=headers,
+                                     body=json.dumps(body) if body is not None else None)
+        return response
+
+    def create_table(self, namespace, name):
+        response = self.call("POST", f"{ICEBERG}/namespaces/{namespace}/tables", {"name": name, "schema": SCHEMA})
+        assert response.status == 200, response.data[:300]
+        return response.json()
+
+    def add_snapshot(self, namespace, name, metadata):
+        """One commit that adds a snapshot on top of the current one; returns (status, metadata)."""
+        snapshot_id = random.getrandbits(62)
+        parent = metadata.get("current-snapshot-id")
+        body = {
+            "requirements": [{"type": "assert-ref-snapshot-id", "ref": "main", "snapshot-id": parent}],
+            "updates": [
+                {"action": "add-snapshot", "snapshot": {
+                    "snapshot-id": snapshot_id, "parent-snapshot-id": parent,
+                    "sequence-number": metadata.get("last-sequence-number", 0) + 1,
+                    "timestamp-ms": int(time.time() * 1000),
+                    "manifest-list": f"{metadata['location']}/metadata/snap-{snapshot_id}.avro",
+                    "summary": {"operation": "append"}, "schema-id": 0}},
+                {"action": "set-snapshot-ref", "ref-name": "main", "type": "branch", "snapshot-id": snapshot_id},
+            ],
+        }
+        response = self.call("POST", f"{ICEBERG}/namespaces/{namespace}/tables/{name}", body)
+        return response.status, (response.json()["metadata"] if response.status == 200 else None)
+
+
+def load_latency(client, namespace, name, count):
+    timings = []
+    for _ in range(count):
+        started = time.perf_counter()
+        response = client.call("GET", f"{ICEBERG}/namespaces/{namespace}/tables/{name}")
+        response.data  # noqa: B018 - read the whole body
+        timings.append(time.perf_counter() - started)
+        assert response.status == 200
+    return timings
+
+
+def commit_rate(client, namespace, names, writers, seconds):
+    deadline = time.perf_counter() + seconds
+    counts = {"ok": 0, "conflict": 0}
+    lock = threading.Lock()
+    latencies = []
+
+    def writer(seed):
+        rng = random.Random(seed)
+        cache = {}
+        while time.perf_counter() < deadline:
+            name = rng.choice(names)
+            if name not in cache:
+                cache[name] = client.call("GET", f"{ICEBERG}/namespaces/{namespace}/tables/{name}").json()["metadata"]
+            started = time.perf_counter()
+            status, metadata = client.add_snapshot(namespace, name, cache[name])
+            elapsed = time.perf_counter() - started
+            with lock:
+                latencies.append(elapsed)
+                counts["ok" if status == 200 else "conflict"] += 1
+            if status == 200:
+                cache[name] = metadata
+            else:
+                cache.pop(name)
+
+    threads = [threading.Thread(target=writer, args=(i,)) for i in range(writers)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - started
+    return counts["ok"] / elapsed, counts["conflict"], latencies
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--snapshots", type=int, default=1000)
+    parser.add_argument("--loads", type=int, default=200)
+    parser.add_argument("--tables", type=int, default=10_000)
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+
+    database_url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/ucweb_bench_iceberg")
+    recreate_database(database_url)
+    storage = tempfile.mkdtemp(prefix="ucweb-bench-")
+    env = {**os.environ, "DATABASE_URL": database_url, "UCWEB_STORAGE_ROOT": Path(storage).as_uri(),
+           "UCWEB_VAR_DIR": storage, "BENCH_WORKERS": str(args.workers), "DJANGO_SETTINGS_MODULE": "ucweb.settings"}
+    env.pop("REDIS_URL", None)
+    env.pop("CELERY_BROKER_URL", None)
+    manage(env, "migrate", "--noinput", "-v", "0")
+    manage(env, "bootstrap")
+    token = manage(env, "issue_token", "bench", "--admin").strip().splitlines()[-1]
+    os.environ.update({k: env[k] for k in ("DATABASE_URL", "UCWEB_STORAGE_ROOT", "DJANGO_SETTINGS_MODULE", "UCWEB_VAR_DIR")})
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    server = Server(env, free_port())
+    rows = []
+    try:
+        client = Client(server.url, token, pool=32)
+        assert client.call("POST", f"{ICEBERG}/namespaces", {"namespace": ["bench"]}).status == 200
+        table = client.create_table("bench", "history")
+        metadata = table["metadata"]
+        for _ in range(args.snapshots):
+            status, metadata = client.add_snapshot("bench", "history", metadata)
+            assert status == 200
+        size = len(client.call("GET", f"{ICEBERG}/namespaces/bench/tables/history").data)
+        timings = load_latency(client, "bench", "history", args.loads)
+        rows.append((f"loadTable, {args.snapshots} snapshots ({size // 1024} KiB)", f"{percentile(timings, .5):.1f}",
+                     f"{percentile(timings, .99):.1f}", f"{len(timings) / sum(timings):.0f} loads/s (1 client)"))
+        etag = client.call("GET", f"{ICEBERG}/namespaces/bench/tables/history").headers["ETag"]
+        cached = []
+        for _ in range(args.loads):
+            started = time.perf_counter()
+            response = client.call("GET", f"{ICEBERG}/namespaces/bench/tables/history", **{"If-None-Match": etag})
+            cached.append(time.perf_counter() - started)
+            assert response.status == 304
+        rows.append(("loadTable with If-None-Match (304)", f"{percentile(cached, .5):.1f}",
+                     f"{percentile(cached, .99):.1f}", ""))
+
+        names = [f"t{i}" for i in range(100)]
+        for name in names:
+            client.create_table("bench", name)
+        for writers, tables in ((1, 1), (8, 1), (8, 100)):
+            rate, conflicts, latencies = commit_rate(client, "bench", names[:tables], writers, args.seconds)
+            rows.append((f"commit, {writers} writers, {tables} table(s)", f"{percentile(latencies, .5):.1f}",
+                         f"{percentile(latencies, .99):.1f}", f"{rate:.0f} commits/s, {conflicts} conflicts"))
+
+        from catalog.models import Schema, Table
+
+        schema = Schema.objects.get(catalog__name="unity", name="bench")
+        Table.objects.bulk_create(
+            [Table(schema=schema, name=f"listed_{i:05d}", table_type="MANAGED", data_source_format="ICEBERG",
+                   owner="bench", created_by="bench") for i in range(args.tables)], batch_size=2000)
+        started = time.perf_counter()
+        response = client.call("GET", f"{ICEBERG}/namespaces/bench/tables")
+        listed = len(response.json()["identifiers"])
+        whole = time.perf_counter() - started
+        started = time.perf_counter()
+        token_, pages = "", 0
+        while True:
+            page = client.call("GET", f"{ICEBERG}/namespaces/bench/tables?pageSize=1000&pageToken={token_}").json()
+            pages += 1
+            token_ = page.get("next-page-token")
+            if not token_:
+                break
+        paged = time.perf_counter() - started
+        rows.append((f"list tables in one response ({listed} identifiers)", f"{whole * 1000:.0f}", "", ""))
+        rows.append((f"list tables in pages of 1000 ({pages} requests)", f"{paged * 1000:.0f}", "", ""))
+    finally:
+        server.stop()
+
+    print(f"\nucweb Iceberg REST, gunicorn {args.workers} workers x 16 threads, {os.cpu_count()} CPUs shared "
+          f"by server, clients and PostgreSQL\n")
+    print("| measurement | p50 ms | p99 ms | rate |")
+    print("|---|--:|--:|---|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+
+
+if __name__ == "__main__":
+    main()
