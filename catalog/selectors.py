@@ -73,13 +73,18 @@ def encode_page_token(last_name: str) -> str:
 
 
 def decode_page_token(token: str | None) -> str | None:
+    """The inverse of `encode_page_token`. Anything that it cannot have produced (characters
+    outside the URL-safe base64 alphabet, bytes that are not UTF-8, a NUL) is refused."""
     if not token:
         return None
     try:
         padded = token + "=" * (-len(token) % 4)
-        return base64.urlsafe_b64decode(padded.encode()).decode()
-    except (binascii.Error, UnicodeDecodeError, ValueError):
+        name = base64.b64decode(padded.encode(), altchars=b"-_", validate=True).decode()
+    except (binascii.Error, UnicodeError, ValueError):
         raise InvalidParameter("Invalid page_token.") from None
+    if not name or "\x00" in name:
+        raise InvalidParameter("Invalid page_token.")
+    return name
 
 
 def paginate(queryset, *, max_results, page_token, key: str = "name", ceiling: int | None = None):

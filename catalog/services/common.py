@@ -29,7 +29,10 @@ def validate_storage_url(value, *, field: str):
         return None
     if not isinstance(value, str) or not value:
         raise InvalidParameter(f"{field} must be a URL.")
-    parsed = urlparse(value)
+    try:
+        parsed = urlparse(value)
+    except ValueError:  # for example an unterminated IPv6 host: "s3://[bucket"
+        raise InvalidParameter(f"{field} {value!r} is not a valid URL.") from None
     if parsed.scheme not in STORAGE_SCHEMES:
         raise InvalidParameter(
             f"{field} {value!r} must be a URL with one of the schemes {', '.join(sorted(STORAGE_SCHEMES))}."

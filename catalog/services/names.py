@@ -25,14 +25,22 @@ def validate_name(value, *, field: str = "name") -> str:
 
 def split_full_name(full_name: str, parts: int, *, what: str) -> list[str]:
     """`unity.default.t` → ['unity', 'default', 't']. Clients send full names percent-encoded
-    (`unity%2Edefault%2Et`), sometimes twice; the router has decoded once already."""
+    (`unity%2Edefault%2Et`), sometimes twice; the router has decoded once already. The name is
+    decoded further only while it does not have the expected number of parts, so that a name that
+    itself holds a `%` (`a%2Eb`, allowed like any other character) is still found."""
     decoded = full_name
-    while "%" in decoded:
+    while True:
+        pieces = decoded.split(".")
+        if len(pieces) == parts and all(pieces):
+            break
         again = unquote(decoded)
         if again == decoded:
             break
         decoded = again
-    pieces = decoded.split(".")
+    if "\x00" in decoded:
+        # Decoding may have produced a NUL (`%2500`): nothing is named that, and the database
+        # refuses it in a query.
+        raise InvalidParameter(f"Invalid {what} full name {full_name!r}: names may not contain NUL characters.")
     if len(pieces) != parts or any(piece == "" for piece in pieces):
         shape = ".".join(["catalog", "schema", "name"][:parts]) if parts > 1 else "name"
         raise InvalidParameter(f"Invalid {what} full name {full_name!r}: expected {shape}.")

@@ -4,12 +4,18 @@ from catalog.services import grants, securables
 
 
 def _resolve_with_access(securable_type: str, full_name: str, caller: Principal):
+    """The securable, and the caller's access to it. Reading or changing the privileges on a
+    securable needs the USE privileges on the containers above it, as any other request does:
+    USE CATALOG for a schema; USE CATALOG and USE SCHEMA for what lies in a schema (a table, a
+    volume, a function, a registered model)."""
     securable = securables.resolve(securable_type, full_name)
     if securable_type == SecurableType.METASTORE:
         return securable, None
     access = grants.Access.load(caller, securable)
-    if securable_type in (SecurableType.SCHEMA, SecurableType.TABLE):
+    if securable_type == SecurableType.SCHEMA:
         grants.require_catalog_use(access)
+    elif getattr(securable, "schema", None) is not None:
+        grants.require_schema_use(access)
     return securable, access
 
 

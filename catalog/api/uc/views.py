@@ -1,4 +1,5 @@
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
 from catalog import selectors
@@ -15,6 +16,8 @@ PAGE_PARAMETERS = [
 ]
 FORCE = OpenApiParameter("force", bool, description="Delete everything inside too.")
 UPDATE_FIELDS = ("comment", "properties", "new_name", "owner")
+# The deletes answer 200 with an empty JSON object, as the Unity Catalog spec says.
+DELETED = {200: OpenApiResponse(OpenApiTypes.OBJECT, description="An empty object.")}
 
 
 def page(items, next_token, key: str, serializer) -> dict:
@@ -66,7 +69,7 @@ class CatalogView(CatalogAPIView):
         catalog = catalogs.update_catalog(caller=request.user, name=name, fields=fields)
         return Response(wire.CatalogInfo(catalog).data)
 
-    @extend_schema(operation_id="deleteCatalog", tags=["Catalogs"], parameters=[FORCE], responses=wire.Empty)
+    @extend_schema(operation_id="deleteCatalog", tags=["Catalogs"], parameters=[FORCE], responses=DELETED)
     def delete(self, request, name):
         force = validate_optional_bool(request.query_params.get("force"), field="force")
         catalogs.delete_catalog(caller=request.user, name=name, force=force)
@@ -118,7 +121,7 @@ class SchemaView(CatalogAPIView):
         schema = schemas.update_schema(caller=request.user, full_name=full_name, fields=fields)
         return Response(wire.SchemaInfo(schema).data)
 
-    @extend_schema(operation_id="deleteSchema", tags=["Schemas"], parameters=[FORCE], responses=wire.Empty)
+    @extend_schema(operation_id="deleteSchema", tags=["Schemas"], parameters=[FORCE], responses=DELETED)
     def delete(self, request, full_name):
         force = validate_optional_bool(request.query_params.get("force"), field="force")
         schemas.delete_schema(caller=request.user, full_name=full_name, force=force)
@@ -177,7 +180,7 @@ class TableView(CatalogAPIView):
     def get(self, request, full_name):
         return Response(wire.TableInfo(tables.get_table(caller=request.user, full_name=full_name)).data)
 
-    @extend_schema(operation_id="deleteTable", tags=["Tables"], responses=wire.Empty)
+    @extend_schema(operation_id="deleteTable", tags=["Tables"], responses=DELETED)
     def delete(self, request, full_name):
         tables.delete_table(caller=request.user, full_name=full_name)
         return Response({})
