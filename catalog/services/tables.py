@@ -12,6 +12,8 @@ from ucweb.errors import InvalidParameter, TableAlreadyExists
 VIEW_TYPES = {TableType.VIEW, TableType.MATERIALIZED_VIEW, TableType.METRIC_VIEW, TableType.STREAMING_TABLE}
 COLUMN_INT_FIELDS = ("type_precision", "type_scale", "position", "partition_index")
 COLUMN_STR_FIELDS = ("type_text", "type_json", "type_interval_type", "comment")
+MAX_COLUMN_NAME = 255  # the width of Column.name
+MAX_INTERVAL_TYPE = 64  # the width of Column.type_interval_type
 
 
 def validate_columns(columns) -> list[dict]:
@@ -27,6 +29,8 @@ def validate_columns(columns) -> list[dict]:
         name = column.get("name")
         if not isinstance(name, str) or not name:
             raise InvalidParameter(f"columns[{index}].name is required.")
+        if len(name) > MAX_COLUMN_NAME:
+            raise InvalidParameter(f"columns[{index}].name must be at most {MAX_COLUMN_NAME} characters.")
         type_name = column.get("type_name")
         if type_name is not None and type_name not in ColumnTypeName.values:
             raise InvalidParameter(f"columns[{index}].type_name {type_name!r} is not a known type.")
@@ -42,6 +46,8 @@ def validate_columns(columns) -> list[dict]:
             value = column.get(field)
             if value is not None and not isinstance(value, str):
                 raise InvalidParameter(f"columns[{index}].{field} must be a string.")
+            if field == "type_interval_type" and value is not None and len(value) > MAX_INTERVAL_TYPE:
+                raise InvalidParameter(f"columns[{index}].{field} must be at most {MAX_INTERVAL_TYPE} characters.")
             item[field] = value
         nullable = column.get("nullable", True)
         if not isinstance(nullable, bool):

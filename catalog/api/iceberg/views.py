@@ -9,7 +9,7 @@ from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.exceptions import ParseError
-from rest_framework.parsers import FormParser, JSONParser
+from rest_framework.parsers import FormParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -18,6 +18,7 @@ from catalog.api.base import CatalogAPIView
 from catalog.api.iceberg import idempotency
 from catalog.services import iceberg, principals
 from catalog.services.common import validate_optional_bool
+from ucweb.parsers import LenientJSONParser
 from ucweb.errors import InvalidParameter, Unauthenticated
 
 TAGS = ["Iceberg REST"]
@@ -151,7 +152,7 @@ class OAuthTokensView(APIView):
 
     authentication_classes: list = []
     permission_classes: list = []
-    parser_classes = [FormParser, JSONParser]
+    parser_classes = [FormParser, LenientJSONParser]
 
     @extend_schema(
         tags=TAGS, operation_id="getToken", responses=JSON_OBJECT,
