@@ -13,6 +13,16 @@ before POST /tables), so latest_version = 0 and latest_published_version = 0.
               POST commit {latest_published_version: 1} → commit 1 marked published
     client C: POST commit {version 5} while latest is 2 → 400 (a gap is never ratified)
 
+A table registered before its version 0 existed (Sail creates the table, then writes 0.json)
+starts with latest_published_version = None. Its first backfill report or its first commit makes
+the catalog read and check `_delta_log/00000000000000000000.json` (under the same lock); a missing
+or non-catalog-managed version 0 is a 400 and nothing is ratified on top of it.
+
+    Sail:     POST /tables (columns, no 0.json yet) → latest 0, published None
+              writes _delta_log/00000000000000000000.json
+              POST commit {version 1, latest_backfilled_version 0}
+              → 0.json checked → published 0; 1 == 0 + 1 → ratified; latest_version = 1
+
 Every decision happens in one transaction that holds the table row's lock
 (`select_for_update`), so for each version exactly one proposal wins and no version is skipped.
 Ratified commits are kept after publication (the table's history; some clients ask for a single
@@ -30,7 +40,7 @@ from django.utils import timezone
 
 from catalog.choices import Privilege, TableType
 from catalog.models import Principal, Table
-from catalog.services import audit, grants
+from catalog.services import audit, grants, managed_tables
 from catalog.services.common import validate_properties
 from catalog.services.tables import replace_columns, validate_columns
 from catalog.storage import InvalidStorageUrl, normalize
@@ -247,6 +257,19 @@ def write_commit(*, caller: Principal, body: dict) -> None:
             )
 
 
+def _confirm_version_zero(table: Table) -> list[str]:
+    """For a table registered before its version 0 was written: check that version 0 is there
+    now and describes this catalog-managed table, then count it as published."""
+    if table.latest_published_version is not None:
+        return []
+    try:
+        managed_tables.check_version_zero(table.storage_location, table.id)
+    except InvalidParameter as exc:
+        raise InvalidParameter(f"Version 0 of table {table.full_name} is not usable: {exc.message}") from None
+    table.latest_published_version = 0
+    return ["latest_published_version"]
+
+
 def _ratify(table: Table, commit: CommitInfo, *, caller, metadata, uniform) -> list[str]:
     latest = table.latest_version
     if commit.version <= latest:
@@ -259,7 +282,8 @@ def _ratify(table: Table, commit: CommitInfo, *, caller, metadata, uniform) -> l
             f"Commit version {commit.version} is not the next version of table {table.full_name} "
             f"(expected {latest + 1})."
         )
-    unpublished = latest - (table.latest_published_version or 0)
+    confirmed = _confirm_version_zero(table)
+    unpublished = latest - table.latest_published_version
     if unpublished >= settings.UCWEB_MAX_UNPUBLISHED_COMMITS:
         raise ResourceExhausted(
             f"Table {table.full_name} has {unpublished} ratified commits that are not published; "
@@ -275,7 +299,7 @@ def _ratify(table: Table, commit: CommitInfo, *, caller, metadata, uniform) -> l
         ratified_by=caller.name,
     )
     table.latest_version = commit.version
-    changed = ["latest_version", "updated_at", "updated_by"]
+    changed = confirmed + ["latest_version", "updated_at", "updated_by"]
     table.updated_at = timezone.now()
     table.updated_by = caller.name
     if metadata is not None:
@@ -312,8 +336,9 @@ def _backfill(table: Table, published: int) -> list[str]:
         raise InvalidParameter(
             f"latest_published_version {published} is above the latest version {table.latest_version}."
         )
-    if published <= (table.latest_published_version or 0):
-        return []  # already known; backfill reports may arrive late or twice
+    confirmed = _confirm_version_zero(table)
+    if published <= table.latest_published_version:
+        return confirmed  # already known; backfill reports may arrive late or twice
     DeltaCommit.objects.filter(table=table, version__lte=published, published_at__isnull=True).update(
         published_at=timezone.now()
     )
