@@ -8,7 +8,7 @@ one Unity Catalog catalog configured through the environment:
     SAIL_CATALOG__DEFAULT_CATALOG=unity
     UNITY_ALLOW_HTTP_URL=true      (Sail refuses plain-http catalog URIs without it)
 
-PySpark then connects with ``SparkSession.builder.remote(server.remote)``. The server's log
+PySpark then connects with ``pyspark.sql.connect.session.SparkSession.builder.remote(server.remote)``. The server's log
 (stdout and stderr) goes to ``log_path``; ``log_tail()`` is what a failing test should show.
 
 ``RequestRecorder`` wraps the WSGI application of Django's live server and keeps every request

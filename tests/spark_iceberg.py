@@ -35,6 +35,7 @@ properties (``{"io-impl": ...}`` -> ``spark.sql.catalog.<name>.io-impl``).
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import sys
 import threading
@@ -55,6 +56,9 @@ SESSION_CONF = {
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
 }
+
+# py4j says goodbye at INFO while the interpreter shuts down, after pytest closed the streams.
+logging.getLogger("py4j").setLevel(logging.WARNING)
 
 _lock = threading.Lock()
 _session = None

@@ -90,8 +90,10 @@ def sail_catalog(bootstrap, sail_token, sail_storage, settings):
 
 @pytest.fixture
 def connect(sail, sail_catalog):
-    """connect() → a new SparkSession (its own Spark Connect session on the Sail server)."""
-    from pyspark.sql import SparkSession
+    """connect() → a new SparkSession (its own Spark Connect session on the Sail server). The
+    Connect builder is used directly: the generic `SparkSession.builder.remote` would switch the
+    whole process to Spark Connect, and the Iceberg tests run a local session in it."""
+    from pyspark.sql.connect.session import SparkSession
 
     sessions = []
 
