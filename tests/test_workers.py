@@ -25,9 +25,20 @@ def broker(tmp_path_factory):
     redis.start()
     previous = app.conf.broker_url
     app.conf.broker_url = redis.url
+    forget_connections(app)
     yield redis
     redis.stop()
     app.conf.broker_url = previous
+    forget_connections(app)
+
+
+def forget_connections(app):
+    """Celery pools connections to the broker it first talked to (even eager tasks create the
+    pool): drop them so the next message goes to the broker configured now."""
+    if app._pool is not None:
+        app._pool.force_close_all()
+    app._pool = None
+    app.amqp._producer_pool = None
 
 
 @pytest.fixture
