@@ -6,13 +6,19 @@ from catalog.models import (
     AuditEvent,
     Catalog,
     Column,
+    Credential,
+    ExternalLocation,
+    Function,
     Grant,
     Metastore,
+    ModelVersion,
     Principal,
+    RegisteredModel,
     Schema,
     StagingTable,
     Table,
     Token,
+    Volume,
 )
 from commits.models import CommitReport, DeltaCommit
 
@@ -178,3 +184,76 @@ class AuditEventAdmin(ReadOnlyAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+# -- volumes, functions, registered models, credentials, external locations ---------------------
+@admin.register(Volume)
+class VolumeAdmin(admin.ModelAdmin):
+    list_display = ("name", "schema", "volume_type", "storage_location", "owner", "created_at")
+    search_fields = ("name", "schema__name", "schema__catalog__name", "owner", "storage_location")
+    list_filter = ("volume_type", "schema__catalog", "owner")
+    list_select_related = ("schema__catalog",)
+    readonly_fields = ("id", "created_at", "created_by", "updated_at", "updated_by")
+
+
+@admin.register(Function)
+class FunctionAdmin(admin.ModelAdmin):
+    list_display = ("name", "schema", "routine_body", "external_language", "data_type", "owner", "created_at")
+    search_fields = ("name", "schema__name", "schema__catalog__name", "owner", "routine_definition")
+    list_filter = ("routine_body", "external_language", "sql_data_access", "schema__catalog")
+    list_select_related = ("schema__catalog",)
+    readonly_fields = ("id", "created_at", "created_by", "updated_at", "updated_by")
+
+
+class ModelVersionInline(admin.TabularInline):
+    model = ModelVersion
+    fields = ("version", "status", "source", "run_id", "storage_location", "created_by", "created_at")
+    readonly_fields = ("version", "source", "run_id", "storage_location", "created_by", "created_at")
+    extra = 0
+    can_delete = False
+    ordering = ("-version",)
+
+
+@admin.register(RegisteredModel)
+class RegisteredModelAdmin(admin.ModelAdmin):
+    list_display = ("name", "schema", "owner", "storage_location", "created_at")
+    search_fields = ("name", "schema__name", "schema__catalog__name", "owner")
+    list_filter = ("schema__catalog", "owner")
+    list_select_related = ("schema__catalog",)
+    readonly_fields = ("id", "storage_location", "created_at", "created_by", "updated_at", "updated_by")
+    inlines = [ModelVersionInline]
+
+
+@admin.register(ModelVersion)
+class ModelVersionAdmin(admin.ModelAdmin):
+    """A version's status may be set here (for example to FAILED_REGISTRATION after a broken
+    upload); everything else is read-only."""
+
+    list_display = ("model", "version", "status", "run_id", "created_by", "created_at")
+    search_fields = ("model__name", "model__schema__name", "run_id", "source")
+    list_filter = ("status",)
+    list_select_related = ("model__schema__catalog",)
+    readonly_fields = ("id", "model", "version", "source", "run_id", "storage_location", "created_at",
+                       "created_by", "updated_at", "updated_by")
+
+
+@admin.register(Credential)
+class CredentialAdmin(admin.ModelAdmin):
+    """Secrets are never shown: the encrypted secret key is not a field of this page, and keys are
+    changed through the API (PATCH /credentials/{name}), which encrypts them."""
+
+    list_display = ("name", "purpose", "aws_role_arn", "aws_access_key_id", "endpoint_url", "owner", "created_at")
+    search_fields = ("name", "owner", "aws_role_arn", "aws_access_key_id", "endpoint_url")
+    list_filter = ("purpose", "owner")
+    exclude = ("aws_secret_access_key_encrypted",)
+    readonly_fields = ("id", "aws_access_key_id", "aws_external_id", "created_at", "created_by", "updated_at",
+                       "updated_by")
+
+
+@admin.register(ExternalLocation)
+class ExternalLocationAdmin(admin.ModelAdmin):
+    list_display = ("name", "url", "credential", "owner", "created_at")
+    search_fields = ("name", "url", "owner", "credential__name")
+    list_filter = ("credential", "owner")
+    list_select_related = ("credential",)
+    readonly_fields = ("id", "url", "created_at", "created_by", "updated_at", "updated_by")

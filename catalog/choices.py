@@ -146,3 +146,74 @@ class AuditOutcome(models.TextChoices):
     SUCCESS = "SUCCESS"
     DENIED = "DENIED"
     FAILED = "FAILED"
+
+
+# -- volumes, functions, models, credentials, external locations, temporary credentials ---------
+class VolumeType(models.TextChoices):
+    MANAGED = "MANAGED"
+    EXTERNAL = "EXTERNAL"
+
+
+class RoutineBody(models.TextChoices):
+    SQL = "SQL"
+    EXTERNAL = "EXTERNAL"
+
+
+class ParameterStyle(models.TextChoices):
+    S = "S"
+
+
+class SqlDataAccess(models.TextChoices):
+    CONTAINS_SQL = "CONTAINS_SQL"
+    READS_SQL_DATA = "READS_SQL_DATA"
+    NO_SQL = "NO_SQL"
+
+
+class FunctionSecurityType(models.TextChoices):
+    DEFINER = "DEFINER"
+
+
+class FunctionParameterType(models.TextChoices):
+    PARAM = "PARAM"
+    COLUMN = "COLUMN"
+
+
+class FunctionParameterMode(models.TextChoices):
+    IN = "IN"
+
+
+class ModelVersionStatus(models.TextChoices):
+    MODEL_VERSION_STATUS_UNKNOWN = "MODEL_VERSION_STATUS_UNKNOWN"
+    PENDING_REGISTRATION = "PENDING_REGISTRATION"
+    FAILED_REGISTRATION = "FAILED_REGISTRATION"
+    READY = "READY"
+
+
+class CredentialPurpose(models.TextChoices):
+    STORAGE = "STORAGE"
+    SERVICE = "SERVICE"
+
+
+class TableOperation(models.TextChoices):
+    UNKNOWN_TABLE_OPERATION = "UNKNOWN_TABLE_OPERATION"
+    READ = "READ"
+    READ_WRITE = "READ_WRITE"
+
+
+class VolumeOperation(models.TextChoices):
+    UNKNOWN_VOLUME_OPERATION = "UNKNOWN_VOLUME_OPERATION"
+    READ_VOLUME = "READ_VOLUME"
+    WRITE_VOLUME = "WRITE_VOLUME"
+
+
+class PathOperation(models.TextChoices):
+    UNKNOWN_PATH_OPERATION = "UNKNOWN_PATH_OPERATION"
+    PATH_READ = "PATH_READ"
+    PATH_READ_WRITE = "PATH_READ_WRITE"
+    PATH_CREATE_TABLE = "PATH_CREATE_TABLE"
+
+
+class ModelVersionOperation(models.TextChoices):
+    UNKNOWN_MODEL_VERSION_OPERATION = "UNKNOWN_MODEL_VERSION_OPERATION"
+    READ_MODEL_VERSION = "READ_MODEL_VERSION"
+    READ_WRITE_MODEL_VERSION = "READ_WRITE_MODEL_VERSION"

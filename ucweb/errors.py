@@ -48,12 +48,24 @@ RequestTooLarge = _error("RequestTooLarge", 413, "REQUEST_LIMIT_EXCEEDED", "BadR
 UnsupportedMediaType = _error("UnsupportedMediaType", 415, "INVALID_PARAMETER_VALUE", "BadRequestException")
 ResourceExhausted = _error("ResourceExhausted", 429, "RESOURCE_EXHAUSTED", "TooManyRequestsException")
 NotImplementedYet = _error("NotImplementedYet", 501, "NOT_IMPLEMENTED", "UnsupportedOperationException")
+# The object store's token service could not be reached or refused to vend (not the request's fault).
+TemporarilyUnavailable = _error(
+    "TemporarilyUnavailable", 503, "TEMPORARILY_UNAVAILABLE", "ServiceUnavailableException")
 
 MetastoreDoesNotExist = _error("MetastoreDoesNotExist", 404, "METASTORE_DOES_NOT_EXIST", "NotFoundException")
 CatalogDoesNotExist = _error("CatalogDoesNotExist", 404, "CATALOG_DOES_NOT_EXIST", "NoSuchWarehouseException")
 SchemaDoesNotExist = _error("SchemaDoesNotExist", 404, "SCHEMA_DOES_NOT_EXIST", "NoSuchNamespaceException")
 TableDoesNotExist = _error("TableDoesNotExist", 404, "TABLE_DOES_NOT_EXIST", "NoSuchTableException")
 PrincipalDoesNotExist = _error("PrincipalDoesNotExist", 404, "PRINCIPAL_DOES_NOT_EXIST", "NotFoundException")
+VolumeDoesNotExist = _error("VolumeDoesNotExist", 404, "VOLUME_DOES_NOT_EXIST", "NotFoundException")
+FunctionDoesNotExist = _error("FunctionDoesNotExist", 404, "FUNCTION_DOES_NOT_EXIST", "NotFoundException")
+# MLflow's registry clients know RESOURCE_DOES_NOT_EXIST (and ALREADY_EXISTS) by name.
+RegisteredModelDoesNotExist = _error(
+    "RegisteredModelDoesNotExist", 404, "RESOURCE_DOES_NOT_EXIST", "NotFoundException")
+ModelVersionDoesNotExist = _error("ModelVersionDoesNotExist", 404, "RESOURCE_DOES_NOT_EXIST", "NotFoundException")
+CredentialDoesNotExist = _error("CredentialDoesNotExist", 404, "CREDENTIAL_DOES_NOT_EXIST", "NotFoundException")
+ExternalLocationDoesNotExist = _error(
+    "ExternalLocationDoesNotExist", 404, "EXTERNAL_LOCATION_DOES_NOT_EXIST", "NotFoundException")
 # The Delta managed-table spec (seed 000) answers TABLE_ALREADY_EXISTS with 400; the namespace
 # siblings follow it so that one client sees one rule.
 CatalogAlreadyExists = _error("CatalogAlreadyExists", 400, "CATALOG_ALREADY_EXISTS", "AlreadyExistsException", 409)

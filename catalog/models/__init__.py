@@ -1,3 +1,4 @@
+from .assets import Credential, ExternalLocation, Function, ModelVersion, RegisteredModel, Volume
 from .governance import AuditEvent, Grant, Principal, Token
 from .namespace import Catalog, Column, Metastore, Schema, StagingTable, Table
 
@@ -5,11 +6,17 @@ __all__ = [
     "AuditEvent",
     "Catalog",
     "Column",
+    "Credential",
+    "ExternalLocation",
+    "Function",
     "Grant",
     "Metastore",
+    "ModelVersion",
     "Principal",
+    "RegisteredModel",
     "Schema",
     "StagingTable",
     "Table",
     "Token",
+    "Volume",
 ]

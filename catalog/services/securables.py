@@ -1,6 +1,6 @@
 """Resolving `/permissions/{securable_type}/{full_name}` to a row, for every securable type."""
 
-from catalog import selectors
+from catalog import asset_selectors, selectors
 from catalog.choices import SecurableType
 from catalog.models import Metastore
 from ucweb.errors import InvalidParameter, MetastoreDoesNotExist
@@ -18,6 +18,11 @@ RESOLVERS = {
     SecurableType.CATALOG: selectors.get_catalog,
     SecurableType.SCHEMA: selectors.get_schema_by_full_name,
     SecurableType.TABLE: selectors.get_table_by_full_name,
+    SecurableType.VOLUME: asset_selectors.get_volume,
+    SecurableType.FUNCTION: asset_selectors.get_function,
+    SecurableType.REGISTERED_MODEL: asset_selectors.get_registered_model,
+    SecurableType.EXTERNAL_LOCATION: asset_selectors.get_external_location,
+    SecurableType.CREDENTIAL: asset_selectors.get_credential,
 }
 
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from catalog.api.uc import staging, views
+from catalog.api.uc import assets, staging, views
 from commits.api import DeltaCommitsView, DeltaMetricsView
 
 urlpatterns = [
@@ -13,6 +13,24 @@ urlpatterns = [
     path("tables/<str:full_name>", views.TableView.as_view()),
     path("permissions/<str:securable_type>/<str:full_name>", views.PermissionsView.as_view()),
     path("metastore_summary", views.MetastoreSummaryView.as_view()),
+    path("volumes", assets.VolumesView.as_view()),
+    path("volumes/<str:name>", assets.VolumeView.as_view()),
+    path("functions", assets.FunctionsView.as_view()),
+    path("functions/<str:name>", assets.FunctionView.as_view()),
+    path("models", assets.RegisteredModelsView.as_view()),
+    path("models/versions", assets.ModelVersionsCreateView.as_view()),
+    path("models/<str:full_name>", assets.RegisteredModelView.as_view()),
+    path("models/<str:full_name>/versions", assets.ModelVersionsView.as_view()),
+    path("models/<str:full_name>/versions/<str:version>", assets.ModelVersionView.as_view()),
+    path("models/<str:full_name>/versions/<str:version>/finalize", assets.FinalizeModelVersionView.as_view()),
+    path("credentials", assets.CredentialsView.as_view()),
+    path("credentials/<str:name>", assets.CredentialView.as_view()),
+    path("external-locations", assets.ExternalLocationsView.as_view()),
+    path("external-locations/<str:name>", assets.ExternalLocationView.as_view()),
+    path("temporary-table-credentials", assets.TemporaryTableCredentialsView.as_view()),
+    path("temporary-volume-credentials", assets.TemporaryVolumeCredentialsView.as_view()),
+    path("temporary-path-credentials", assets.TemporaryPathCredentialsView.as_view()),
+    path("temporary-model-version-credentials", assets.TemporaryModelVersionCredentialsView.as_view()),
     # Seed 000 names the commit endpoints /delta/commits (GET) and /delta/commit (POST); shipped
     # clients call /delta/preview/commits for both. All of them are one view.
     path("delta/commits", DeltaCommitsView.as_view()),

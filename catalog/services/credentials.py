@@ -1,0 +1,213 @@
+"""Credentials: what ucweb uses to reach an object store for someone.
+
+A STORAGE credential backs external locations; a SERVICE credential is kept for services. The
+spec's form is an AWS IAM role (`aws_iam_role.role_arn`) that ucweb assumes through STS. For
+S3-compatible servers a credential may also hold static keys (`aws_static_keys`) and an
+`endpoint_url`: with a role, the keys sign the AssumeRole call; without one, vending calls
+GetFederationToken with them. The secret key is encrypted at rest and never returned.
+
+Creating a credential needs CREATE STORAGE CREDENTIAL on the metastore. Reading one needs to be a
+metastore admin, its owner, or a grantee of some privilege on it; changing or deleting it needs
+ownership.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlparse
+
+from django.db import transaction
+from django.db.models import Q
+
+from catalog import asset_selectors
+from catalog.choices import CredentialPurpose, Privilege, SecurableType
+from catalog.models import Credential, ExternalLocation, Grant, Principal
+from catalog.services import audit, grants, secrets
+from catalog.services.catalogs import apply_common_update
+from catalog.services.common import validate_comment
+from catalog.services.names import validate_name
+from ucweb.errors import AlreadyExists, InvalidParameter, PermissionDenied
+
+ROLE_ARN = re.compile(r"^arn:[a-z0-9-]+:iam::([0-9]{12}:)?role/[\w+=,.@/-]{1,512}$")
+ACCESS_KEY_ID = re.compile(r"^[\w.+/=-]{1,128}$")
+REGION = re.compile(r"^[a-z0-9-]{1,64}$")
+
+
+def _role_arn(value) -> str:
+    if not isinstance(value, dict):
+        raise InvalidParameter("aws_iam_role must be an object with role_arn.")
+    arn = value.get("role_arn")
+    if not isinstance(arn, str) or not ROLE_ARN.match(arn):
+        raise InvalidParameter("aws_iam_role.role_arn must be an IAM role ARN: arn:aws:iam::<account>:role/<name>.")
+    return arn
+
+
+def _static_keys(value) -> tuple[str, str]:
+    if not isinstance(value, dict):
+        raise InvalidParameter("aws_static_keys must be an object with access_key_id and secret_access_key.")
+    key_id, secret = value.get("access_key_id"), value.get("secret_access_key")
+    if not isinstance(key_id, str) or not ACCESS_KEY_ID.match(key_id):
+        raise InvalidParameter("aws_static_keys.access_key_id must be an access key id (letters and digits).")
+    if not isinstance(secret, str) or not 1 <= len(secret) <= 256 or not secret.isprintable():
+        raise InvalidParameter("aws_static_keys.secret_access_key must be a printable string of 1 to 256 characters.")
+    return key_id, secret
+
+
+def _endpoint_url(value):
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > 2048:
+        raise InvalidParameter("endpoint_url must be an http:// or https:// URL.")
+    try:
+        parsed = urlparse(value)
+        parsed.port  # noqa: B018 - raises ValueError on a malformed port
+    except ValueError:
+        raise InvalidParameter(f"endpoint_url {value!r} is not a valid URL.") from None
+    if parsed.scheme not in ("http", "https") or not parsed.hostname or not value.isprintable():
+        raise InvalidParameter("endpoint_url must be an http:// or https:// URL.")
+    return value.rstrip("/")
+
+
+def _region(value):
+    if value is None:
+        return None
+    if not isinstance(value, str) or not REGION.match(value):
+        raise InvalidParameter("region must be a region name such as us-east-1.")
+    return value
+
+
+def _purpose(value) -> str:
+    if value is None:
+        return CredentialPurpose.STORAGE
+    if value not in CredentialPurpose.values:
+        raise InvalidParameter(f"purpose must be one of {', '.join(CredentialPurpose.values)}.")
+    return value
+
+
+# -- reading --------------------------------------------------------------------------------------
+def visible_credentials(*, caller: Principal, purpose=None):
+    queryset = Credential.objects.all()
+    if purpose not in (None, ""):
+        queryset = queryset.filter(purpose=_purpose(purpose))
+    if caller.is_metastore_admin:
+        return queryset
+    granted = Grant.objects.filter(principal=caller.name, securable_type=SecurableType.CREDENTIAL)
+    return queryset.filter(Q(owner=caller.name) | Q(id__in=granted.values("securable_id")))
+
+
+def get_credential(*, caller: Principal, name: str) -> Credential:
+    credential = asset_selectors.get_credential(name)
+    access = grants.Access.load(caller, credential)
+    access.require(access.has_any_privilege(),
+                   f"Only a metastore admin, the owner or a grantee may see credential {credential.name}.")
+    return credential
+
+
+# -- changing -------------------------------------------------------------------------------------
+def _apply_keys(credential: Credential, *, role, keys, endpoint_url, region, fields: dict) -> None:
+    if "aws_iam_role" in fields:
+        credential.aws_role_arn = _role_arn(role) if role is not None else None
+    if "aws_static_keys" in fields:
+        if keys is None:
+            credential.aws_access_key_id = credential.aws_secret_access_key_encrypted = None
+        else:
+            key_id, secret = _static_keys(keys)
+            credential.aws_access_key_id = key_id
+            credential.aws_secret_access_key_encrypted = secrets.encrypt(secret)
+    if "endpoint_url" in fields:
+        credential.endpoint_url = _endpoint_url(endpoint_url)
+    if "region" in fields:
+        credential.region = _region(region)
+    if not credential.aws_role_arn and not credential.aws_access_key_id:
+        raise InvalidParameter("A credential needs aws_iam_role or aws_static_keys (or both).")
+
+
+@transaction.atomic
+def create_credential(
+    *, caller: Principal, name, purpose=None, comment=None, aws_iam_role=None, aws_static_keys=None,
+    endpoint_url=None, region=None,
+) -> Credential:
+    validate_name(name)
+    purpose = _purpose(purpose)
+    comment = validate_comment(comment)
+    credential = Credential(
+        name=name, purpose=purpose, comment=comment, owner=caller.name, created_by=caller.name,
+    )
+    credential.aws_external_id = str(credential.id)
+    given = {key for key, value in (("aws_iam_role", aws_iam_role), ("aws_static_keys", aws_static_keys),
+                                    ("endpoint_url", endpoint_url), ("region", region)) if value is not None}
+    _apply_keys(credential, role=aws_iam_role, keys=aws_static_keys, endpoint_url=endpoint_url, region=region,
+                fields=given)
+    if not grants.has_metastore_privilege(caller, Privilege.CREATE_STORAGE_CREDENTIAL):
+        raise PermissionDenied("Missing CREATE STORAGE CREDENTIAL on the metastore.")
+    if Credential.objects.filter(name=name).exists():
+        raise AlreadyExists(f"Credential '{name}' already exists.")
+    credential.save()
+    audit.record(
+        principal=caller.name, action="createCredential", securable_type=SecurableType.CREDENTIAL,
+        securable_name=name, securable_id=credential.id,
+        details={"purpose": purpose, "aws_iam_role": credential.aws_role_arn,
+                 "aws_access_key_id": credential.aws_access_key_id, "endpoint_url": credential.endpoint_url},
+    )
+    return credential
+
+
+@transaction.atomic
+def update_credential(*, caller: Principal, name: str, fields: dict) -> Credential:
+    credential = asset_selectors.get_credential(name, for_update=True)
+    access = grants.Access.load(caller, credential)
+    access.require(access.owns(), f"Only the owner of credential {name} or a metastore admin may update it.")
+    new_name = fields.get("new_name")
+    if new_name is not None and new_name != credential.name:
+        validate_name(new_name, field="new_name")
+        if Credential.objects.filter(name=new_name).exists():
+            raise AlreadyExists(f"Credential '{new_name}' already exists.")
+        credential.name = new_name
+    _apply_keys(credential, role=fields.get("aws_iam_role"), keys=fields.get("aws_static_keys"),
+                endpoint_url=fields.get("endpoint_url"), region=fields.get("region"), fields=fields)
+    apply_common_update(
+        credential, caller=caller, access=access, comment=fields.get("comment"), properties=None,
+        owner=fields.get("owner"), fields={k: v for k, v in fields.items() if k in ("comment", "owner")},
+    )
+    credential.save()
+    Grant.objects.filter(securable_id=credential.id).update(securable_name=credential.name)
+    details = {k: v for k, v in fields.items() if k != "aws_static_keys"}
+    if "aws_static_keys" in fields:
+        details["aws_access_key_id"] = credential.aws_access_key_id  # never the secret
+    audit.record(
+        principal=caller.name, action="updateCredential", securable_type=SecurableType.CREDENTIAL,
+        securable_name=credential.name, securable_id=credential.id, details=details,
+    )
+    return credential
+
+
+@transaction.atomic
+def delete_credential(*, caller: Principal, name: str, force: bool) -> None:
+    """Without force, a credential that external locations use stays; with force those external
+    locations are deleted with it."""
+    credential = asset_selectors.get_credential(name, for_update=True)
+    access = grants.Access.load(caller, credential)
+    access.require(access.owns(), f"Only the owner of credential {name} or a metastore admin may delete it.")
+    dependents = list(ExternalLocation.objects.filter(credential=credential).order_by("name"))
+    if dependents and not force:
+        raise InvalidParameter(
+            f"Credential {name} is used by external locations {', '.join(d.name for d in dependents[:5])}; "
+            "delete them first or pass force=true."
+        )
+    for location in dependents:
+        location.delete()
+    credential_id = credential.id
+    credential.delete()
+    audit.record(
+        principal=caller.name, action="deleteCredential", securable_type=SecurableType.CREDENTIAL,
+        securable_name=name, securable_id=credential_id,
+        details={"force": force, "deleted_external_locations": [d.name for d in dependents]},
+    )
+
+
+def secret_access_key(credential: Credential) -> str | None:
+    """The decrypted secret key, for vending only."""
+    if not credential.aws_secret_access_key_encrypted:
+        return None
+    return secrets.decrypt(credential.aws_secret_access_key_encrypted)
+

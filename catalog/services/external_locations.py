@@ -1,0 +1,271 @@
+"""External locations: storage prefixes that a storage credential unlocks, and the one place that
+decides which external location governs a URL.
+
+Rules:
+- URLs are compared in the canonical form of catalog.storage.normalize; only file:// and s3://
+  locations exist (the schemes ucweb's storage and credential vending serve).
+- No external location overlaps another one (is a prefix of it or lies under it), the managed
+  storage root (UCWEB_STORAGE_ROOT), or the managed storage root of a catalog or schema. So a URL
+  belongs to at most one external location.
+- Creating one needs CREATE EXTERNAL LOCATION on the metastore and on the credential.
+
+`require_external_location(caller, url, privilege)` is what EXTERNAL tables and volumes and path
+credentials call. The external location containing the URL must exist and the caller must hold
+the privilege on it (its owner holds all). A metastore admin may also name a path that no external
+location covers (that keeps bootstrapping and migrations possible); credentials are still only
+vended for paths in an external location or in managed storage. Nobody may name a path that
+overlaps managed storage.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from catalog import asset_selectors
+from catalog.choices import CredentialPurpose, Privilege, SecurableType
+from catalog.models import Catalog, ExternalLocation, Grant, Principal, Schema, Table, Volume
+from catalog.services import audit, grants
+from catalog.services.catalogs import apply_common_update
+from catalog.services.common import validate_comment
+from catalog.services.names import validate_name
+from catalog.storage import StorageError, normalize, parse
+from ucweb.errors import AlreadyExists, InvalidParameter, PermissionDenied
+
+LOCATION_SCHEMES = {"file", "s3"}
+
+
+# -- URLs ---------------------------------------------------------------------------------------
+def canonical_url(value, *, field: str = "url", schemes=LOCATION_SCHEMES) -> str:
+    """The canonical form of a storage URL, or InvalidParameter. `schemes=None` accepts any
+    absolute URL (an EXTERNAL table may name storage that ucweb itself does not serve)."""
+    if not isinstance(value, str) or not value:
+        raise InvalidParameter(f"{field} must be a storage URL such as s3://bucket/prefix or file:///path.")
+    try:
+        location = parse(value)
+    except StorageError as exc:
+        raise InvalidParameter(f"{field} {value!r} is not a valid storage URL: {exc}") from None
+    if schemes is not None and location.scheme not in schemes:
+        raise InvalidParameter(f"{field} {value!r} must be a file:// or s3:// URL.")
+    return location.url
+
+
+def ancestors(url: str) -> list[str]:
+    """`s3://b/x/y` → [`s3://b`, `s3://b/x`, `s3://b/x/y`]: every prefix that contains the URL
+    (the URL included), in canonical form."""
+    location = parse(url)
+    current = parse("file:///" if location.scheme == "file" else f"{location.scheme}://{location.authority}")
+    found = [current.url]
+    for segment in (s for s in location.path.split("/") if s):
+        current = current.child(segment)
+        found.append(current.url)
+    return found
+
+
+def is_within(url: str, prefix: str) -> bool:
+    """Whether canonical `url` equals canonical `prefix` or lies under it."""
+    if url == prefix:
+        return True
+    base = prefix if prefix.endswith("/") else prefix + "/"
+    return url.startswith(base)
+
+
+def overlaps(a: str, b: str) -> bool:
+    return is_within(a, b) or is_within(b, a)
+
+
+def managed_roots() -> list[str]:
+    """The server's managed storage root and every catalog and schema managed root."""
+    roots = [settings.UCWEB_STORAGE_ROOT]
+    roots += list(Catalog.objects.exclude(storage_root__isnull=True).exclude(storage_root="")
+                  .values_list("storage_root", flat=True))
+    roots += list(Schema.objects.exclude(storage_root__isnull=True).exclude(storage_root="")
+                  .values_list("storage_root", flat=True))
+    canonical = []
+    for root in roots:
+        try:
+            canonical.append(normalize(root))
+        except StorageError:  # a root this server cannot parse cannot hold its files either
+            continue
+    return canonical
+
+
+def overlapping_managed_root(url: str) -> str | None:
+    return next((root for root in managed_roots() if overlaps(url, root)), None)
+
+
+def containing_location(url: str) -> ExternalLocation | None:
+    """The external location that contains canonical `url`, if any (at most one can)."""
+    return (
+        ExternalLocation.objects.select_related("credential")
+        .filter(url__in=ancestors(url)).order_by("-url").first()
+    )
+
+
+def require_outside_managed_storage(url: str, *, field: str = "storage_location") -> None:
+    root = overlapping_managed_root(url)
+    if root is not None:
+        raise InvalidParameter(f"{field} {url} overlaps managed storage ({root}).")
+
+
+def require_external_location(caller: Principal, url, privilege: str) -> ExternalLocation | None:
+    """The external location governing `url`, after checking that the caller holds `privilege`
+    on it (CREATE EXTERNAL TABLE, CREATE EXTERNAL VOLUME, READ FILES or WRITE FILES).
+
+    Raises InvalidParameter (400) for text that is not a storage URL or a URL that overlaps
+    managed storage, and PermissionDenied (403) when no external location contains the URL or
+    the caller lacks the privilege (external locations are file:// or s3://, so a gs:// or abfss://
+    URL is only for metastore admins). A metastore admin passes every privilege check and may name
+    a URL outside every external location; None is then returned."""
+    canonical = canonical_url(url, field="storage_location", schemes=None)
+    require_outside_managed_storage(canonical)
+    location = containing_location(canonical)
+    if location is None:
+        if caller.is_metastore_admin:
+            return None
+        raise PermissionDenied(f"No external location contains {canonical}; ask a metastore admin to create one.")
+    access = grants.Access.load(caller, location)
+    access.require(access.has(privilege), f"Missing {privilege} on external location {location.name}.")
+    return location
+
+
+def _check_no_overlap(url: str, *, exclude_id=None) -> None:
+    others = ExternalLocation.objects.filter(Q(url__in=ancestors(url)) | Q(url__startswith=url.rstrip("/") + "/"))
+    if exclude_id is not None:
+        others = others.exclude(id=exclude_id)
+    other = others.first()
+    if other is not None:
+        raise InvalidParameter(f"url {url} overlaps external location {other.name} ({other.url}).")
+    require_outside_managed_storage(url, field="url")
+
+
+# -- reading --------------------------------------------------------------------------------------
+def visible_external_locations(*, caller: Principal):
+    queryset = ExternalLocation.objects.select_related("credential")
+    if caller.is_metastore_admin:
+        return queryset
+    granted = Grant.objects.filter(principal=caller.name, securable_type=SecurableType.EXTERNAL_LOCATION)
+    return queryset.filter(Q(owner=caller.name) | Q(id__in=granted.values("securable_id")))
+
+
+def _require_visible(caller: Principal, location: ExternalLocation) -> grants.Access:
+    access = grants.Access.load(caller, location)
+    access.require(access.has_any_privilege(),
+                   f"Only a metastore admin, the owner or a grantee may see external location {location.name}.")
+    return access
+
+
+def get_external_location(*, caller: Principal, name: str) -> ExternalLocation:
+    location = asset_selectors.get_external_location(name)
+    _require_visible(caller, location)
+    return location
+
+
+# -- changing -------------------------------------------------------------------------------------
+def _usable_credential(caller: Principal, credential_name):
+    if not isinstance(credential_name, str) or not credential_name:
+        raise InvalidParameter("credential_name is required.")
+    credential = asset_selectors.get_credential(credential_name)
+    if credential.purpose != CredentialPurpose.STORAGE:
+        raise InvalidParameter(f"Credential {credential.name} is a {credential.purpose} credential, not a STORAGE one.")
+    access = grants.Access.load(caller, credential)
+    access.require(access.has(Privilege.CREATE_EXTERNAL_LOCATION),
+                   f"Missing CREATE EXTERNAL LOCATION on credential {credential.name}.")
+    return credential
+
+
+@transaction.atomic
+def create_external_location(*, caller: Principal, name, url, credential_name, comment=None) -> ExternalLocation:
+    validate_name(name)
+    comment = validate_comment(comment)
+    canonical = canonical_url(url)
+    if not grants.has_metastore_privilege(caller, Privilege.CREATE_EXTERNAL_LOCATION):
+        raise PermissionDenied("Missing CREATE EXTERNAL LOCATION on the metastore.")
+    credential = _usable_credential(caller, credential_name)
+    if ExternalLocation.objects.filter(name=name).exists():
+        raise AlreadyExists(f"External location '{name}' already exists.")
+    _check_no_overlap(canonical)
+    location = ExternalLocation.objects.create(
+        name=name, url=canonical, credential=credential, comment=comment,
+        owner=caller.name, created_by=caller.name,
+    )
+    audit.record(
+        principal=caller.name, action="createExternalLocation", securable_type=SecurableType.EXTERNAL_LOCATION,
+        securable_name=name, securable_id=location.id, details={"url": canonical, "credential": credential.name},
+    )
+    return location
+
+
+def _dependents(url: str) -> list:
+    """The tables and volumes stored under `url`."""
+    prefix = url.rstrip("/") + "/"
+    in_url = Q(storage_location=url) | Q(storage_location__startswith=prefix)
+    return [
+        *Table.objects.filter(in_url).select_related("schema__catalog"),
+        *Volume.objects.filter(in_url).select_related("schema__catalog"),
+    ]
+
+
+def _names(rows) -> str:
+    names = [row.full_name for row in rows[:5]]
+    return ", ".join(names) + (f" and {len(rows) - 5} more" if len(rows) > 5 else "")
+
+
+@transaction.atomic
+def update_external_location(*, caller: Principal, name: str, fields: dict) -> ExternalLocation:
+    location = asset_selectors.get_external_location(name, for_update=True)
+    access = grants.Access.load(caller, location)
+    access.require(access.owns(), f"Only the owner of external location {name} or a metastore admin may update it.")
+    new_name = fields.get("new_name")
+    if new_name is not None and new_name != location.name:
+        validate_name(new_name, field="new_name")
+        if ExternalLocation.objects.filter(name=new_name).exists():
+            raise AlreadyExists(f"External location '{new_name}' already exists.")
+        location.name = new_name
+    if fields.get("url") is not None:
+        canonical = canonical_url(fields["url"])
+        if canonical != location.url:
+            _check_no_overlap(canonical, exclude_id=location.id)
+            stranded = [row for row in _dependents(location.url) if not is_within(row.storage_location, canonical)]
+            if stranded:
+                raise InvalidParameter(
+                    f"External location {location.name} holds {_names(stranded)}, which the new url "
+                    f"{canonical} would not cover."
+                )
+            location.url = canonical
+    if fields.get("credential_name") is not None:
+        location.credential = _usable_credential(caller, fields["credential_name"])
+    apply_common_update(
+        location, caller=caller, access=access, comment=fields.get("comment"), properties=None,
+        owner=fields.get("owner"), fields={k: v for k, v in fields.items() if k in ("comment", "owner")},
+    )
+    location.updated_at = timezone.now()
+    location.save()
+    Grant.objects.filter(securable_id=location.id).update(securable_name=location.name)
+    audit.record(
+        principal=caller.name, action="updateExternalLocation", securable_type=SecurableType.EXTERNAL_LOCATION,
+        securable_name=location.name, securable_id=location.id, details=dict(fields),
+    )
+    return location
+
+
+@transaction.atomic
+def delete_external_location(*, caller: Principal, name: str, force: bool) -> None:
+    """Without force, an external location that still holds external tables or volumes stays;
+    with force it goes and they stay, no longer governed by any external location."""
+    location = asset_selectors.get_external_location(name, for_update=True)
+    access = grants.Access.load(caller, location)
+    access.require(access.owns(), f"Only the owner of external location {name} or a metastore admin may delete it.")
+    dependents = _dependents(location.url)
+    if dependents and not force:
+        raise InvalidParameter(
+            f"External location {name} holds {_names(dependents)}; drop them first or pass force=true."
+        )
+    location_id = location.id
+    location.delete()
+    audit.record(
+        principal=caller.name, action="deleteExternalLocation", securable_type=SecurableType.EXTERNAL_LOCATION,
+        securable_name=name, securable_id=location_id, details={"force": force},
+    )

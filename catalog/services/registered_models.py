@@ -1,0 +1,284 @@
+"""Registered models and their versions (what MLflow's `uc:` registry talks to).
+
+A model's files live under `<schema or catalog managed location, else UCWEB_STORAGE_ROOT>/models/<id>`
+and version n's under `<model location>/versions/<n>`. The life of a version, as MLflow drives it:
+
+    POST  /models/versions                       → version 1, PENDING_REGISTRATION
+    POST  /temporary-model-version-credentials   → write access to .../versions/1 (pending only)
+          (the client uploads the artifacts)
+    PATCH /models/{name}/versions/1/finalize     → READY; finalizing again (or a FAILED one) is 400
+
+Numbers are 1, 2, 3... per model without gaps: creating a version locks the model row and takes
+the next number from it, so concurrent creations get consecutive numbers; a number is never given
+twice, even after its version was deleted. Creating, finalizing and writing a version needs
+ownership of the model or CREATE MODEL on its schema; reading needs EXECUTE; renaming, updating and
+deleting need ownership.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db import transaction
+from django.db.models import F, Q, Value
+from django.db.models.functions import Concat
+from django.utils import timezone
+
+from catalog import asset_selectors, selectors
+from catalog.choices import ModelVersionStatus, Privilege, SecurableType
+from catalog.models import Grant, ModelVersion, Principal, RegisteredModel
+from catalog.services import audit, grants
+from catalog.services.catalogs import apply_common_update
+from catalog.services.names import split_full_name, validate_name
+from catalog.services.schema_assets import (
+    managed_location,
+    reject_nul,
+    schema_access,
+    securable_access,
+    validate_long_comment,
+    validate_optional_string,
+    validate_required_string,
+    visible,
+)
+from catalog.storage import join
+from ucweb.errors import AlreadyExists, InvalidParameter
+
+MODEL_PAGE_CEILING = 50
+
+
+# -- registered models ----------------------------------------------------------------------------
+def visible_models(*, caller: Principal, catalog_name=None, schema_name=None):
+    """The models of one schema, or (neither name given) of every schema the caller can use.
+    Ordered and paginated by `sort_key` (catalog.schema.name)."""
+    queryset = RegisteredModel.objects.select_related("schema__catalog").annotate(
+        sort_key=Concat(F("schema__catalog__name"), Value("."), F("schema__name"), Value("."), F("name"))
+    )
+    if catalog_name in (None, "") and schema_name in (None, ""):
+        return queryset if caller.is_metastore_admin else queryset.filter(_readable_anywhere(caller))
+    if catalog_name in (None, "") or schema_name in (None, ""):
+        raise InvalidParameter("Pass both catalog_name and schema_name, or neither to list every model.")
+    schema, access = schema_access(caller, catalog_name, schema_name)
+    return visible(queryset.filter(schema=schema), caller=caller, access=access, privileges=[Privilege.EXECUTE])
+
+
+def _readable_anywhere(caller: Principal) -> Q:
+    """Models the caller may use (USE CATALOG and USE SCHEMA, or ownership above) and read
+    (EXECUTE or ownership at some level), as one query condition."""
+    held = Grant.objects.filter(principal=caller.name)
+
+    def granted(*privileges):
+        return held.filter(privilege__in=privileges).values("securable_id")
+
+    me = caller.name
+    owns_catalog = Q(schema__catalog__owner=me)
+    owns_schema = owns_catalog | Q(schema__owner=me)
+    uses_catalog = owns_catalog | Q(schema__catalog_id__in=granted(Privilege.USE_CATALOG))
+    uses_schema = owns_schema | Q(schema_id__in=granted(Privilege.USE_SCHEMA)) | Q(
+        schema__catalog_id__in=granted(Privilege.USE_SCHEMA))
+    reads = (
+        owns_schema | Q(owner=me) | Q(id__in=granted(Privilege.EXECUTE))
+        | Q(schema_id__in=granted(Privilege.EXECUTE)) | Q(schema__catalog_id__in=granted(Privilege.EXECUTE))
+    )
+    return uses_catalog & uses_schema & reads
+
+
+def paginate_models(queryset, *, max_results, page_token):
+    return selectors.paginate(queryset, max_results=max_results, page_token=page_token, key="sort_key",
+                              ceiling=MODEL_PAGE_CEILING)
+
+
+def get_model(*, caller: Principal, full_name: str) -> RegisteredModel:
+    model = asset_selectors.get_registered_model(full_name)
+    access = securable_access(caller, model)
+    access.require(access.has(Privilege.EXECUTE), f"Missing EXECUTE on registered model {model.full_name}.")
+    return model
+
+
+@transaction.atomic
+def create_model(*, caller: Principal, name, catalog_name, schema_name, comment=None) -> RegisteredModel:
+    validate_name(name)
+    comment = reject_nul(validate_long_comment(comment), field="comment")
+    schema, access = schema_access(caller, catalog_name, schema_name)
+    access.require(access.has(Privilege.CREATE_MODEL), f"Missing CREATE MODEL on schema {schema.full_name}.")
+    if RegisteredModel.objects.filter(schema=schema, name=name).exists():
+        raise AlreadyExists(f"Registered model '{schema.full_name}.{name}' already exists.")
+    model_id = uuid.uuid4()
+    now = timezone.now()
+    model = RegisteredModel.objects.create(
+        id=model_id, schema=schema, name=name, comment=comment,
+        storage_location=managed_location(schema, "models", model_id),
+        owner=caller.name, created_by=caller.name, updated_at=now, updated_by=caller.name,
+    )
+    audit.record(
+        principal=caller.name, action="createRegisteredModel", securable_type=SecurableType.REGISTERED_MODEL,
+        securable_name=model.full_name, securable_id=model.id,
+    )
+    return model
+
+
+@transaction.atomic
+def update_model(*, caller: Principal, full_name: str, fields: dict) -> RegisteredModel:
+    model = asset_selectors.get_registered_model(full_name, for_update=True)
+    access = securable_access(caller, model)
+    access.require(access.owns(), f"Only the owner of registered model {model.full_name} or a metastore admin "
+                                  "may update it.")
+    new_name = fields.get("new_name")
+    if new_name is not None and new_name != model.name:
+        validate_name(new_name, field="new_name")
+        if RegisteredModel.objects.filter(schema=model.schema, name=new_name).exists():
+            raise AlreadyExists(f"Registered model '{model.schema.full_name}.{new_name}' already exists.")
+        model.name = new_name
+    comment_given = "comment" in fields
+    comment = reject_nul(validate_long_comment(fields.get("comment")), field="comment")
+    apply_common_update(
+        model, caller=caller, access=access, comment=None, properties=None, owner=fields.get("owner"),
+        fields={k: v for k, v in fields.items() if k == "owner"},
+    )
+    if comment_given:
+        model.comment = comment
+    model.save()
+    Grant.objects.filter(securable_id=model.id).update(securable_name=model.full_name)
+    audit.record(
+        principal=caller.name, action="updateRegisteredModel", securable_type=SecurableType.REGISTERED_MODEL,
+        securable_name=model.full_name, securable_id=model.id, details=dict(fields),
+    )
+    return model
+
+
+@transaction.atomic
+def delete_model(*, caller: Principal, full_name: str, force: bool) -> None:
+    """All versions must be deleted first unless `force`; files are purged after commit."""
+    model = asset_selectors.get_registered_model(full_name, for_update=True)
+    access = securable_access(caller, model)
+    access.require(access.owns(), f"Only the owner of registered model {model.full_name} or a metastore admin "
+                                  "may delete it.")
+    versions = model.versions.count()
+    if versions and not force:
+        raise InvalidParameter(
+            f"Registered model {model.full_name} has {versions} version(s); delete them first or pass force=true."
+        )
+    model_id, name = model.id, model.full_name
+    model.delete()
+    audit.record(
+        principal=caller.name, action="deleteRegisteredModel", securable_type=SecurableType.REGISTERED_MODEL,
+        securable_name=name, securable_id=model_id, details={"force": force, "versions": versions},
+    )
+
+
+# -- model versions ------------------------------------------------------------------------------
+def can_write_versions(access: grants.Access) -> bool:
+    """Owners of the model (or above), and holders of CREATE MODEL on its schema or catalog."""
+    return access.owns() or access.has(Privilege.CREATE_MODEL, 1)
+
+
+def _model_for_writing(caller: Principal, full_name: str) -> tuple[RegisteredModel, grants.Access]:
+    model = asset_selectors.get_registered_model(full_name)
+    access = securable_access(caller, model)
+    access.require(can_write_versions(access),
+                   f"Only the owner of registered model {model.full_name} or a holder of CREATE MODEL on its "
+                   "schema may write its versions.")
+    return model, access
+
+
+@transaction.atomic
+def create_version(
+    *, caller: Principal, model_name, catalog_name, schema_name, source, run_id=None, comment=None,
+) -> ModelVersion:
+    validate_name(model_name, field="model_name")
+    validate_name(catalog_name, field="catalog_name")
+    validate_name(schema_name, field="schema_name")
+    source = reject_nul(validate_required_string(source, field="source", max_length=4096), field="source")
+    run_id = reject_nul(validate_optional_string(run_id, field="run_id", max_length=255), field="run_id")
+    comment = reject_nul(validate_long_comment(comment), field="comment")
+    full_name = f"{catalog_name}.{schema_name}.{model_name}"
+    model, _ = _model_for_writing(caller, full_name)
+    # The model row is the lock that numbers versions: concurrent creators queue here.
+    model = asset_selectors.get_registered_model(full_name, for_update=True)
+    model.last_version += 1
+    model.save(update_fields=["last_version"])
+    number = model.last_version
+    now = timezone.now()
+    version = ModelVersion.objects.create(
+        model=model, version=number, source=source, run_id=run_id or None, comment=comment,
+        status=ModelVersionStatus.PENDING_REGISTRATION,
+        storage_location=join(model.storage_location, "versions", str(number)),
+        created_by=caller.name, updated_at=now, updated_by=caller.name,
+    )
+    audit.record(
+        principal=caller.name, action="createModelVersion", securable_type=SecurableType.REGISTERED_MODEL,
+        securable_name=model.full_name, securable_id=model.id, details={"version": number, "source": source},
+    )
+    return version
+
+
+def visible_versions(*, caller: Principal, full_name: str):
+    model = get_model(caller=caller, full_name=full_name)
+    return ModelVersion.objects.filter(model=model).select_related("model__schema__catalog")
+
+
+def get_version(*, caller: Principal, full_name: str, version) -> ModelVersion:
+    model = get_model(caller=caller, full_name=full_name)
+    return asset_selectors.get_model_version(model, version)
+
+
+@transaction.atomic
+def update_version(*, caller: Principal, full_name: str, version, fields: dict) -> ModelVersion:
+    model = asset_selectors.get_registered_model(full_name)
+    access = securable_access(caller, model)
+    access.require(access.owns(), f"Only the owner of registered model {model.full_name} or a metastore admin "
+                                  "may update its versions.")
+    row = asset_selectors.get_model_version(model, version, for_update=True)
+    if "comment" in fields:
+        row.comment = reject_nul(validate_long_comment(fields.get("comment")), field="comment")
+    row.updated_at, row.updated_by = timezone.now(), caller.name
+    row.save()
+    audit.record(
+        principal=caller.name, action="updateModelVersion", securable_type=SecurableType.REGISTERED_MODEL,
+        securable_name=model.full_name, securable_id=model.id, details={"version": row.version, **fields},
+    )
+    return row
+
+
+@transaction.atomic
+def finalize_version(*, caller: Principal, full_name: str, version, body: dict) -> ModelVersion:
+    """PENDING_REGISTRATION → READY. The body's full_name and version, when given, must name the
+    same version as the path."""
+    number = asset_selectors.parse_version(version)
+    if body.get("full_name") is not None:
+        if not isinstance(body["full_name"], str):
+            raise InvalidParameter("full_name must be a string.")
+        if split_full_name(body["full_name"], 3, what="registered model") != split_full_name(
+                full_name, 3, what="registered model"):
+            raise InvalidParameter("full_name in the body names another model than the path.")
+    if body.get("version") is not None and asset_selectors.parse_version(body["version"]) != number:
+        raise InvalidParameter("version in the body differs from the version in the path.")
+    model, _ = _model_for_writing(caller, full_name)
+    row = asset_selectors.get_model_version(model, number, for_update=True)
+    if row.status != ModelVersionStatus.PENDING_REGISTRATION:
+        raise InvalidParameter(
+            f"Model version {model.full_name}/{number} is {row.status}; only a PENDING_REGISTRATION version "
+            "can be finalized."
+        )
+    row.status = ModelVersionStatus.READY
+    row.updated_at, row.updated_by = timezone.now(), caller.name
+    row.save(update_fields=["status", "updated_at", "updated_by"])
+    audit.record(
+        principal=caller.name, action="finalizeModelVersion", securable_type=SecurableType.REGISTERED_MODEL,
+        securable_name=model.full_name, securable_id=model.id, details={"version": number},
+    )
+    return row
+
+
+@transaction.atomic
+def delete_version(*, caller: Principal, full_name: str, version) -> None:
+    model = asset_selectors.get_registered_model(full_name)
+    access = securable_access(caller, model)
+    access.require(access.owns(), f"Only the owner of registered model {model.full_name} or a metastore admin "
+                                  "may delete its versions.")
+    row = asset_selectors.get_model_version(model, version, for_update=True)
+    number = row.version
+    row.delete()
+    audit.record(
+        principal=caller.name, action="deleteModelVersion", securable_type=SecurableType.REGISTERED_MODEL,
+        securable_name=model.full_name, securable_id=model.id, details={"version": number},
+    )

@@ -1,0 +1,236 @@
+"""Temporary credentials for tables, volumes, paths and model versions.
+
+Each request is first authorized against the caller's grants:
+
+    table         READ: SELECT              READ_WRITE: SELECT and MODIFY (SELECT alone: read-only
+                                            credentials, since delta-rs asks READ_WRITE to read)
+    volume        READ_VOLUME: READ VOLUME  WRITE_VOLUME: ownership (the API has no WRITE VOLUME)
+    path          PATH_READ: READ FILES     PATH_READ_WRITE: READ FILES and WRITE FILES
+                  PATH_CREATE_TABLE: CREATE EXTERNAL TABLE (all on the external location)
+    model version READ_MODEL_VERSION: EXECUTE
+                  READ_WRITE_MODEL_VERSION: ownership or CREATE MODEL, and only while the version
+                  is PENDING_REGISTRATION
+
+then the storage URL decides what is vended. file:// needs no cloud credential: the answer holds
+the URL and an expiration time only. s3:// gets `aws_temp_credentials` from STS with a session
+policy limited to the URL's prefix (catalog.storage.vending):
+- in an external location: as its credential says (its role, keys and endpoint);
+- in managed storage: as the server is configured: UCWEB_STS_ROLE_ARN (AssumeRole; else
+  GetFederationToken with the server's keys), UCWEB_STS_ENDPOINT_URL (default
+  UCWEB_S3_ENDPOINT_URL), UCWEB_STS_EXTERNAL_ID, and the keys and region of catalog.storage.s3;
+- anywhere else nothing can be vended (403).
+Credentials live UCWEB_TEMPORARY_CREDENTIALS_SECONDS (default 3600, at least 900 for STS).
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+
+from django.conf import settings
+from django.utils import timezone
+
+from catalog import asset_selectors
+from catalog.choices import (
+    ModelVersionOperation,
+    ModelVersionStatus,
+    PathOperation,
+    Privilege,
+    SecurableType,
+    TableOperation,
+    VolumeOperation,
+)
+from catalog.models import Principal, Table
+from catalog.services import audit, credentials, grants
+from catalog.services.external_locations import (
+    canonical_url,
+    containing_location,
+    is_within,
+    managed_roots,
+    require_outside_managed_storage,
+)
+from catalog.services.names import validate_name
+from catalog.services.registered_models import can_write_versions
+from catalog.services.schema_assets import securable_access
+from catalog.services.volumes import writable_by
+from catalog.storage import StorageError, normalize, parse
+from catalog.storage import vending
+from ucweb.errors import InvalidParameter, PermissionDenied, TableDoesNotExist, TemporarilyUnavailable
+
+DEFAULT_REGION = "us-east-1"
+
+
+def _setting(name: str, default=None):
+    value = getattr(settings, name, None)
+    if value in (None, ""):
+        value = os.environ.get(name)
+    return default if value in (None, "") else value
+
+
+def lifetime_seconds() -> int:
+    try:
+        return max(60, int(_setting("UCWEB_TEMPORARY_CREDENTIALS_SECONDS", 3600)))
+    except (TypeError, ValueError):
+        return 3600
+
+
+def _server_endpoint():
+    return _setting("UCWEB_STS_ENDPOINT_URL") or _setting("UCWEB_S3_ENDPOINT_URL")
+
+
+def _server_sts() -> vending.StsSettings:
+    return vending.StsSettings(
+        endpoint_url=_server_endpoint(),
+        region=_setting("UCWEB_S3_REGION", DEFAULT_REGION),
+        access_key_id=_setting("AWS_ACCESS_KEY_ID"),
+        secret_access_key=_setting("AWS_SECRET_ACCESS_KEY"),
+        session_token=_setting("AWS_SESSION_TOKEN"),
+        role_arn=_setting("UCWEB_STS_ROLE_ARN"),
+        external_id=_setting("UCWEB_STS_EXTERNAL_ID"),
+    )
+
+
+def _credential_sts(credential) -> vending.StsSettings:
+    own_keys = bool(credential.aws_access_key_id)
+    server = _server_sts()
+    return vending.StsSettings(
+        endpoint_url=credential.endpoint_url or server.endpoint_url,
+        region=credential.region or server.region,
+        access_key_id=credential.aws_access_key_id if own_keys else server.access_key_id,
+        secret_access_key=credentials.secret_access_key(credential) if own_keys else server.secret_access_key,
+        session_token=None if own_keys else server.session_token,
+        role_arn=credential.aws_role_arn,
+        external_id=credential.aws_external_id,
+    )
+
+
+def vend_for_url(url: str, *, write: bool, caller: Principal) -> dict:
+    """TemporaryCredentials for an already authorized storage URL."""
+    try:
+        canonical = normalize(url)
+        scheme = parse(canonical).scheme
+    except StorageError as exc:
+        raise InvalidParameter(f"Cannot vend credentials for {url!r}: {exc}") from None
+    expires = timezone.now() + timedelta(seconds=lifetime_seconds())
+    answer = {"url": canonical}
+    if scheme == "file":
+        answer["expiration_time"] = int(expires.timestamp() * 1000)
+        return answer
+    if scheme != "s3":
+        raise InvalidParameter(f"Cannot vend credentials for {scheme}:// storage; only file:// and s3://.")
+    location = containing_location(canonical)
+    if location is not None:
+        sts = _credential_sts(location.credential)
+    elif any(is_within(canonical, root) for root in managed_roots()):
+        sts = _server_sts()
+    else:
+        raise PermissionDenied(f"No external location or managed storage contains {canonical}; "
+                               "no credential can be vended for it.")
+    try:
+        vended = vending.vend(sts, url=canonical, write=write, principal=caller.name,
+                              duration_seconds=lifetime_seconds())
+    except vending.VendingError as exc:
+        raise TemporarilyUnavailable(f"The token service did not vend credentials for {canonical}: {exc}") from None
+    answer["aws_temp_credentials"] = {
+        "access_key_id": vended.access_key_id,
+        "secret_access_key": vended.secret_access_key,
+        "session_token": vended.session_token,
+    }
+    answer["expiration_time"] = int(vended.expiration.timestamp() * 1000)
+    return answer
+
+
+def _operation(value, allowed) -> str:
+    if value not in allowed:
+        raise InvalidParameter(f"operation must be one of {', '.join(allowed)}.")
+    return value
+
+
+def _record(caller, action, securable_type, name, securable_id, details):
+    audit.record(principal=caller.name, action=action, securable_type=securable_type, securable_name=name,
+                 securable_id=securable_id, details=details)
+
+
+def for_table(*, caller: Principal, table_id, operation) -> dict:
+    operation = _operation(operation, [TableOperation.READ, TableOperation.READ_WRITE])
+    table = Table.objects.select_related("schema__catalog").filter(
+        id=asset_selectors.parse_uuid(table_id, field="table_id")).first()
+    if table is None:
+        raise TableDoesNotExist(f"Table with id {table_id} does not exist.")
+    access = grants.Access.load(caller, table)
+    grants.require_schema_use(access)
+    access.require(access.has(Privilege.SELECT), f"Missing SELECT on table {table.full_name}.")
+    # Some readers (delta-rs) always ask for READ_WRITE. Without MODIFY they get credentials that
+    # can only read: never more than the grants allow, and reading still works.
+    write = operation == TableOperation.READ_WRITE and access.has(Privilege.MODIFY)
+    if not table.storage_location:
+        raise InvalidParameter(f"Table {table.full_name} has no storage location.")
+    answer = vend_for_url(table.storage_location, write=write, caller=caller)
+    _record(caller, "generateTemporaryTableCredentials", SecurableType.TABLE, table.full_name, table.id,
+            {"operation": operation, "vended": TableOperation.READ_WRITE if write else TableOperation.READ,
+             "url": answer["url"]})
+    return answer
+
+
+def for_volume(*, caller: Principal, volume_id, operation) -> dict:
+    operation = _operation(operation, [VolumeOperation.READ_VOLUME, VolumeOperation.WRITE_VOLUME])
+    volume = asset_selectors.get_volume_by_id(volume_id)
+    access = securable_access(caller, volume)
+    access.require(access.has(Privilege.READ_VOLUME), f"Missing READ VOLUME on volume {volume.full_name}.")
+    if operation == VolumeOperation.WRITE_VOLUME:
+        access.require(writable_by(access), f"Only the owner of volume {volume.full_name} may write to it.")
+    answer = vend_for_url(volume.storage_location, write=operation == VolumeOperation.WRITE_VOLUME, caller=caller)
+    _record(caller, "generateTemporaryVolumeCredentials", SecurableType.VOLUME, volume.full_name, volume.id,
+            {"operation": operation, "url": answer["url"]})
+    return answer
+
+
+PATH_PRIVILEGES = {
+    PathOperation.PATH_READ: [Privilege.READ_FILES],
+    PathOperation.PATH_READ_WRITE: [Privilege.READ_FILES, Privilege.WRITE_FILES],
+    PathOperation.PATH_CREATE_TABLE: [Privilege.CREATE_EXTERNAL_TABLE],
+}
+
+
+def for_path(*, caller: Principal, url, operation) -> dict:
+    operation = _operation(operation, list(PATH_PRIVILEGES))
+    canonical = canonical_url(url)
+    require_outside_managed_storage(canonical, field="url")
+    location = containing_location(canonical)
+    if location is None and not caller.is_metastore_admin:
+        raise PermissionDenied(f"No external location contains {canonical}.")
+    if location is not None:
+        access = grants.Access.load(caller, location)
+        for privilege in PATH_PRIVILEGES[operation]:
+            access.require(access.has(privilege), f"Missing {privilege} on external location {location.name}.")
+    answer = vend_for_url(canonical, write=operation != PathOperation.PATH_READ, caller=caller)
+    _record(caller, "generateTemporaryPathCredentials", SecurableType.EXTERNAL_LOCATION,
+            location.name if location else "", location.id if location else None,
+            {"operation": operation, "url": canonical})
+    return answer
+
+
+def for_model_version(*, caller: Principal, catalog_name, schema_name, model_name, version, operation) -> dict:
+    operation = _operation(operation, [ModelVersionOperation.READ_MODEL_VERSION,
+                                                              ModelVersionOperation.READ_WRITE_MODEL_VERSION])
+    for value, field in ((catalog_name, "catalog_name"), (schema_name, "schema_name"), (model_name, "model_name")):
+        validate_name(value, field=field)
+    model = asset_selectors.get_registered_model(f"{catalog_name}.{schema_name}.{model_name}")
+    access = securable_access(caller, model)
+    row = None
+    if operation == ModelVersionOperation.READ_MODEL_VERSION:
+        access.require(access.has(Privilege.EXECUTE), f"Missing EXECUTE on registered model {model.full_name}.")
+        row = asset_selectors.get_model_version(model, version)
+    else:
+        access.require(can_write_versions(access),
+                       f"Only the owner of registered model {model.full_name} or a holder of CREATE MODEL on its "
+                       "schema may write its versions.")
+        row = asset_selectors.get_model_version(model, version)
+        if row.status != ModelVersionStatus.PENDING_REGISTRATION:
+            raise InvalidParameter(f"Model version {model.full_name}/{row.version} is {row.status}; write "
+                                   "credentials are only vended while it is PENDING_REGISTRATION.")
+    answer = vend_for_url(row.storage_location, write=operation == ModelVersionOperation.READ_WRITE_MODEL_VERSION,
+                          caller=caller)
+    _record(caller, "generateTemporaryModelVersionCredentials", SecurableType.REGISTERED_MODEL, model.full_name,
+            model.id, {"operation": operation, "version": row.version, "url": answer["url"]})
+    return answer

@@ -1,0 +1,145 @@
+"""Volumes: governed folders of files.
+
+- MANAGED: stored at `<schema or catalog managed location, else UCWEB_STORAGE_ROOT>/volumes/<id>`;
+  dropping the volume purges the folder (see catalog.models.assets).
+- EXTERNAL: `storage_location` must lie in an external location on which the caller holds
+  CREATE EXTERNAL VOLUME, and may not overlap managed storage, a table or another volume.
+
+Creating needs CREATE VOLUME on the schema, reading READ VOLUME (owners hold every privilege),
+renaming, changing the comment or owner, and deleting need ownership.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from catalog import asset_selectors
+from catalog.choices import Privilege, SecurableType, VolumeType
+from catalog.models import Grant, Principal, Table, Volume
+from catalog.services import audit, grants
+from catalog.services.catalogs import apply_common_update
+from catalog.services.external_locations import ancestors, canonical_url, require_external_location
+from catalog.services.names import validate_name
+from catalog.services.schema_assets import (
+    managed_location,
+    schema_access,
+    securable_access,
+    validate_long_comment,
+    visible,
+)
+from ucweb.errors import AlreadyExists, InvalidParameter
+
+
+def visible_volumes(*, caller: Principal, catalog_name, schema_name):
+    schema, access = schema_access(caller, catalog_name, schema_name)
+    queryset = Volume.objects.filter(schema=schema).select_related("schema__catalog")
+    return visible(queryset, caller=caller, access=access, privileges=[Privilege.READ_VOLUME])
+
+
+def get_volume(*, caller: Principal, full_name: str) -> Volume:
+    volume = asset_selectors.get_volume(full_name)
+    access = securable_access(caller, volume)
+    access.require(access.has(Privilege.READ_VOLUME), f"Missing READ VOLUME on volume {volume.full_name}.")
+    return volume
+
+
+def _check_external_path(url: str) -> None:
+    """An external volume may not share files with a table or another volume."""
+    prefix = url.rstrip("/") + "/"
+    overlapping = Q(storage_location__in=ancestors(url)) | Q(storage_location__startswith=prefix)
+    volume = Volume.objects.filter(overlapping).select_related("schema__catalog").first()
+    if volume is not None:
+        raise InvalidParameter(f"storage_location {url} overlaps volume {volume.full_name}.")
+    table = Table.objects.filter(overlapping).select_related("schema__catalog").first()
+    if table is not None:
+        raise InvalidParameter(f"storage_location {url} overlaps table {table.full_name}.")
+
+
+@transaction.atomic
+def create_volume(
+    *, caller: Principal, name, catalog_name, schema_name, volume_type, comment=None, storage_location=None,
+) -> Volume:
+    validate_name(name)
+    if volume_type not in VolumeType.values:
+        raise InvalidParameter(f"volume_type must be one of {', '.join(VolumeType.values)}.")
+    comment = validate_long_comment(comment)
+    if volume_type == VolumeType.MANAGED and storage_location is not None:
+        raise InvalidParameter("A MANAGED volume gets its storage from the catalog; omit storage_location.")
+    if volume_type == VolumeType.EXTERNAL:
+        if storage_location is None:
+            raise InvalidParameter("storage_location is required for an EXTERNAL volume.")
+        storage_location = canonical_url(storage_location, field="storage_location")
+    schema, access = schema_access(caller, catalog_name, schema_name)
+    access.require(access.has(Privilege.CREATE_VOLUME), f"Missing CREATE VOLUME on schema {schema.full_name}.")
+    if volume_type == VolumeType.EXTERNAL:
+        require_external_location(caller, storage_location, Privilege.CREATE_EXTERNAL_VOLUME)
+        _check_external_path(storage_location)
+    if Volume.objects.filter(schema=schema, name=name).exists():
+        raise AlreadyExists(f"Volume '{schema.full_name}.{name}' already exists.")
+    volume_id = uuid.uuid4()
+    if volume_type == VolumeType.MANAGED:
+        storage_location = managed_location(schema, "volumes", volume_id)
+    now = timezone.now()
+    volume = Volume.objects.create(
+        id=volume_id, schema=schema, name=name, volume_type=volume_type, storage_location=storage_location,
+        comment=comment, owner=caller.name, created_by=caller.name, updated_at=now, updated_by=caller.name,
+    )
+    audit.record(
+        principal=caller.name, action="createVolume", securable_type=SecurableType.VOLUME,
+        securable_name=volume.full_name, securable_id=volume.id,
+        details={"volume_type": volume_type, "storage_location": storage_location},
+    )
+    return volume
+
+
+@transaction.atomic
+def update_volume(*, caller: Principal, full_name: str, fields: dict) -> Volume:
+    volume = asset_selectors.get_volume(full_name, for_update=True)
+    access = securable_access(caller, volume)
+    access.require(access.owns(), f"Only the owner of volume {volume.full_name} or a metastore admin may update it.")
+    new_name = fields.get("new_name")
+    if new_name is not None and new_name != volume.name:
+        validate_name(new_name, field="new_name")
+        if Volume.objects.filter(schema=volume.schema, name=new_name).exists():
+            raise AlreadyExists(f"Volume '{volume.schema.full_name}.{new_name}' already exists.")
+        volume.name = new_name
+    comment_given = "comment" in fields
+    comment = validate_long_comment(fields.get("comment"))
+    apply_common_update(
+        volume, caller=caller, access=access, comment=None, properties=None, owner=fields.get("owner"),
+        fields={k: v for k, v in fields.items() if k == "owner"},
+    )
+    if comment_given:
+        volume.comment = comment
+    volume.save()
+    Grant.objects.filter(securable_id=volume.id).update(securable_name=volume.full_name)
+    audit.record(
+        principal=caller.name, action="updateVolume", securable_type=SecurableType.VOLUME,
+        securable_name=volume.full_name, securable_id=volume.id, details=dict(fields),
+    )
+    return volume
+
+
+@transaction.atomic
+def delete_volume(*, caller: Principal, full_name: str) -> None:
+    """The row goes; a managed volume's files are purged after commit and grants go with it (the
+    post_delete handlers of catalog.models.assets, which also run when a schema is dropped)."""
+    volume = asset_selectors.get_volume(full_name, for_update=True)
+    access = securable_access(caller, volume)
+    access.require(access.owns(), f"Only the owner of volume {volume.full_name} or a metastore admin may delete it.")
+    volume_id, name = volume.id, volume.full_name
+    volume.delete()
+    audit.record(
+        principal=caller.name, action="deleteVolume", securable_type=SecurableType.VOLUME,
+        securable_name=name, securable_id=volume_id,
+    )
+
+
+def writable_by(access: grants.Access) -> bool:
+    """Writing a volume's files: there is no WRITE VOLUME privilege in the API, so its owner (or an
+    owner above it, or a metastore admin)."""
+    return access.owns()
