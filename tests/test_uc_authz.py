@@ -27,7 +27,7 @@ from rest_framework.test import APIClient
 
 from catalog.choices import PRIVILEGES_BY_SECURABLE, AuditOutcome, Privilege, SecurableType
 from catalog.models import AuditEvent, Catalog, Column, Grant, Metastore, Principal, Schema, Table
-from catalog.services import catalogs, principals, schemas, securables, tables
+from catalog.services import catalogs, credentials, external_locations, principals, schemas, securables, tables
 
 UC = "/api/2.1/unity-catalog"
 
@@ -38,19 +38,26 @@ CREATE_SCHEMA = Privilege.CREATE_SCHEMA.value
 CREATE_TABLE = Privilege.CREATE_TABLE.value
 SELECT = Privilege.SELECT.value
 MODIFY = Privilege.MODIFY.value
+CREATE_EXTERNAL_TABLE = Privilege.CREATE_EXTERNAL_TABLE.value
+LANDING_URL = "file:///tmp/ucweb-tests"
 
-# Securables are named by reference: "metastore", or the full name of a catalog, schema or table.
+# Securables are named by reference: "metastore", "location:<name>" for an external location, or
+# the full name of a catalog, schema or table.
 METASTORE = "metastore"
+LOCATION = "location:"
+LANDING = "location:landing"
 
 
 def ref_type(ref: str) -> str:
     if ref == METASTORE:
         return SecurableType.METASTORE
+    if ref.startswith(LOCATION):
+        return SecurableType.EXTERNAL_LOCATION
     return [SecurableType.CATALOG, SecurableType.SCHEMA, SecurableType.TABLE][ref.count(".")]
 
 
 def resolve(ref: str):
-    return securables.resolve(ref_type(ref), ref)
+    return securables.resolve(ref_type(ref), ref.removeprefix(LOCATION))
 
 
 def grant(principal: str, ref: str, privilege: str) -> None:
@@ -73,7 +80,7 @@ def external_table_body(name: str, schema: str = "sales", catalog: str = "shop")
         "schema_name": schema,
         "table_type": "EXTERNAL",
         "data_source_format": "PARQUET",
-        "storage_location": f"file:///tmp/ucweb-tests/{catalog}/{schema}/{name}",
+        "storage_location": f"{LANDING_URL}/{catalog}/{schema}/{name}",
         "columns": [
             {"name": "id", "type_name": "LONG", "type_text": "bigint", "position": 0, "nullable": False},
             {"name": "amount", "type_name": "DOUBLE", "type_text": "double", "position": 1},
@@ -93,6 +100,10 @@ def world(bootstrap):
         catalogs.create_catalog(caller=admin, name=name, comment="original")
     for name in ("sales", "hr"):
         schemas.create_schema(caller=admin, name=name, catalog_name="shop", comment="original")
+    credentials.create_credential(caller=admin, name="lakecred",
+                                  aws_iam_role={"role_arn": "arn:aws:iam::123456789012:role/lake"})
+    external_locations.create_external_location(caller=admin, name="landing", url=LANDING_URL,
+                                                credential_name="lakecred")
     for schema, name in (("sales", "trips"), ("sales", "refunds"), ("hr", "salaries")):
         body = external_table_body(name, schema)
         body.pop("table_type")
@@ -100,6 +111,10 @@ def world(bootstrap):
     grant("carol", "shop", USE_CATALOG)
     grant("carol", "shop.sales", USE_SCHEMA)
     grant("carol", "shop.sales.trips", SELECT)
+    # External tables must lie in an external location the creator may use. That privilege is
+    # not what this matrix is about, so bob holds it throughout; test_external_tables_need_a_location
+    # shows the refusal without it.
+    grant("bob", LANDING, CREATE_EXTERNAL_TABLE)
 
 
 def snapshot() -> dict:
@@ -571,3 +586,20 @@ def test_only_the_owner_or_an_admin_changes_the_owner(world, make_client):
     # bob gave it away: he may no longer update it.
     assert_uc_error(bob.patch(f"{UC}/schemas/shop.sales", {"comment": "mine"}, format="json"), 403)
     assert Schema.objects.get(name="sales").comment == "original"
+
+
+def test_external_tables_need_a_location(world, make_client):
+    bob = make_client("bob")
+    grant("bob", "shop", USE_CATALOG)
+    grant("bob", "shop.sales", USE_SCHEMA)
+    grant("bob", "shop.sales", CREATE_TABLE)
+    Grant.objects.filter(principal="bob", privilege=CREATE_EXTERNAL_TABLE).delete()
+    before = snapshot()
+    response = call(bob, "post", "/tables", external_table_body("newtable"))
+    assert_uc_error(response, 403, "PERMISSION_DENIED")
+    assert "landing" in response.json()["message"]
+    outside = {**external_table_body("elsewhere"), "storage_location": "file:///srv/other/elsewhere"}
+    assert_uc_error(call(bob, "post", "/tables", outside), 403, "PERMISSION_DENIED")
+    assert snapshot() == before
+    grant("bob", LANDING, CREATE_EXTERNAL_TABLE)
+    assert call(bob, "post", "/tables", external_table_body("newtable")).status_code == 200

@@ -335,6 +335,7 @@ def _new_row(*, caller, schema, name, table_id, location, table_type, view=False
         with transaction.atomic():
             return Table.objects.create(
                 id=table_id, schema=schema, name=name, owner=caller.name, created_by=caller.name,
+                updated_at=timezone.now(), updated_by=caller.name,
                 table_type=TableType.VIEW if view else table_type, data_source_format=DataSourceFormat.ICEBERG,
                 storage_location=location,
             )

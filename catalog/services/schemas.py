@@ -91,14 +91,22 @@ def drop_schema_contents(schema: Schema) -> None:
     schema.delete()
 
 
+def _has_contents(schema: Schema) -> bool:
+    return any(related.exists() for related in (
+        schema.tables, schema.volumes, schema.functions, schema.registered_models))
+
+
 @transaction.atomic
 def delete_schema(*, caller: Principal, full_name: str, force: bool) -> None:
     schema = selectors.get_schema_by_full_name(full_name)
     access = grants.Access.load(caller, schema)
     grants.require_catalog_use(access)
     access.require(access.owns(), f"Only the owner of schema {schema.full_name} or a metastore admin may delete it.")
-    if not force and Table.objects.filter(schema=schema).exists():
-        raise SchemaNotEmpty(f"Schema '{schema.full_name}' is not empty; delete its tables first or pass force=true.")
+    if not force and _has_contents(schema):
+        raise SchemaNotEmpty(
+            f"Schema '{schema.full_name}' is not empty; delete its tables, volumes, functions and models first "
+            "or pass force=true."
+        )
     schema_id, name = schema.id, schema.full_name
     drop_schema_contents(schema)
     audit.record(

@@ -1,5 +1,6 @@
 from django.db import transaction
 from django.db.models import Q
+from django.utils import timezone
 
 from catalog import selectors
 from catalog.choices import ColumnTypeName, DataSourceFormat, Privilege, TableType
@@ -157,6 +158,10 @@ def create_table(
         raise InvalidParameter(f"view_definition is required for a {table_type}.")
 
     schema = require_create_table(caller, catalog_name, schema_name)
+    if table_type == TableType.EXTERNAL:
+        from catalog.services.external_locations import require_external_location
+
+        require_external_location(caller, storage_location, Privilege.CREATE_EXTERNAL_TABLE)
     if Table.objects.filter(schema=schema, name=name).exists():
         raise TableAlreadyExists(f"Table '{catalog_name}.{schema_name}.{name}' already exists.")
     table = Table.objects.create(
@@ -171,6 +176,8 @@ def create_table(
         view_dependencies=view_dependencies,
         owner=caller.name,
         created_by=caller.name,
+        updated_at=timezone.now(),
+        updated_by=caller.name,
     )
     replace_columns(table, columns)
     audit.record(
