@@ -43,10 +43,10 @@ from catalog.models import Principal, Table
 from catalog.services import audit, grants, managed_tables
 from catalog.services.common import validate_properties
 from catalog.services.tables import replace_columns, validate_columns
-from catalog.storage import InvalidStorageUrl, normalize
+from catalog.storage import InvalidStorageUrl, StorageError, join, normalize, storage_for
 from commits import delta_log
 from commits.models import CommitReport, DeltaCommit
-from ucweb.errors import AlreadyExists, InvalidParameter, ResourceExhausted, TableDoesNotExist
+from ucweb.errors import AlreadyExists, InvalidParameter, PermissionDenied, ResourceExhausted, TableDoesNotExist
 
 REQUIRED_PROPERTIES = (
     delta_log.TABLE_ID_PROPERTY,
@@ -237,6 +237,13 @@ def write_commit(*, caller: Principal, body: dict) -> None:
     if commit is None and (metadata is not None or uniform is not None):
         raise InvalidParameter("metadata and uniform need a commit_info: a backfill carries no metadata.")
 
+    # The staged file is read before the table is locked (it is immutable and named by the
+    # client), from the location the request names; under the lock that location is checked to
+    # be the table's, so the operation read here is the one being ratified.
+    operation = staged_operation(body.get("table_uri"), commit.file_name) if commit is not None else None
+    if commit is not None:
+        _refuse_stale_proposal(caller, table_id, commit)
+
     with transaction.atomic():
         table = _locked_table(table_id, for_update=True)
         _authorize(caller, table, Privilege.MODIFY)
@@ -247,7 +254,9 @@ def write_commit(*, caller: Principal, body: dict) -> None:
         if published is not None:
             changed += _backfill(table, published)
         if commit is not None:
-            changed += _ratify(table, commit, caller=caller, metadata=metadata, uniform=uniform)
+            changed += _ratify(table, commit, caller=caller, metadata=metadata, uniform=uniform, operation=operation)
+        if "latest_version" in changed:
+            _nudge_publication(table)
         if changed:
             table.save(update_fields=sorted(set(changed)))
             audit.record(
@@ -255,6 +264,20 @@ def write_commit(*, caller: Principal, body: dict) -> None:
                 securable_name=table.full_name, securable_id=table.id,
                 details={"version": commit.version if commit else None, "published": published},
             )
+
+
+def _refuse_stale_proposal(caller: Principal, table_id: str, commit: CommitInfo) -> None:
+    """A proposal for a version that is already taken loses whatever the lock says: versions
+    only grow, so an unlocked read that shows it taken is final. Such losers answer 409 without
+    queueing for the row lock behind the writers that can still win."""
+    latest = Table.objects.filter(id=table_id).order_by().values_list("latest_version", flat=True).first()
+    if latest is None or commit.version > latest:
+        return
+    table = _locked_table(table_id, for_update=False)
+    _authorize(caller, table, Privilege.MODIFY)
+    retry = DeltaCommit.objects.filter(table=table, version=commit.version, file_name=commit.file_name).exists()
+    if not retry:
+        raise AlreadyExists(f"Version {commit.version} of table {table.full_name} is already committed.")
 
 
 def _confirm_version_zero(table: Table) -> list[str]:
@@ -270,7 +293,56 @@ def _confirm_version_zero(table: Table) -> list[str]:
     return ["latest_published_version"]
 
 
-def _ratify(table: Table, commit: CommitInfo, *, caller, metadata, uniform) -> list[str]:
+# -- maintenance policy ----------------------------------------------------------------------------
+# Seed 000: clients may run checkpoints, log compaction and version checksums; OPTIMIZE, VACUUM,
+# REORG and metadata cleanup belong to the catalog. A table or schema property opens them up.
+CATALOG_OPERATIONS = {"OPTIMIZE": "OPTIMIZE", "VACUUM START": "VACUUM", "VACUUM END": "VACUUM", "REORG": "REORG"}
+POLICY_PROPERTY = "ucweb.maintenance.client-operations"
+
+
+def staged_operation(table_uri, file_name: str) -> str | None:
+    """`commitInfo.operation` of a staged commit; None when the file cannot be read or says none."""
+    if not isinstance(table_uri, str) or not table_uri:
+        return None
+    try:
+        url = join(normalize(table_uri), "_delta_log", "_staged_commits", file_name)
+        actions = delta_log.parse_actions(storage_for(url).read(url))
+    except (StorageError, delta_log.DeltaLogError):
+        return None
+    info = delta_log.first(actions, "commitInfo") or {}
+    operation = info.get("operation")
+    return operation if isinstance(operation, str) else None
+
+
+def check_maintenance_policy(table: Table, operation: str | None) -> None:
+    reserved = CATALOG_OPERATIONS.get((operation or "").strip().upper())
+    if reserved is None:
+        return
+    allowed = {
+        item.strip().upper()
+        for properties in (table.properties, table.schema.properties)
+        for item in str(properties.get(POLICY_PROPERTY, "")).split(",")
+    }
+    if reserved not in allowed:
+        raise PermissionDenied(
+            f"The maintenance policy of table {table.full_name} reserves {reserved} for the catalog "
+            f"(clients may run checkpoints, log compaction and version checksums). A table or schema "
+            f"property {POLICY_PROPERTY}={reserved} allows clients to run it."
+        )
+
+
+def _nudge_publication(table: Table) -> None:
+    """A table whose unpublished commits reach half the limit gets publish-verify now (after the
+    commit, in the background), so a client that never publishes does not run into the 429."""
+    unpublished = table.latest_version - (table.latest_published_version or 0)
+    if unpublished >= max(1, settings.UCWEB_MAX_UNPUBLISHED_COMMITS // 2):
+        from maintenance.tasks import enqueue, publish_verify_table
+
+        table_id = str(table.id)
+        transaction.on_commit(lambda: enqueue(publish_verify_table, table_id))
+
+
+def _ratify(table: Table, commit: CommitInfo, *, caller, metadata, uniform, operation=None) -> list[str]:
     latest = table.latest_version
     if commit.version <= latest:
         existing = DeltaCommit.objects.filter(table=table, version=commit.version).only("file_name").first()
@@ -282,6 +354,7 @@ def _ratify(table: Table, commit: CommitInfo, *, caller, metadata, uniform) -> l
             f"Commit version {commit.version} is not the next version of table {table.full_name} "
             f"(expected {latest + 1})."
         )
+    check_maintenance_policy(table, operation)
     confirmed = _confirm_version_zero(table)
     unpublished = latest - table.latest_published_version
     if unpublished >= settings.UCWEB_MAX_UNPUBLISHED_COMMITS:

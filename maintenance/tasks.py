@@ -48,6 +48,11 @@ def publish_verify() -> int:
     return publish.verify_all()
 
 
+@shared_task(name="maintenance.publish_verify_table")
+def publish_verify_table(table_id: str) -> int:
+    return publish.verify_table(table_id)
+
+
 @shared_task(name="maintenance.refresh_health")
 def refresh_health() -> int:
     return health.refresh_all()

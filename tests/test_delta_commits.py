@@ -172,7 +172,15 @@ def test_idempotent_retry_and_conflict(delta, table):
     assert DeltaCommit.objects.get(table_id=table_id, version=1).file_name == info.file_name
 
 
-def test_unpublished_commits_are_bounded(delta, table, settings):
+@pytest.fixture
+def no_worker(monkeypatch):
+    """Tasks are sent to a broker no worker reads: nothing publishes for the client."""
+    sent = []
+    monkeypatch.setattr("maintenance.tasks.enqueue", lambda task, *args: sent.append((task.name, args)))
+    return sent
+
+
+def test_unpublished_commits_are_bounded(delta, table, settings, no_worker):
     settings.UCWEB_MAX_UNPUBLISHED_COMMITS = 3
     table_id, location = table
     infos = [delta.append(table_id, location, v, f"p{v}.parquet", publish=False) for v in (1, 2, 3)]
@@ -180,6 +188,8 @@ def test_unpublished_commits_are_bounded(delta, table, settings):
         delta.append(table_id, location, 4, "p4.parquet", publish=False)
     assert exhausted.value.status == 429
     assert json.loads(exhausted.value.body)["error_code"] == "RESOURCE_EXHAUSTED"
+    # From half the bound on, every ratification asked for publish-verify of this table.
+    assert no_worker == [("maintenance.publish_verify_table", (table_id,))] * 3
     assert state(table_id) == (3, 0, 3)
     for info in infos:
         delta.publish(location, info)
@@ -382,3 +392,51 @@ def test_the_whole_protocol_on_s3(delta_s3, s3_storage_root, admin_client):
     assert state(table_id) == (4, 3, 4)
     assert admin_client.delete(f"{UC}/tables/unity.default.events").status_code == 200
     assert storage_for(location).list(location) == []
+
+
+# -- maintenance policy ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("operation", ["OPTIMIZE", "VACUUM START", "VACUUM END", "REORG"])
+def test_maintenance_operations_are_the_catalogs(delta, table, operation):
+    table_id, location = table
+    info = delta.stage_commit(location, 1, "compacted.parquet", operation=operation)
+    with pytest.raises(ApiException) as refused:
+        delta.ratify(table_id, location, info)
+    body = json.loads(refused.value.body)
+    assert refused.value.status == 403 and body["error_code"] == "PERMISSION_DENIED"
+    assert "ucweb.maintenance.client-operations" in body["message"]
+    assert state(table_id) == (0, 0, 0)
+
+
+def test_clients_may_write_checkpoint_and_ordinary_commits(delta, table):
+    table_id, location = table
+    for version, operation in enumerate(["WRITE", "MERGE", "DELETE", "CREATE TABLE AS SELECT"], start=1):
+        delta.ratify(table_id, location, delta.stage_commit(location, version, f"p{version}.parquet", operation=operation))
+    assert state(table_id)[0] == 4
+
+
+@pytest.mark.parametrize("where", ["table", "schema"])
+def test_a_policy_property_lets_clients_optimize(delta, table, where):
+    from catalog.models import Schema
+
+    table_id, location = table
+    row = Table.objects.get(id=table_id) if where == "table" else Schema.objects.get(catalog__name="unity", name="default")
+    row.properties = {**row.properties, "ucweb.maintenance.client-operations": "OPTIMIZE, VACUUM"}
+    row.save()
+    delta.ratify(table_id, location, delta.stage_commit(location, 1, "c.parquet", operation="OPTIMIZE"))
+    delta.ratify(table_id, location, delta.stage_commit(location, 2, "v.parquet", operation="VACUUM END"))
+    with pytest.raises(ApiException) as refused:
+        delta.ratify(table_id, location, delta.stage_commit(location, 3, "r.parquet", operation="REORG"))
+    assert refused.value.status == 403
+    assert state(table_id)[0] == 2
+
+
+def test_publish_verify_keeps_a_client_that_never_publishes_under_the_bound(delta, table, settings):
+    """With tasks running (inline here; a worker in test_workers), a client that ratifies and
+    never publishes is never refused: publish-verify publishes for it from half the bound on."""
+    settings.UCWEB_MAX_UNPUBLISHED_COMMITS = 4
+    table_id, location = table
+    for version in range(1, 13):
+        delta.append(table_id, location, version, f"p{version}.parquet", publish=False)
+    latest, published, _ = state(table_id)
+    assert latest == 12 and published >= 12 - 4
+    assert delta.snapshot(table_id, location) == (12, sorted(f"p{v}.parquet" for v in range(1, 13)))
