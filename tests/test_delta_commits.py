@@ -440,3 +440,18 @@ def test_publish_verify_keeps_a_client_that_never_publishes_under_the_bound(delt
     latest, published, _ = state(table_id)
     assert latest == 12 and published >= 12 - 4
     assert delta.snapshot(table_id, location) == (12, sorted(f"p{v}.parquet" for v in range(1, 13)))
+
+
+def test_commit_history_retention(delta, table, settings):
+    """By default every ratified commit is kept; UCWEB_DELTA_COMMIT_RETENTION keeps that many
+    published ones (and every unpublished one)."""
+    table_id, location = table
+    for version in range(1, 6):
+        delta.append(table_id, location, version, f"p{version}.parquet")
+    assert DeltaCommit.objects.filter(table_id=table_id).count() == 5
+    settings.UCWEB_DELTA_COMMIT_RETENTION = 2
+    for version in range(6, 9):
+        delta.append(table_id, location, version, f"p{version}.parquet", publish=version < 8)
+    kept = sorted(DeltaCommit.objects.filter(table_id=table_id).values_list("version", flat=True))
+    assert kept == [6, 7, 8]  # published 7 - 2 = 5 and below trimmed; unpublished 8 kept
+    assert delta.snapshot(table_id, location) == (8, sorted(f"p{v}.parquet" for v in range(1, 9)))
