@@ -1,6 +1,7 @@
 import uuid
 
 from django.db import models
+from django.utils import timezone
 
 
 class Securable(models.Model):
@@ -10,10 +11,17 @@ class Securable(models.Model):
     comment = models.TextField(blank=True, null=True)
     properties = models.JSONField(default=dict, blank=True)
     owner = models.CharField(max_length=255, db_index=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
     created_by = models.CharField(max_length=255, blank=True)
     updated_at = models.DateTimeField(null=True, blank=True)
     updated_by = models.CharField(max_length=255, blank=True, null=True)
 
     class Meta:
         abstract = True
+
+    def save(self, *args, **kwargs):
+        # A new securable was last modified when it was created: updated_at is never earlier.
+        if self._state.adding:
+            self.updated_at = self.created_at
+            self.updated_by = self.updated_by or self.created_by
+        super().save(*args, **kwargs)
