@@ -31,7 +31,6 @@ published version again) until `UCWEB_DELTA_COMMIT_RETENTION` trims the oldest p
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -44,6 +43,7 @@ from catalog.services import audit, grants, managed_tables
 from catalog.services.common import validate_properties
 from catalog.services.tables import replace_columns, validate_columns
 from catalog.storage import InvalidStorageUrl, StorageError, join, normalize, storage_for
+from catalog.asset_selectors import parse_uuid
 from commits import delta_log
 from commits.models import CommitReport, DeltaCommit
 from ucweb.errors import AlreadyExists, InvalidParameter, PermissionDenied, ResourceExhausted, TableDoesNotExist
@@ -185,12 +185,7 @@ def _parse_uniform(uniform) -> dict | None:
 
 
 def _table_id(value) -> str:
-    if not isinstance(value, str) or not value:
-        raise InvalidParameter("table_id is required.")
-    try:
-        return str(uuid.UUID(value))
-    except ValueError:
-        raise InvalidParameter(f"table_id {value!r} is not a UUID.") from None
+    return str(parse_uuid(value, field="table_id"))
 
 
 def _same_location(table: Table, table_uri) -> None:
@@ -241,8 +236,6 @@ def write_commit(*, caller: Principal, body: dict) -> None:
     # client), from the location the request names; under the lock that location is checked to
     # be the table's, so the operation read here is the one being ratified.
     operation = staged_operation(body.get("table_uri"), commit.file_name) if commit is not None else None
-    if commit is not None:
-        _refuse_stale_proposal(caller, table_id, commit)
 
     with transaction.atomic():
         table = _locked_table(table_id, for_update=True)
@@ -264,20 +257,6 @@ def write_commit(*, caller: Principal, body: dict) -> None:
                 securable_name=table.full_name, securable_id=table.id,
                 details={"version": commit.version if commit else None, "published": published},
             )
-
-
-def _refuse_stale_proposal(caller: Principal, table_id: str, commit: CommitInfo) -> None:
-    """A proposal for a version that is already taken loses whatever the lock says: versions
-    only grow, so an unlocked read that shows it taken is final. Such losers answer 409 without
-    queueing for the row lock behind the writers that can still win."""
-    latest = Table.objects.filter(id=table_id).order_by().values_list("latest_version", flat=True).first()
-    if latest is None or commit.version > latest:
-        return
-    table = _locked_table(table_id, for_update=False)
-    _authorize(caller, table, Privilege.MODIFY)
-    retry = DeltaCommit.objects.filter(table=table, version=commit.version, file_name=commit.file_name).exists()
-    if not retry:
-        raise AlreadyExists(f"Version {commit.version} of table {table.full_name} is already committed.")
 
 
 def _confirm_version_zero(table: Table) -> list[str]:

@@ -19,7 +19,6 @@ from pydantic import TypeAdapter, ValidationError
 from pyiceberg.exceptions import CommitFailedException
 from pyiceberg.partitioning import PartitionSpec
 from pyiceberg.schema import Schema
-from pyiceberg.table import CommitTableRequest
 from pyiceberg.table.metadata import TableMetadata, TableMetadataUtil, TableMetadataV1, new_table_metadata
 from pyiceberg.table.sorting import SortOrder
 from pyiceberg.table.update import TableRequirement, TableUpdate, update_table_metadata
@@ -139,15 +138,6 @@ def metadata_version(metadata_location: str | None) -> int:
 def next_metadata_location(location: str, current: str | None) -> str:
     version = metadata_version(current) + 1
     return f"{location.rstrip('/')}/metadata/{version:05d}-{uuid.uuid4()}.metadata.json"
-
-
-def commit_request(data: dict) -> CommitTableRequest:
-    """Only for the identifier-less single-table case the requirements/updates are parsed here."""
-    return CommitTableRequest(
-        identifier={"namespace": [], "name": ""},
-        requirements=tuple(parse_requirements(data.get("requirements"))),
-        updates=tuple(parse_updates(data.get("updates"))),
-    )
 
 
 # -- views ---------------------------------------------------------------------------------------
