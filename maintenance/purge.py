@@ -1,11 +1,16 @@
 """Deleting the files of dropped managed securables. Safe to run twice or concurrently: the row
-is locked while its prefix is deleted, and deleting what is gone already is not an error."""
+is locked while its prefix is deleted, and deleting what is gone already is not an error.
+
+A purge deletes only what was the dropped securable's own: a prefix that another live securable
+holds part of (a table, volume, model or staging table inside it or around it, an external
+location or managed area inside it) is refused and recorded, never deleted (catalog.locations)."""
 
 import logging
 
 from django.db import transaction
 from django.utils import timezone
 
+from catalog.locations import foreign_holder
 from catalog.storage import StorageError, storage_for
 from maintenance.models import PurgeRequest
 
@@ -31,6 +36,13 @@ def run_purge(purge_id: int) -> bool:
         if purge is None:
             return False
         purge.attempts += 1
+        holder = foreign_holder(purge.url)
+        if holder is not None:
+            purge.done_at = timezone.now()
+            purge.last_error = f"Refused: {purge.url} overlaps {holder}, which is still live; nothing was deleted."
+            purge.save(update_fields=["attempts", "done_at", "last_error"])
+            logger.warning("purge of %s refused: it overlaps %s", purge.url, holder)
+            return False
         try:
             purge.files_deleted += storage_for(purge.url).delete_prefix(purge.url)
         except StorageError as exc:

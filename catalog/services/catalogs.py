@@ -2,7 +2,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from catalog import selectors
+from catalog import locations, selectors
 from catalog.choices import Privilege, SecurableType
 from catalog.models import Catalog, Grant, Principal, Schema
 from catalog.services import audit, grants
@@ -52,7 +52,8 @@ def create_catalog(*, caller: Principal, name, comment=None, properties=None, st
         storage_root=storage_root,
     )
     if storage_root:
-        catalog.storage_location = f"{storage_root}/__unitystorage/catalogs/{catalog.id}"
+        catalog.storage_root, catalog.storage_location = locations.place_root(
+            caller=caller, value=storage_root, kind="catalog", securable_id=catalog.id)
     catalog.save()
     audit.record(
         principal=caller.name, action="createCatalog", securable_type="catalog",

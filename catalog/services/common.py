@@ -1,11 +1,6 @@
 """Validation shared by the services of every securable."""
 
-from urllib.parse import urlparse
-
 from ucweb.errors import InvalidParameter
-
-STORAGE_SCHEMES = {"file", "s3", "s3a", "gs", "abfs", "abfss"}
-
 
 def validate_comment(value):
     if value is not None and not isinstance(value, str):
@@ -25,21 +20,13 @@ def validate_properties(value, *, field: str = "properties") -> dict:
 
 
 def validate_storage_url(value, *, field: str):
+    """A storage URL or a bare absolute path, in canonical form (see catalog.locations); None
+    stays None. Where the location may be placed is decided by catalog.locations too."""
     if value is None:
         return None
-    if not isinstance(value, str) or not value:
-        raise InvalidParameter(f"{field} must be a URL.")
-    try:
-        parsed = urlparse(value)
-    except ValueError:  # for example an unterminated IPv6 host: "s3://[bucket"
-        raise InvalidParameter(f"{field} {value!r} is not a valid URL.") from None
-    if parsed.scheme not in STORAGE_SCHEMES:
-        raise InvalidParameter(
-            f"{field} {value!r} must be a URL with one of the schemes {', '.join(sorted(STORAGE_SCHEMES))}."
-        )
-    if parsed.scheme != "file" and not parsed.netloc:
-        raise InvalidParameter(f"{field} {value!r} has no bucket or container.")
-    return value.rstrip("/")
+    from catalog.locations import RECORDED_SCHEMES, canonical
+
+    return canonical(value, field=field, schemes=RECORDED_SCHEMES)
 
 
 def validate_optional_bool(value, *, field: str) -> bool:

@@ -5,7 +5,7 @@ Rules:
 - URLs are compared in the canonical form of catalog.storage.normalize; only file:// and s3://
   locations exist (the schemes ucweb's storage and credential vending serve).
 - No external location overlaps another one (is a prefix of it or lies under it), the managed
-  storage root (UCWEB_STORAGE_ROOT), or the managed storage root of a catalog or schema. So a URL
+  storage root (UCWEB_STORAGE_ROOT), or the managed area of a catalog or schema. So a URL
   belongs to at most one external location.
 - Creating one needs CREATE EXTERNAL LOCATION on the metastore and on the credential.
 
@@ -19,116 +19,36 @@ overlaps managed storage.
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from catalog import asset_selectors
+from catalog import asset_selectors, locations
 from catalog.choices import CredentialPurpose, Privilege, SecurableType
-from catalog.models import Catalog, ExternalLocation, Grant, Principal, Schema, Table, Volume
+# The URL rules live in catalog.locations (the one location rule); these names stay for callers.
+from catalog.locations import (  # noqa: F401
+    LOCATION_SCHEMES,
+    ancestors,
+    containing_location,
+    is_within,
+    managed_roots,
+    overlapping_managed_root,
+    overlaps,
+    require_external_location,
+    require_outside_managed_storage,
+)
+from catalog.models import ExternalLocation, Grant, Principal, Table, Volume
 from catalog.services import audit, grants
 from catalog.services.catalogs import apply_common_update
 from catalog.services.common import validate_comment
 from catalog.services.names import validate_name
-from catalog.storage import StorageError, normalize, parse
 from ucweb.errors import AlreadyExists, InvalidParameter, PermissionDenied
-
-LOCATION_SCHEMES = {"file", "s3"}
-
 
 # -- URLs ---------------------------------------------------------------------------------------
 def canonical_url(value, *, field: str = "url", schemes=LOCATION_SCHEMES) -> str:
-    """The canonical form of a storage URL, or InvalidParameter. `schemes=None` accepts any
-    absolute URL (an EXTERNAL table may name storage that ucweb itself does not serve)."""
-    if not isinstance(value, str) or not value:
-        raise InvalidParameter(f"{field} must be a storage URL such as s3://bucket/prefix or file:///path.")
-    try:
-        location = parse(value)
-    except StorageError as exc:
-        raise InvalidParameter(f"{field} {value!r} is not a valid storage URL: {exc}") from None
-    if schemes is not None and location.scheme not in schemes:
-        raise InvalidParameter(f"{field} {value!r} must be a file:// or s3:// URL.")
-    return location.url
-
-
-def ancestors(url: str) -> list[str]:
-    """`s3://b/x/y` → [`s3://b`, `s3://b/x`, `s3://b/x/y`]: every prefix that contains the URL
-    (the URL included), in canonical form."""
-    location = parse(url)
-    current = parse("file:///" if location.scheme == "file" else f"{location.scheme}://{location.authority}")
-    found = [current.url]
-    for segment in (s for s in location.path.split("/") if s):
-        current = current.child(segment)
-        found.append(current.url)
-    return found
-
-
-def is_within(url: str, prefix: str) -> bool:
-    """Whether canonical `url` equals canonical `prefix` or lies under it."""
-    if url == prefix:
-        return True
-    base = prefix if prefix.endswith("/") else prefix + "/"
-    return url.startswith(base)
-
-
-def overlaps(a: str, b: str) -> bool:
-    return is_within(a, b) or is_within(b, a)
-
-
-def managed_roots() -> list[str]:
-    """The server's managed storage root and every catalog and schema managed root."""
-    roots = [settings.UCWEB_STORAGE_ROOT]
-    roots += list(Catalog.objects.exclude(storage_root__isnull=True).exclude(storage_root="")
-                  .values_list("storage_root", flat=True))
-    roots += list(Schema.objects.exclude(storage_root__isnull=True).exclude(storage_root="")
-                  .values_list("storage_root", flat=True))
-    canonical = []
-    for root in roots:
-        try:
-            canonical.append(normalize(root))
-        except StorageError:  # a root this server cannot parse cannot hold its files either
-            continue
-    return canonical
-
-
-def overlapping_managed_root(url: str) -> str | None:
-    return next((root for root in managed_roots() if overlaps(url, root)), None)
-
-
-def containing_location(url: str) -> ExternalLocation | None:
-    """The external location that contains canonical `url`, if any (at most one can)."""
-    return (
-        ExternalLocation.objects.select_related("credential")
-        .filter(url__in=ancestors(url)).order_by("-url").first()
-    )
-
-
-def require_outside_managed_storage(url: str, *, field: str = "storage_location") -> None:
-    root = overlapping_managed_root(url)
-    if root is not None:
-        raise InvalidParameter(f"{field} {url} overlaps managed storage ({root}).")
-
-
-def require_external_location(caller: Principal, url, privilege: str) -> ExternalLocation | None:
-    """The external location governing `url`, after checking that the caller holds `privilege`
-    on it (CREATE EXTERNAL TABLE, CREATE EXTERNAL VOLUME, READ FILES or WRITE FILES).
-
-    Raises InvalidParameter (400) for text that is not a storage URL or a URL that overlaps
-    managed storage, and PermissionDenied (403) when no external location contains the URL or
-    the caller lacks the privilege (external locations are file:// or s3://, so a gs:// or abfss://
-    URL is only for metastore admins). A metastore admin passes every privilege check and may name
-    a URL outside every external location; None is then returned."""
-    canonical = canonical_url(url, field="storage_location", schemes=None)
-    require_outside_managed_storage(canonical)
-    location = containing_location(canonical)
-    if location is None:
-        if caller.is_metastore_admin:
-            return None
-        raise PermissionDenied(f"No external location contains {canonical}; ask a metastore admin to create one.")
-    access = grants.Access.load(caller, location)
-    access.require(access.has(privilege), f"Missing {privilege} on external location {location.name}.")
-    return location
+    """The canonical form of a storage URL or absolute path, or InvalidParameter. `schemes=None`
+    accepts any absolute URL (an EXTERNAL table may name storage that ucweb itself does not serve)."""
+    return locations.canonical(value, field=field, schemes=schemes)
 
 
 def _check_no_overlap(url: str, *, exclude_id=None) -> None:

@@ -16,14 +16,15 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from catalog import locations
 from catalog.choices import DataSourceFormat, Privilege, TableType
 from catalog.models import Catalog, Principal, Schema, Table
 from catalog.services import audit, grants, schemas
-from catalog.services.common import validate_properties, validate_storage_url
+from catalog.services.common import validate_properties
 from catalog.services.managed_tables import managed_location
 from catalog.services.names import validate_name
 from catalog.services.tables import drop_table_row, replace_columns
-from catalog.storage import StorageError, parse, storage_for
+from catalog.storage import StorageError, StorageObjectNotFound, parse, storage_for
 from commits import iceberg
 from commits.models import IcebergMetadata, IcebergMetricsReport
 from ucweb.errors import (
@@ -361,10 +362,23 @@ def _prepare_location(location: str) -> None:
             raise InvalidParameter(f"Cannot create {location}/{folder}: {exc.strerror or exc}") from None
 
 
-def _location_for(schema: Schema, table_id, requested) -> tuple[str, str]:
-    if requested:
-        return validate_storage_url(requested, field="location"), TableType.EXTERNAL
+def _location_for(caller: Principal, schema: Schema, table_id, requested) -> tuple[str, str]:
+    """Where a new table or view goes: managed storage, or a location the caller may use
+    (catalog.locations: the one location rule, as for UC EXTERNAL tables)."""
+    if requested is not None:
+        placed = locations.place_securable(caller=caller, schema=schema, value=requested, securable_id=table_id)
+        return placed.url, TableType.MANAGED if placed.managed else TableType.EXTERNAL
     return managed_location(schema, table_id), TableType.MANAGED
+
+
+def _moved(caller: Principal, table: Table, metadata):
+    """The metadata of an existing table or view after a `set-location` update has been checked by
+    the location rule (with the location in canonical form); unchanged when it does not move."""
+    if metadata.location == table.storage_location:
+        return metadata
+    placed = locations.place_securable(caller=caller, schema=table.schema, value=metadata.location,
+                                       securable_id=table.id)
+    return metadata.model_copy(update={"location": placed.url})
 
 
 def create_table(*, caller: Principal, prefix: str, namespace: str, body: dict) -> Loaded:
@@ -379,7 +393,7 @@ def create_table(*, caller: Principal, prefix: str, namespace: str, body: dict) 
         raise InvalidParameter("stage-create must be a boolean.")
     _require_create(caller, schema)
     table_id = uuid.uuid4()
-    location, table_type = _location_for(schema, table_id, body.get("location"))
+    location, table_type = _location_for(caller, schema, table_id, body.get("location"))
     metadata = iceberg.create_metadata(
         schema=body["schema"], partition_spec=body.get("partition-spec"), write_order=body.get("write-order"),
         location=location, properties=properties, table_uuid=table_id,
@@ -424,6 +438,7 @@ class _Planned:
     table: Table | None  # None: the change creates the table (assert-create)
     schema: Schema | None
     metadata: object
+    managed: bool = False  # a created table: its location is the managed one the catalog assigned
 
 
 def _plan(caller: Principal, catalog: Catalog, change: Change, locked: dict) -> _Planned:
@@ -440,12 +455,15 @@ def _plan(caller: Principal, catalog: Catalog, change: Change, locked: dict) -> 
         if Table.objects.filter(schema=schema, name=change.name).exists():
             raise CommitFailed(f"Requirement failed: table {schema.full_name}.{change.name} already exists.")
         metadata = iceberg.apply_updates(None, change.updates, metadata_location=None)
-        return _Planned(change, None, schema, metadata)
+        placed = locations.place_securable(caller=caller, schema=schema, value=metadata.location,
+                                           securable_id=metadata.table_uuid)
+        metadata = metadata.model_copy(update={"location": placed.url})
+        return _Planned(change, None, schema, metadata, managed=placed.managed)
     _require(caller, table, Privilege.MODIFY)
     current = iceberg.parse_metadata(table.iceberg.metadata_json)
     iceberg.check_requirements(change.requirements, current)
     metadata = iceberg.apply_updates(current, change.updates, metadata_location=table.iceberg.metadata_location)
-    return _Planned(change, table, None, metadata)
+    return _Planned(change, table, None, _moved(caller, table, metadata))
 
 
 def _write_planned(caller: Principal, planned: _Planned) -> IcebergMetadata:
@@ -453,8 +471,7 @@ def _write_planned(caller: Principal, planned: _Planned) -> IcebergMetadata:
     change, table, metadata = planned.change, planned.table, planned.metadata
     if table is None:
         schema = planned.schema
-        managed = metadata.location.rstrip("/") == managed_location(schema, metadata.table_uuid)
-        table_type = TableType.MANAGED if managed else TableType.EXTERNAL
+        table_type = TableType.MANAGED if planned.managed else TableType.EXTERNAL
         table = _new_row(caller=caller, schema=schema, name=change.name, table_id=metadata.table_uuid,
                          location=metadata.location, table_type=table_type)
         _prepare_location(metadata.location)
@@ -586,16 +603,16 @@ def register_table(*, caller: Principal, prefix: str, namespace: str, body: dict
     if body.get("overwrite"):
         raise InvalidParameter("overwrite is not supported: drop the table first.")
     _require_create(caller, schema)
-    try:
-        text = storage_for(location).read(location).decode()
-        metadata = iceberg.parse_metadata(text)
-    except StorageError as exc:
-        raise InvalidParameter(f"Cannot read {location}: {exc}") from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InvalidParameter(f"{location} is not Iceberg table metadata: {exc}") from None
+    location = locations.registrable_metadata_file(caller=caller, value=location)
+    text, metadata = _read_registered_metadata(location)
+    placed = locations.place_securable(caller=caller, schema=schema, value=metadata.location,
+                                       securable_id=metadata.table_uuid, field="the metadata's location")
+    if not locations.is_within(location, placed.url):
+        raise InvalidParameter(f"metadata-location {location} does not lie in the table location {placed.url} "
+                               "that the metadata file names.")
     with transaction.atomic():
         table = _new_row(caller=caller, schema=schema, name=name, table_id=metadata.table_uuid,
-                         location=metadata.location, table_type=TableType.EXTERNAL)
+                         location=placed.url, table_type=TableType.EXTERNAL)
         IcebergMetadata.objects.create(table=table, metadata_location=location, metadata_json=text)
         replace_columns(table, _columns_of(metadata))
         table.properties = dict(metadata.properties)
@@ -603,6 +620,29 @@ def register_table(*, caller: Principal, prefix: str, namespace: str, body: dict
         audit.record(principal=caller.name, action="registerIcebergTable", securable_type="table",
                      securable_name=table.full_name, securable_id=table.id, details={"metadata_location": location})
     return Loaded(table, location, text, storage_config(table.storage_location))
+
+
+MAX_METADATA_BYTES = 64 * 1024 * 1024
+
+
+def _read_registered_metadata(location: str):
+    """The text and parsed metadata of a file to register. Whatever goes wrong, the answer is a
+    400 that names the file and never quotes what is in it."""
+    try:
+        data = storage_for(location).read(location)
+    except StorageError as exc:
+        reason = "it does not exist" if isinstance(exc, StorageObjectNotFound) else "it cannot be read"
+        raise InvalidParameter(f"Cannot register {location}: {reason}.") from None
+    if len(data) > MAX_METADATA_BYTES:
+        raise InvalidParameter(f"Cannot register {location}: it is larger than any table metadata file here.")
+    try:
+        text = data.decode("utf-8")
+        metadata = iceberg.parse_metadata(text)
+    except Exception:  # any malformed file: never echo its content
+        raise InvalidParameter(f"Cannot register {location}: it is not Iceberg table metadata.") from None
+    if not isinstance(getattr(metadata, "location", None), str):
+        raise InvalidParameter(f"Cannot register {location}: it is not Iceberg table metadata.")
+    return text, metadata
 
 
 def record_metrics(*, caller: Principal, prefix: str, namespace: str, name: str, body: dict) -> None:
@@ -621,6 +661,7 @@ def record_metrics(*, caller: Principal, prefix: str, namespace: str, name: str,
 def credentials(*, caller: Principal, prefix: str, namespace: str, name: str) -> dict:
     table = _find(prefix, namespace, name, view=False)
     _require(caller, table, Privilege.SELECT, Privilege.MODIFY)
+    locations.require_own_location(table.storage_location, own_id=table.id, what=f"table {table.full_name}")
     return {"storage-credentials": [{"prefix": table.storage_location, "config": storage_config(table.storage_location)}]}
 
 
@@ -642,7 +683,7 @@ def create_view(*, caller: Principal, prefix: str, namespace: str, body: dict) -
     properties = validate_properties(body.get("properties"))
     _require_create(caller, schema)
     view_id = uuid.uuid4()
-    location, _ = _location_for(schema, view_id, body.get("location"))
+    location, _ = _location_for(caller, schema, view_id, body.get("location"))
     metadata = iceberg.create_view_metadata(schema=body.get("schema"), view_version=body.get("view-version"),
                                             location=location, properties=properties)
     with transaction.atomic():
@@ -662,7 +703,7 @@ def replace_view(*, caller: Principal, prefix: str, namespace: str, name: str, b
         _require(caller, table, Privilege.MODIFY)
         current = iceberg.parse_view_metadata(table.iceberg.metadata_json)
         iceberg.check_view_requirements(body.get("requirements"), current)
-        metadata = iceberg.apply_view_updates(current, body.get("updates"))
+        metadata = _moved(caller, table, iceberg.apply_view_updates(current, body.get("updates")))
         state = _swap(table, metadata, current_location=table.iceberg.metadata_location)
         table.view_definition = _view_sql(metadata)
         table.updated_at = timezone.now()

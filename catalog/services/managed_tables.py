@@ -12,11 +12,10 @@ Two orders of creation are accepted:
   published or builds version 1 on it. Until then no commit is ratified.
 """
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from catalog import selectors
+from catalog import locations, selectors
 from catalog.choices import DataSourceFormat, TableType
 from catalog.models import Principal, StagingTable, Table
 from catalog.services import audit
@@ -33,8 +32,7 @@ FIRST_COMMIT = "_delta_log/00000000000000000000.json"
 def managed_location(schema, table_id) -> str:
     """`<root>/tables/<id>` under the schema's managed location, else the catalog's, else the
     server's storage root."""
-    root = schema.storage_location or schema.catalog.storage_location or settings.UCWEB_STORAGE_ROOT
-    return normalize(join(root, "tables", str(table_id)))
+    return locations.managed_location(schema, "tables", table_id)
 
 
 @transaction.atomic
@@ -99,11 +97,11 @@ def create_managed_delta_table(
     comment = validate_comment(comment)
     properties = validate_properties(properties)
     schema = require_create_table(caller, catalog_name, schema_name)
-    staging = (
-        StagingTable.objects.select_for_update()
-        .filter(staging_location=normalize(storage_location))
-        .first()
-    )
+    try:
+        requested = normalize(storage_location)
+    except StorageError:
+        raise InvalidParameter(f"storage_location {storage_location!r} is not a storage URL or an absolute path.") from None
+    staging = StagingTable.objects.select_for_update().filter(staging_location=requested).first()
     if staging is None:
         raise TableDoesNotExist(f"No staging table has the location {storage_location}.")
     if staging.created_by != caller.name and not caller.is_metastore_admin:

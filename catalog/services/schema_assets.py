@@ -3,14 +3,12 @@ USE CATALOG and USE SCHEMA, and their managed storage sits under the schema's ma
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db.models import Q
 
 from catalog import selectors
 from catalog.models import Grant, Principal
 from catalog.services import grants
 from catalog.services.names import validate_name
-from catalog.storage import join, normalize
 from ucweb.errors import InvalidParameter
 
 MAX_COMMENT_LENGTH = 65536
@@ -45,8 +43,9 @@ def visible(queryset, *, caller: Principal, access: grants.Access, privileges):
 def managed_location(schema, kind: str, securable_id) -> str:
     """`<root>/<kind>/<id>` under the schema's managed location, else the catalog's, else the
     server's storage root."""
-    root = schema.storage_location or schema.catalog.storage_location or settings.UCWEB_STORAGE_ROOT
-    return normalize(join(root, kind, str(securable_id)))
+    from catalog.locations import managed_location as assigned
+
+    return assigned(schema, kind, securable_id)
 
 
 def validate_long_comment(value):

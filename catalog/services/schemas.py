@@ -1,7 +1,7 @@
 from django.db import transaction
 from django.db.models import Q
 
-from catalog import selectors
+from catalog import locations, selectors
 from catalog.choices import Privilege
 from catalog.models import Grant, Principal, Schema, Table
 from catalog.services import audit, grants
@@ -46,7 +46,8 @@ def create_schema(*, caller: Principal, name, catalog_name, comment=None, proper
         owner=caller.name, created_by=caller.name, storage_root=storage_root,
     )
     if storage_root:
-        schema.storage_location = f"{storage_root}/__unitystorage/schemas/{schema.id}"
+        schema.storage_root, schema.storage_location = locations.place_root(
+            caller=caller, value=storage_root, kind="schema", securable_id=schema.id)
     schema.save()
     audit.record(
         principal=caller.name, action="createSchema", securable_type="schema",

@@ -2,7 +2,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from catalog import selectors
+from catalog import locations, selectors
 from catalog.choices import ColumnTypeName, DataSourceFormat, Privilege, TableType
 from catalog.models import Column, Grant, Principal, Table
 from catalog.services import audit, grants
@@ -136,6 +136,7 @@ def create_table(
     columns = validate_columns(columns)
     comment = validate_comment(comment)
     properties = validate_properties(properties)
+    requested_location = storage_location
     storage_location = validate_storage_url(storage_location, field="storage_location")
     if view_definition is not None and not isinstance(view_definition, str):
         raise InvalidParameter("view_definition must be a string.")
@@ -146,7 +147,7 @@ def create_table(
 
         return create_managed_delta_table(
             caller=caller, name=name, catalog_name=catalog_name, schema_name=schema_name,
-            data_source_format=data_source_format, storage_location=storage_location,
+            data_source_format=data_source_format, storage_location=requested_location,
             columns=columns, comment=comment, properties=properties,
         )
     if table_type == TableType.EXTERNAL:
@@ -158,10 +159,12 @@ def create_table(
         raise InvalidParameter(f"view_definition is required for a {table_type}.")
 
     schema = require_create_table(caller, catalog_name, schema_name)
-    if table_type == TableType.EXTERNAL:
-        from catalog.services.external_locations import require_external_location
-
-        require_external_location(caller, storage_location, Privilege.CREATE_EXTERNAL_TABLE)
+    if storage_location is not None:
+        # EXTERNAL tables, and views that name storage: never another securable's files.
+        storage_location = locations.place_securable(
+            caller=caller, schema=schema, value=storage_location, privilege=Privilege.CREATE_EXTERNAL_TABLE,
+            field="storage_location", schemes=locations.RECORDED_SCHEMES,
+        ).url
     if Table.objects.filter(schema=schema, name=name).exists():
         raise TableAlreadyExists(f"Table '{catalog_name}.{schema_name}.{name}' already exists.")
     table = Table.objects.create(

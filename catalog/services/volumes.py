@@ -14,15 +14,13 @@ from __future__ import annotations
 import uuid
 
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
-from catalog import asset_selectors
+from catalog import asset_selectors, locations
 from catalog.choices import Privilege, SecurableType, VolumeType
-from catalog.models import Grant, Principal, Table, Volume
+from catalog.models import Grant, Principal, Volume
 from catalog.services import audit, grants
 from catalog.services.catalogs import apply_common_update
-from catalog.services.external_locations import ancestors, canonical_url, require_external_location
 from catalog.services.names import validate_name
 from catalog.services.schema_assets import (
     managed_location,
@@ -47,18 +45,6 @@ def get_volume(*, caller: Principal, full_name: str) -> Volume:
     return volume
 
 
-def _check_external_path(url: str) -> None:
-    """An external volume may not share files with a table or another volume."""
-    prefix = url.rstrip("/") + "/"
-    overlapping = Q(storage_location__in=ancestors(url)) | Q(storage_location__startswith=prefix)
-    volume = Volume.objects.filter(overlapping).select_related("schema__catalog").first()
-    if volume is not None:
-        raise InvalidParameter(f"storage_location {url} overlaps volume {volume.full_name}.")
-    table = Table.objects.filter(overlapping).select_related("schema__catalog").first()
-    if table is not None:
-        raise InvalidParameter(f"storage_location {url} overlaps table {table.full_name}.")
-
-
 @transaction.atomic
 def create_volume(
     *, caller: Principal, name, catalog_name, schema_name, volume_type, comment=None, storage_location=None,
@@ -72,12 +58,14 @@ def create_volume(
     if volume_type == VolumeType.EXTERNAL:
         if storage_location is None:
             raise InvalidParameter("storage_location is required for an EXTERNAL volume.")
-        storage_location = canonical_url(storage_location, field="storage_location")
+        storage_location = locations.canonical(storage_location, field="storage_location")
     schema, access = schema_access(caller, catalog_name, schema_name)
     access.require(access.has(Privilege.CREATE_VOLUME), f"Missing CREATE VOLUME on schema {schema.full_name}.")
     if volume_type == VolumeType.EXTERNAL:
-        require_external_location(caller, storage_location, Privilege.CREATE_EXTERNAL_VOLUME)
-        _check_external_path(storage_location)
+        storage_location = locations.place_securable(
+            caller=caller, schema=schema, value=storage_location, kind="volumes",
+            privilege=Privilege.CREATE_EXTERNAL_VOLUME, field="storage_location",
+        ).url
     if Volume.objects.filter(schema=schema, name=name).exists():
         raise AlreadyExists(f"Volume '{schema.full_name}.{name}' already exists.")
     volume_id = uuid.uuid4()
