@@ -1,0 +1,153 @@
+"""What the storage-isolation tests share: a snapshot of a storage tree (to show that a refused
+request wrote and deleted nothing), the world they attack, and the checks every case makes.
+
+The world, on file:// or on SeaweedFS (s3://):
+
+    managed root      <root>/tables/<id>   unity.default.victim (admin's managed Iceberg table, data)
+                                           cat_b.s.secret       (another catalog's managed table)
+    external root     <ext>/bob            external location `bobs`: bob holds CREATE EXTERNAL TABLE
+                      <ext>/carol          external location `carols`: carol's, with carol's table
+                                           unity.default.carol_t at <ext>/carol/t1
+
+bob holds USE CATALOG unity, USE SCHEMA, CREATE TABLE and CREATE SCHEMA there, nothing on cat_b.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import uuid
+from dataclasses import dataclass, field
+
+from catalog.storage import parse, storage_for
+
+UC = "/api/2.1/unity-catalog"
+ICEBERG = "/api/catalog"
+SECRET = "ucweb-isolation-secret-7f3a"  # planted in files that must never be echoed
+
+
+def snapshot(*urls: str) -> dict[str, str]:
+    """Every object under each URL (and on file:// every folder too): name → size and digest.
+    Two equal snapshots mean nothing was written, changed or deleted there."""
+    found: dict[str, str] = {}
+    for url in urls:
+        location = parse(url)
+        if location.scheme == "file":
+            for directory, folders, files in os.walk(location.path):
+                found[directory + "/"] = "folder"
+                for name in files:
+                    path = os.path.join(directory, name)
+                    with open(path, "rb") as handle:
+                        found[path] = hashlib.sha256(handle.read()).hexdigest()
+        else:
+            storage = storage_for(url)
+            for info in storage.list(url):
+                found[info.url] = f"{info.size}:{hashlib.sha256(storage.read(info.url)).hexdigest()}"
+    return found
+
+
+def assert_quiet(caplog, response_text: str = "", *secrets: str) -> None:
+    """Neither the server log nor the answer holds file content (the planted secret, the first
+    line of /etc/passwd) or a traceback."""
+    log = caplog.text
+    for secret in (SECRET, "root:x:0:0", *secrets):
+        assert secret not in log, f"{secret!r} leaked into the log"
+        assert secret not in response_text, f"{secret!r} leaked into the answer"
+    assert "Traceback" not in log
+
+
+@dataclass
+class World:
+    kind: str  # file or s3
+    root: str  # the managed storage root
+    ext: str  # the folder of the external locations
+    victim: str = ""  # location of unity.default.victim
+    victim_metadata: str = ""
+    secret_table: str = ""  # location of cat_b.s.secret
+    secret_metadata: str = ""
+    carol_table: str = ""
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def bob(self) -> str:
+        return f"{self.ext}/bob"
+
+    @property
+    def carol(self) -> str:
+        return f"{self.ext}/carol"
+
+    def tree(self) -> dict[str, str]:
+        return snapshot(self.root, self.ext)
+
+    def fresh(self, name: str = "t") -> str:
+        return f"{self.bob}/{name}-{uuid.uuid4().hex[:6]}"
+
+
+def grant(client, securable_type: str, full_name: str, principal: str, *privileges: str) -> None:
+    from catalog.services import principals
+
+    principals.ensure_principal(name=principal)
+    response = client.patch(f"{UC}/permissions/{securable_type}/{full_name}",
+                            {"changes": [{"principal": principal, "add": list(privileges)}]}, format="json")
+    assert response.status_code == 200, response.content
+
+
+def make_external_location(client, name: str, url: str) -> None:
+    if client.get(f"{UC}/credentials/files").status_code == 404:
+        response = client.post(f"{UC}/credentials", {
+            "name": "files", "purpose": "STORAGE",
+            "aws_iam_role": {"role_arn": "arn:aws:iam::123456789012:role/files"}}, format="json")
+        assert response.status_code == 200, response.content
+    response = client.post(f"{UC}/external-locations", {"name": name, "url": url, "credential_name": "files"},
+                           format="json")
+    assert response.status_code == 200, response.content
+
+
+def iceberg_table_body(name: str, location: str | None = None) -> dict:
+    body = {"name": name, "schema": {"type": "struct", "schema-id": 0, "fields": [
+        {"id": 1, "name": "id", "type": "long", "required": True}]}}
+    if location is not None:
+        body["location"] = location
+    return body
+
+
+def build_world(kind: str, root: str, ext: str, *, admin_client) -> World:
+    """Catalog cat_b, the external locations, bob's and carol's grants, and the victims' tables
+    (through the Iceberg API as the admin and as carol)."""
+    from rest_framework.test import APIClient
+
+    from catalog.services import principals
+
+    world = World(kind, root, ext)
+    if kind == "file":
+        os.makedirs(parse(world.bob).path, exist_ok=True)
+        os.makedirs(parse(world.carol).path, exist_ok=True)
+    make_external_location(admin_client, "bobs", world.bob)
+    make_external_location(admin_client, "carols", world.carol)
+    for principal in ("bob", "carol"):
+        grant(admin_client, "catalog", "unity", principal, "USE CATALOG")
+        grant(admin_client, "schema", "unity.default", principal, "USE SCHEMA", "CREATE TABLE")
+    grant(admin_client, "catalog", "unity", "bob", "CREATE SCHEMA")
+    grant(admin_client, "external_location", "bobs", "bob", "CREATE EXTERNAL TABLE", "READ FILES")
+    grant(admin_client, "external_location", "carols", "carol", "CREATE EXTERNAL TABLE", "READ FILES")
+    assert admin_client.post(f"{UC}/catalogs", {"name": "cat_b"}, format="json").status_code == 200
+    assert admin_client.post(f"{UC}/schemas", {"name": "s", "catalog_name": "cat_b"},
+                             format="json").status_code == 200
+
+    def iceberg(client, prefix, body):
+        response = client.post(f"{ICEBERG}/v1/{prefix}/namespaces/{'default' if prefix == 'unity' else 's'}/tables",
+                               body, format="json")
+        assert response.status_code == 200, response.content
+        return response.json()
+
+    victim = iceberg(admin_client, "unity", iceberg_table_body("victim"))
+    world.victim, world.victim_metadata = victim["metadata"]["location"], victim["metadata-location"]
+    secret = iceberg(admin_client, "cat_b", iceberg_table_body("secret"))
+    world.secret_table, world.secret_metadata = secret["metadata"]["location"], secret["metadata-location"]
+    carol = APIClient()
+    carol.credentials(HTTP_AUTHORIZATION=f"Bearer {principals.issue_token(principal=principals.ensure_principal(name='carol'))}")
+    world.carol_table = iceberg(carol, "unity", iceberg_table_body("carol_t", f"{world.carol}/t1"))["metadata"]["location"]
+    # Data the victims would lose: a data file in each table folder.
+    for location in (world.victim, world.secret_table, world.carol_table):
+        storage_for(location).put(f"{location}/data/part-0.parquet", SECRET.encode())
+    return world
