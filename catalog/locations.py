@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 from django.conf import settings
 from django.db.models import Q
@@ -52,7 +52,10 @@ def _lexical(value, *, field: str, schemes) -> Location:
             f"{field} must be a storage URL such as s3://bucket/prefix or file:///path, or an absolute path."
         )
     try:
+        urlsplit(value.strip())  # refuses what no URL parser reads alike, e.g. "s3://[bucket"
         location = parse(value)
+    except ValueError:
+        raise InvalidParameter(f"{field} {value!r} is not a valid storage URL.") from None
     except StorageError as exc:
         raise InvalidParameter(f"{field} {value!r} is not an absolute storage URL or path: {exc}") from None
     if schemes is not None and location.scheme not in schemes:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import uuid
 from urllib.parse import quote
 
 import pytest
@@ -33,13 +34,14 @@ def world(admin_client, make_client):
 
 
 def table_body(**overrides) -> dict:
+    """An EXTERNAL table; each body gets a folder of its own, since no two tables may share one."""
     body = {
         "name": "trips",
         "catalog_name": "shop",
         "schema_name": "sales",
         "table_type": "EXTERNAL",
         "data_source_format": "PARQUET",
-        "storage_location": "file:///tmp/ucweb-tests/shop/sales/trips",
+        "storage_location": f"file:///tmp/ucweb-tests/{uuid.uuid4().hex}",
         "columns": [
             {"name": "id", "type_name": "LONG", "type_text": "bigint", "position": 0, "nullable": False},
             {"name": "amount", "type_name": "DOUBLE", "type_text": "double", "position": 1},

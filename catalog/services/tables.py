@@ -159,14 +159,14 @@ def create_table(
         raise InvalidParameter(f"view_definition is required for a {table_type}.")
 
     schema = require_create_table(caller, catalog_name, schema_name)
+    if Table.objects.filter(schema=schema, name=name).exists():
+        raise TableAlreadyExists(f"Table '{catalog_name}.{schema_name}.{name}' already exists.")
     if storage_location is not None:
         # EXTERNAL tables, and views that name storage: never another securable's files.
         storage_location = locations.place_securable(
             caller=caller, schema=schema, value=storage_location, privilege=Privilege.CREATE_EXTERNAL_TABLE,
             field="storage_location", schemes=locations.RECORDED_SCHEMES,
         ).url
-    if Table.objects.filter(schema=schema, name=name).exists():
-        raise TableAlreadyExists(f"Table '{catalog_name}.{schema_name}.{name}' already exists.")
     table = Table.objects.create(
         schema=schema,
         name=name,
