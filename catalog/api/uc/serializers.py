@@ -35,11 +35,24 @@ class CatalogInfo(SecurableInfo):
     storage_location = serializers.CharField(allow_null=True)
 
 
+ROOT_HELP = (
+    "A storage URL (file://, s3://, gs://, abfss://) or a bare absolute path, stored as file:///path. It must "
+    "overlap no table, volume or other managed area, and lie in an external location on which the caller holds "
+    "CREATE MANAGED STORAGE (metastore admins: anywhere else too)."
+)
+LOCATION_HELP = (
+    "A storage URL or a bare absolute path (stored as file:///path; relative paths are refused). An EXTERNAL "
+    "table's location must lie in an external location on which the caller holds CREATE EXTERNAL TABLE "
+    "(metastore admins: anywhere outside managed storage) and overlap no other securable; a MANAGED table's "
+    "is the staging_location of its staging table."
+)
+
+
 class CreateCatalog(serializers.Serializer):
     name = serializers.CharField()
     comment = serializers.CharField(required=False)
     properties = PropertiesField(required=False)
-    storage_root = serializers.CharField(required=False)
+    storage_root = serializers.CharField(required=False, help_text=ROOT_HELP)
 
 
 class UpdateSecurable(serializers.Serializer):
@@ -68,7 +81,7 @@ class CreateSchema(serializers.Serializer):
     catalog_name = serializers.CharField()
     comment = serializers.CharField(required=False)
     properties = PropertiesField(required=False)
-    storage_root = serializers.CharField(required=False)
+    storage_root = serializers.CharField(required=False, help_text=ROOT_HELP)
 
 
 class ListSchemasResponse(serializers.Serializer):
@@ -110,7 +123,7 @@ class CreateTable(serializers.Serializer):
     table_type = serializers.ChoiceField(choices=TableType.choices)
     data_source_format = serializers.ChoiceField(choices=DataSourceFormat.choices, required=False)
     columns = ColumnInfo(many=True)
-    storage_location = serializers.CharField(required=False)
+    storage_location = serializers.CharField(required=False, help_text=LOCATION_HELP)
     comment = serializers.CharField(required=False)
     properties = PropertiesField(required=False)
     view_definition = serializers.CharField(required=False)
