@@ -628,6 +628,12 @@ MAX_METADATA_BYTES = 64 * 1024 * 1024
 def _read_registered_metadata(location: str):
     """The text and parsed metadata of a file to register. Whatever goes wrong, the answer is a
     400 that names the file and never quotes what is in it."""
+    local = parse(location)
+    if local.scheme == "file":  # a device, a pipe or a huge file is not read at all
+        if not os.path.isfile(local.path):
+            raise InvalidParameter(f"Cannot register {location}: it is not a regular file.")
+        if os.path.getsize(local.path) > MAX_METADATA_BYTES:
+            raise InvalidParameter(f"Cannot register {location}: it is larger than any table metadata file here.")
     try:
         data = storage_for(location).read(location)
     except StorageError as exc:
