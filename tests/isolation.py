@@ -46,6 +46,13 @@ def snapshot(*urls: str) -> dict[str, str]:
     return found
 
 
+def symlink_to(target: str, world) -> str:
+    """A symbolic link in bob's own external location (file://) that points at `target`."""
+    link = os.path.join(parse(world.bob).path, f"link-{uuid.uuid4().hex[:6]}")
+    os.symlink(parse(target).path, link)
+    return "file://" + link
+
+
 def assert_quiet(caplog, response_text: str = "", *secrets: str) -> None:
     """Neither the server log nor the answer holds file content (the planted secret, the first
     line of /etc/passwd) or a traceback."""

@@ -22,7 +22,7 @@ from pyiceberg.view.metadata import SQLViewRepresentation, ViewVersion
 
 from catalog.models import Table
 from catalog.storage import parse, storage_for
-from tests.isolation import ICEBERG, SECRET, assert_quiet, build_world, iceberg_table_body
+from tests.isolation import ICEBERG, SECRET, assert_quiet, build_world, iceberg_table_body, symlink_to
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -81,6 +81,7 @@ def attacks(world) -> list[tuple[str, str, int]]:
             ("FILE://localhost/", "FILE://localhost" + victim.path, 400),
             ("a bare path to another table", victim.path, 400),
             ("file:///etc", "file:///etc", 403),
+            ("a symbolic link to another table", symlink_to(world.victim, world), 400),
         ]
     return cases
 

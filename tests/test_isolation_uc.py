@@ -22,7 +22,7 @@ from unitycatalog.client.models import (
 
 from catalog.models import Catalog, Schema, Table, Volume
 from catalog.storage import parse
-from tests.isolation import UC, assert_quiet, build_world, grant
+from tests.isolation import UC, assert_quiet, build_world, grant, symlink_to
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -58,6 +58,7 @@ def attacks(world) -> list[tuple[str, str, int]]:
         ("file:///etc", "file:///etc", 403),
         ("a relative path", "tables/x", 400),
         ("another host", "file://elsewhere/etc", 400),
+        ("a symbolic link to another table", symlink_to(world.victim, world), 400),
     ]
 
 
