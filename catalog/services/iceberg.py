@@ -327,6 +327,12 @@ def _require_create(caller: Principal, schema: Schema) -> None:
     access.require(access.has(Privilege.CREATE_TABLE), f"Missing CREATE TABLE on schema {schema.full_name}.")
 
 
+def _require_free_name(schema: Schema, name: str) -> None:
+    """A name that is taken answers "already exists" before anything about the location."""
+    if Table.objects.filter(schema=schema, name=name).exists():
+        raise TableAlreadyExists(f"Table {schema.full_name}.{name} already exists.")
+
+
 def _new_row(*, caller, schema, name, table_id, location, table_type, view=False) -> Table:
     if Table.objects.filter(schema=schema, name=name).exists():
         raise TableAlreadyExists(f"Table {schema.full_name}.{name} already exists.")
@@ -392,6 +398,7 @@ def create_table(*, caller: Principal, prefix: str, namespace: str, body: dict) 
     if not isinstance(stage_only, bool):
         raise InvalidParameter("stage-create must be a boolean.")
     _require_create(caller, schema)
+    _require_free_name(schema, name)
     table_id = uuid.uuid4()
     location, table_type = _location_for(caller, schema, table_id, body.get("location"))
     metadata = iceberg.create_metadata(
@@ -603,6 +610,7 @@ def register_table(*, caller: Principal, prefix: str, namespace: str, body: dict
     if body.get("overwrite"):
         raise InvalidParameter("overwrite is not supported: drop the table first.")
     _require_create(caller, schema)
+    _require_free_name(schema, name)
     location = locations.registrable_metadata_file(caller=caller, value=location)
     text, metadata = _read_registered_metadata(location)
     placed = locations.place_securable(caller=caller, schema=schema, value=metadata.location,
