@@ -1,6 +1,8 @@
 """Validation shared by the services of every securable."""
 
+from catalog.locations import RECORDED_SCHEMES, canonical
 from ucweb.errors import InvalidParameter
+
 
 def validate_comment(value):
     if value is not None and not isinstance(value, str):
@@ -24,8 +26,6 @@ def validate_storage_url(value, *, field: str):
     stays None. Where the location may be placed is decided by catalog.locations too."""
     if value is None:
         return None
-    from catalog.locations import RECORDED_SCHEMES, canonical
-
     return canonical(value, field=field, schemes=RECORDED_SCHEMES)
 
 

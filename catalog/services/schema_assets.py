@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.db.models import Q
 
-from catalog import selectors
+from catalog import locations, selectors
 from catalog.models import Grant, Principal
 from catalog.services import grants
 from catalog.services.names import validate_name
@@ -43,9 +43,7 @@ def visible(queryset, *, caller: Principal, access: grants.Access, privileges):
 def managed_location(schema, kind: str, securable_id) -> str:
     """`<root>/<kind>/<id>` under the schema's managed location, else the catalog's, else the
     server's storage root."""
-    from catalog.locations import managed_location as assigned
-
-    return assigned(schema, kind, securable_id)
+    return locations.managed_location(schema, kind, securable_id)
 
 
 def validate_long_comment(value):
