@@ -126,7 +126,14 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
-    "ENUM_NAME_OVERRIDES": {"Privilege": "catalog.choices.Privilege"},
+    "ENUM_NAME_OVERRIDES": {
+        "Privilege": "catalog.choices.Privilege",
+        "ColumnTypeName": "catalog.choices.ColumnTypeName",
+    },
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "ucweb.openapi.distinct_operation_ids",
+    ],
 }
 
 # --- ucweb ------------------------------------------------------------------------------------
