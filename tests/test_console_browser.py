@@ -127,7 +127,8 @@ def test_landing_page_and_login(console):
 
 
 def test_grant_and_revoke_through_the_pickers(console, namespace):
-    console.open("/admin/catalog/grant/add/", expect="#grant-form")
+    console.open("/admin/catalog/grant/add/?securable_type=catalog", expect="#grant-form")
+    assert "sales.orders.ext_orders" not in console.css("#id_securable").text
     console.select("#id_type_picker", "table")  # reloads the page with the tables to pick from
     console.wait(lambda d: "securable_type=table" in d.current_url)
     console.select("#id_securable", "sales.orders.ext_orders")

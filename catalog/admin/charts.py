@@ -56,7 +56,7 @@ def bar_chart(*, title: str, x_title: str, y_title: str, labels: list[str], valu
         if value and len(values) <= 24:
             parts.append(f'<text x="{x + step / 2:.1f}" y="{y - 3:.1f}" text-anchor="middle" font-size="11">'
                          f'{escape(value_format(value))}</text>')
-        if index % every == 0:
+        if (len(values) - 1 - index) % every == 0:  # the newest bar is always labelled
             parts.append(f'<text x="{x + step / 2:.1f}" y="{TOP + plot_h + 16}" text-anchor="middle" '
                          f'font-size="11">{escape(label)}</text>')
     parts.append(f'<text x="{LEFT + plot_w / 2:.1f}" y="{HEIGHT - 8}" text-anchor="middle" font-size="12">'

@@ -175,8 +175,9 @@ def policies_section(table) -> list[dict]:
 
 def table_sections(table) -> dict:
     is_iceberg = table.data_source_format == DataSourceFormat.ICEBERG
+    is_delta = table.data_source_format == DataSourceFormat.DELTA or table.latest_version is not None
     return {
-        "delta": None if is_iceberg else delta_section(table),
+        "delta": delta_section(table) if is_delta and not is_iceberg else None,
         "iceberg": iceberg_section(table) if is_iceberg else None,
         "health": health_section(table),
         "policies": policies_section(table),
