@@ -299,6 +299,14 @@ class AuditEventAdmin(admin.ModelAdmin):
     def summary(self, obj):
         details = obj.details or {}
         text = details.get("message") or details.get("error") or ""
+        if isinstance(text, dict):  # an API error body
+            text = text.get("message") or (text.get("error") or {}).get("message") or str(text)
+        changes = details.get("changes")
+        if not text and isinstance(changes, list):
+            text = "; ".join(
+                f"{c.get('principal')}: " + " ".join([f"+{p}" for p in c.get("add") or []]
+                                                     + [f"−{p}" for p in c.get("remove") or []])
+                for c in changes if isinstance(c, dict))
         if not text:
             text = ", ".join(f"{k}: {v}" for k, v in details.items() if k not in ("status",))
         text = str(text)
