@@ -54,7 +54,7 @@ INFO
 # UCWEB_NO_WORKER=1 leaves it out (docker-compose runs worker and beat as their own services).
 WORKER_PID=""
 if [[ -z "${UCWEB_NO_WORKER:-}" ]]; then
-    "$PY" -m celery -A ucweb worker --beat --loglevel warning --concurrency 2 &
+    "$PY" -m celery -A ucweb worker --beat --loglevel warning --concurrency 2 --quiet &
     WORKER_PID=$!
     trap 'kill "$WORKER_PID" 2>/dev/null || true' EXIT INT TERM
     echo "  Celery worker with beat started (pid $WORKER_PID)"
