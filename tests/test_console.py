@@ -244,7 +244,7 @@ def test_audit_trail_filters(governance, namespace):
     shown = governance.get("/admin/catalog/auditevent/?action=updatePermissions").context["cl"].result_list
     assert {event.action for event in shown} == {"updatePermissions"}
     for query in ("?principal=admin", "?outcome__exact=SUCCESS", "?securable_type__exact=table",
-                  "?securable_id=not-a-uuid", "?created_at__gte=2020-01-01"):
+                  "?securable_id=not-a-uuid", "?created_at__gte=2020-01-01+00:00:00%2B00:00"):
         assert governance.get(f"/admin/catalog/auditevent/{query}").status_code == 200, query
 
 
@@ -319,3 +319,61 @@ def test_refusals_name_the_securable_and_the_action(admin_client, make_client):
     assert response.status_code == 403
     event = AuditEvent.objects.filter(principal="bob", outcome="DENIED").first()
     assert (event.securable_type, event.securable_name) == ("catalog", "unity")
+
+
+def test_charts_label_axes_units_and_the_table():
+    from datetime import UTC, datetime, timedelta
+
+    from catalog.admin import charts
+
+    svg = charts.file_size_histogram("unity.default.t", {
+        "sorted_bin_boundaries": [0, 1024, 8 * 1024 * 1024, 1 << 30], "file_counts": [3, 5, 2, 0]})
+    assert "File sizes of unity.default.t" in svg and "0 B–1 KiB" in svg and "1 KiB–8 MiB" in svg
+    assert ">files<" in svg and ">file size<" in svg and "≥ 1 GiB" in svg
+    now = datetime(2026, 1, 31, 12, 30, tzinfo=UTC)
+    ms = lambda t: int(t.timestamp() * 1000)  # noqa: E731
+    hourly = charts.commit_rate("t", [ms(now - timedelta(minutes=5)), ms(now - timedelta(hours=2))], now=now)
+    assert "per hour, last 24 hours" in hourly and ">12:00<" in hourly and ">commits<" in hourly
+    daily = charts.commit_rate("t", [ms(now - timedelta(days=3)), ms(now - timedelta(days=20))], now=now)
+    assert "per day, last 30 days" in daily and "Jan 28" in daily
+    assert "no commits in the last 30 days" in charts.commit_rate("t", [ms(now - timedelta(days=90))], now=now)
+    assert charts.human_bytes(1536) == "1.5 KiB" and charts.percent(0.25) == "25 %"
+    # Names are escaped: a table name cannot inject markup into the page.
+    assert "<script>" not in charts.file_size_histogram("<script>", None)
+
+
+def test_tokens_are_revoked_through_the_service(governance, make_token):
+    make_token("bob")
+    token = Principal.objects.get(name="bob").tokens.get()
+    governance.post("/admin/catalog/token/", {"action": "revoke_selected", "_selected_action": [token.pk]})
+    assert not Principal.objects.get(name="bob").tokens.exists()
+    event = AuditEvent.objects.get(action="revokeToken")
+    assert (event.principal, event.securable_name) == ("admin", "bob")
+
+
+def test_console_urls_with_bad_ids_answer_404(governance, namespace):
+    for url in ("/admin/catalog/table/not-a-uuid/owner/", "/admin/catalog/table/00000000-0000-0000-0000-000000000000/drop/",
+                "/admin/catalog/grant/abc/revoke/", "/admin/catalog/principal/xyz/admin-flag/",
+                "/admin/catalog/catalog/1/rename/"):
+        assert governance.post(url, {"owner": "bob", "new_name": "x", "confirm": "on"}).status_code == 404, url
+    query = "?securable_type=bogus&securable=x&principal=nobody&privilege=SELECT"
+    assert governance.get(f"/admin/catalog/principal/check/{query}").status_code == 200
+    assert governance.get("/admin/catalog/grant/add/?securable_type=bogus").status_code == 200
+    assert Table.objects.get(id=namespace["ext_orders"].id).owner == "admin"
+
+
+def test_check_on_a_schema_and_a_catalog_asks_what_the_api_asks(namespace):
+    admin = Principal.objects.get(name="admin")
+    bob = Principal.objects.get(name="bob")
+    schema = Schema.objects.get(name="orders")
+    permissions.update_permissions(caller=admin, securable_type="catalog", full_name="sales",
+                                   changes=[{"principal": "bob", "add": ["USE CATALOG", "CREATE TABLE"]}])
+    decision = effective_access.check(principal=bob, securable=schema, privilege="CREATE TABLE")
+    assert not decision.allowed
+    assert [(s.question, s.allowed) for s in decision.steps] == [
+        ("USE CATALOG on catalog sales", True), ("USE SCHEMA on schema sales.orders", False),
+        ("CREATE TABLE on schema sales.orders", True)]
+    catalog_decision = effective_access.check(principal=bob, securable=schema.catalog, privilege="USE CATALOG")
+    assert catalog_decision.allowed and len(catalog_decision.steps) == 1
+    reach = {row.name: row for row in effective_access.reach_of(bob).rows}
+    assert reach["sales"].usable and not reach["sales.orders"].usable

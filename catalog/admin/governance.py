@@ -7,8 +7,8 @@ import uuid
 from urllib.parse import urlencode
 
 from django.contrib import admin
+from django.contrib.admin.utils import unquote
 from django.http import Http404, HttpResponseRedirect
-from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
@@ -71,7 +71,9 @@ class PrincipalAdmin(admin.ModelAdmin):
     def admin_flag_view(self, request, object_id):
         if not self.has_view_permission(request):
             raise Http404
-        principal = get_object_or_404(Principal, pk=object_id)
+        principal = self.get_object(request, unquote(object_id))
+        if principal is None:
+            raise Http404
         if request.method == "POST":
             form = AdminFlagForm(request.POST)
             if form.is_valid():
@@ -120,11 +122,25 @@ class TokenAdmin(admin.ModelAdmin):
     list_select_related = ("principal",)
     exclude = ("key_hash",)
 
+    actions = ["revoke_selected"]
+
     def has_add_permission(self, request):
         return False
 
     def has_change_permission(self, request, obj=None):
         return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.action(description="Revoke the selected tokens", permissions=["view"])
+    def revoke_selected(self, request, queryset):
+        for token in list(queryset.select_related("principal")):
+            console.run(
+                request, lambda caller, token=token: principals.revoke_token(caller=caller, token_id=token.pk),
+                success=f"Revoked a token of {token.principal.name}.", action="revokeToken",
+                securable_type="principal", securable_name=token.principal.name, securable_id=token.principal_id,
+            )
 
 
 @admin.register(Grant)
@@ -188,7 +204,9 @@ class GrantAdmin(admin.ModelAdmin):
     def revoke_view(self, request, object_id):
         if not self.has_view_permission(request):
             raise Http404
-        grant = get_object_or_404(Grant, pk=object_id)
+        grant = self.get_object(request, unquote(object_id))
+        if grant is None:
+            raise Http404
         if request.method == "POST":
             self._revoke(request, grant)
             return HttpResponseRedirect(reverse("admin:catalog_grant_changelist"))

@@ -7,8 +7,8 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from django.contrib import admin
+from django.contrib.admin.utils import unquote
 from django.http import Http404, HttpResponseRedirect
-from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
@@ -61,9 +61,10 @@ class SecurableAdmin(admin.ModelAdmin):
         ] + super().get_urls()
 
     def _object(self, request, object_id):
-        if not self.has_view_permission(request):
+        obj = self.get_object(request, unquote(object_id)) if self.has_view_permission(request) else None
+        if obj is None:  # unknown, malformed or not visible: the same answer
             raise Http404
-        return get_object_or_404(self.get_queryset(request), pk=object_id)
+        return obj
 
     def _back(self, obj):
         return HttpResponseRedirect(reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_change",

@@ -3,7 +3,7 @@
 
 from rest_framework.views import APIView
 
-from catalog.choices import AuditOutcome
+from catalog.choices import AuditOutcome, SecurableType
 from catalog.models import Principal
 from catalog.services import audit
 from ucweb.errors import InvalidParameter
@@ -74,7 +74,7 @@ class CatalogAPIView(APIView):
         """The securable a refused request was about, from its path or its body: the full name in
         the path, the Iceberg prefix, namespace and table, or the names a create request sent."""
         securable_type = kwargs.get("securable_type") or self.audit_securable_type
-        if not isinstance(securable_type, str) or securable_type == "permissions":
+        if securable_type not in SecurableType.values:  # only a known type is recorded as one
             securable_type = ""
         name = kwargs.get("full_name") or kwargs.get("name")
         if not name and kwargs.get("prefix"):

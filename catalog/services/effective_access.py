@@ -91,15 +91,14 @@ def _held_by_principal(chain_ids, principals=None) -> dict[str, dict]:
 
 
 def _usability(access: Access) -> tuple[bool, str]:
-    """Whether the principal can reach the securable at all: USE CATALOG above anything in a
-    catalog, USE SCHEMA too above anything in a schema, as the APIs require."""
+    """Whether the principal can reach the securable at all, as the APIs require: USE CATALOG on
+    a catalog and anything in it, USE SCHEMA too on a schema and anything in it."""
     chain = access.chain
-    first = chain[0]
-    if isinstance(first, Catalog) or not isinstance(chain[-1], Catalog):
+    if not isinstance(chain[-1], Catalog):
         return True, ""
     if not access.can_use_catalog():
         return False, f"missing USE CATALOG on catalog {describe(chain[-1])}"
-    if len(chain) >= 3 and not access.can_use_schema():
+    if len(chain) >= 2 and not access.can_use_schema():
         return False, f"missing USE SCHEMA on schema {describe(chain[-2])}"
     return True, ""
 
@@ -250,7 +249,7 @@ class Decision:
 
 def check(*, principal: Principal, securable, privilege: str) -> Decision:
     """Can `principal` exercise `privilege` on `securable`? The steps the APIs take: USE CATALOG
-    on the catalog above, USE SCHEMA on the schema above, then the privilege itself."""
+    on the catalog (above), USE SCHEMA on the schema (above), then the privilege itself."""
     securable_type = securable_type_of(securable)
     allowed_privileges = PRIVILEGES_BY_SECURABLE.get(securable_type, frozenset())
     if privilege not in allowed_privileges:
@@ -262,12 +261,12 @@ def check(*, principal: Principal, securable, privilege: str) -> Decision:
     held = _held_by_principal((s.id for s in chain), [principal.name]).get(principal.name, {})
     access = Access(principal=principal, chain=chain, _held=held)
     steps = []
-    top = len(chain) - 1
-    if isinstance(chain[-1], Catalog) and top > 0:
-        steps.append(_step(access, Privilege.USE_CATALOG, top))
-        if top >= 2:
-            steps.append(_step(access, Privilege.USE_SCHEMA, top - 1))
-    steps.append(_step(access, privilege, 0))
+    if isinstance(chain[-1], Catalog):
+        steps.append(_step(access, Privilege.USE_CATALOG, len(chain) - 1))
+        if len(chain) >= 2:
+            steps.append(_step(access, Privilege.USE_SCHEMA, len(chain) - 2))
+    if not any(step.question == f"{privilege} on {kind_of(securable)} {describe(securable)}" for step in steps):
+        steps.append(_step(access, privilege, 0))
     return Decision(allowed=all(step.allowed for step in steps), steps=steps)
 
 

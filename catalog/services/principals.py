@@ -167,3 +167,18 @@ def anonymous_principal() -> Principal:
         name=ANONYMOUS_PRINCIPAL, defaults={"is_metastore_admin": True}
     )
     return principal
+
+
+@transaction.atomic
+def revoke_token(*, caller: Principal, token_id: int) -> None:
+    """A metastore admin revokes someone's token (anyone may revoke their own)."""
+    token = Token.objects.select_related("principal").select_for_update().filter(id=token_id).first()
+    if token is None:
+        raise InvalidParameter(f"There is no token {token_id}.")
+    if not caller.is_metastore_admin and token.principal_id != caller.id:
+        raise PermissionDenied("Only a metastore admin may revoke another principal's token.")
+    name = token.principal.name
+    token.delete()
+    forget_cached_tokens()
+    _audit_principal(actor=caller.name, action="revokeToken", name=name, principal_id=token.principal_id,
+                     details={"description": token.description, "created_at": token.created_at.isoformat()})
