@@ -9,31 +9,41 @@ BENCH_ARGS ?=
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/ucweb
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 
-REQUIREMENTS := requirements.txt requirements-dev.txt
-# The stamp name carries a checksum of the requirements files, so editing them triggers a
-# reinstall while repeated runs with unchanged files do nothing.
-REQ_HASH := $(shell cat $(REQUIREMENTS) 2>/dev/null | cksum | cut -d' ' -f1)
-STAMP := $(VENV)/.installed-$(REQ_HASH)
+# `make run` installs only what the server and its worker need (requirements.txt); `make test`
+# adds the test-only packages (requirements-dev.txt: clients, Sail, PySpark, SeaweedFS, Selenium).
+# Each stamp's name carries a checksum of its requirements, so editing them triggers a reinstall
+# while repeated runs with unchanged files do nothing.
+SERVER_HASH := $(shell cat requirements.txt 2>/dev/null | cksum | cut -d' ' -f1)
+DEV_HASH := $(shell cat requirements.txt requirements-dev.txt 2>/dev/null | cksum | cut -d' ' -f1)
+STAMP := $(VENV)/.installed-$(SERVER_HASH)
+DEV_STAMP := $(VENV)/.installed-dev-$(DEV_HASH)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv run test services bench clean
+.PHONY: help venv venv-dev run test services bench clean
 
 help:
-	@echo "make venv    create $(VENV) and install requirements-dev.txt (skipped when unchanged)"
+	@echo "make venv    create $(VENV) and install requirements.txt, the server's (skipped when unchanged)"
 	@echo "make run     migrate, bootstrap and serve on 127.0.0.1:\$${UCWEB_PORT:-8080}"
-	@echo "make test    start PostgreSQL/Redis if needed and run pytest (PYTEST_ARGS=...)"
+	@echo "make test    install requirements-dev.txt, start PostgreSQL/Redis (and install Chromium) if needed, run pytest (PYTEST_ARGS=...)"
 	@echo "make bench   run bench/commits.py (BENCH_ARGS=...)"
 	@echo "make clean   remove $(VENV) and caches (keeps var/ data)"
 
 venv: $(STAMP)
 
+venv-dev: $(DEV_STAMP)
+
 $(VENV_PY):
 	$(PYTHON) -m venv $(VENV)
 
+# A dev install holds the server's packages too, so it also satisfies `venv`.
 $(STAMP): | $(VENV_PY)
+	@if [ -f $(DEV_STAMP) ]; then touch $@; else \
+	  $(VENV_PY) -m pip install --disable-pip-version-check -q -r requirements.txt && touch $@; fi
+
+$(DEV_STAMP): | $(VENV_PY)
 	$(VENV_PY) -m pip install --disable-pip-version-check -q -r requirements-dev.txt
 	rm -f $(VENV)/.installed-*
-	touch $@
+	touch $@ $(STAMP)
 
 run: venv
 	bash scripts/run_server.sh
@@ -41,7 +51,7 @@ run: venv
 services:
 	bash scripts/ensure_services.sh
 
-test: venv services
+test: venv-dev services
 	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} \
 	REDIS_URL=$${REDIS_URL:-$(TEST_REDIS_URL)} \
 	UCWEB_DB_CONN_MAX_AGE=0 \

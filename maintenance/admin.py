@@ -1,7 +1,6 @@
 from django.contrib import admin
 from django.utils.safestring import mark_safe
 
-from maintenance import plots
 from maintenance.models import MaintenancePlan, PurgeRequest, TableAlert, TableHealth
 
 
@@ -56,4 +55,14 @@ class TableHealthAdmin(admin.ModelAdmin):
 
     @admin.display(description="charts")
     def charts(self, obj):
-        return mark_safe(plots.file_size_histogram(obj.histogram) + plots.commit_rate(obj.commit_rate))  # noqa: S308
+        from datetime import datetime
+
+        from catalog.admin import charts
+
+        name = obj.table.full_name
+        stamps = []
+        for row in obj.commit_rate or []:
+            hour = int(datetime.fromisoformat(row["hour"]).timestamp() * 1000)
+            stamps += [hour] * int(row["commits"])
+        return mark_safe(  # noqa: S308 - the charts escape what they print
+            charts.file_size_histogram(name, obj.histogram) + charts.commit_rate(name, stamps))

@@ -5,6 +5,7 @@
 #
 # Environment:
 #   UCWEB_SKIP_SERVICES=1   do nothing (e.g. when DATABASE_URL/REDIS_URL point elsewhere)
+#   UCWEB_SKIP_BROWSER=1    do not install Chromium and chromedriver (the console's browser tests)
 #   PG_HOST / PG_PORT       default 127.0.0.1 / 5432
 #   REDIS_HOST / REDIS_PORT default 127.0.0.1 / 6379
 #   SERVICE_WAIT_SECONDS    how long to wait for each service, default 30
@@ -267,6 +268,23 @@ ensure_redis() {
     log "Redis started"
 }
 
+# --- Chromium for the console's browser tests ------------------------------------------------------
+# The distribution's Chromium and chromedriver: Selenium drives them and downloads nothing.
+
+ensure_browser() {
+    if [[ "${UCWEB_SKIP_BROWSER:-}" =~ ^(1|true|yes|on)$ ]]; then
+        log "UCWEB_SKIP_BROWSER is set; not installing Chromium"
+        return 0
+    fi
+    if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then
+        log "Chromium and chromedriver already installed"
+        return 0
+    fi
+    log "Chromium or chromedriver is missing; installing"
+    apt_install chromium chromium-driver
+}
+
 ensure_postgres
 ensure_redis
+ensure_browser
 log "all services ready"

@@ -36,7 +36,8 @@ BASE="http://$SHOW_HOST:$PORT"
 cat <<INFO
 
 ucweb is starting on $BIND:$PORT
-  Admin:        $BASE/admin/
+  Start here:   $BASE/
+  Console:      $BASE/admin/
   API base:     $BASE/api/2.1/unity-catalog/
   API docs:     $BASE/api/docs/
 
@@ -53,7 +54,7 @@ INFO
 # UCWEB_NO_WORKER=1 leaves it out (docker-compose runs worker and beat as their own services).
 WORKER_PID=""
 if [[ -z "${UCWEB_NO_WORKER:-}" ]]; then
-    "$PY" -m celery -A ucweb worker --beat --loglevel warning --concurrency 2 &
+    "$PY" -m celery -A ucweb worker --beat --loglevel warning --concurrency 2 --quiet &
     WORKER_PID=$!
     trap 'kill "$WORKER_PID" 2>/dev/null || true' EXIT INT TERM
     echo "  Celery worker with beat started (pid $WORKER_PID)"
@@ -63,6 +64,8 @@ fi
 # gunicorn with threads: the admin's static files are served by WhiteNoise.
 ADDR="$BIND"
 [[ "$ADDR" == *:* && "$ADDR" != \[* ]] && ADDR="[$ADDR]"   # IPv6 literal
+# gunicorn's control socket lives with the rest of the local state, not in the home directory.
 "$PY" -m gunicorn ucweb.wsgi:application --bind "$ADDR:$PORT" \
     --workers "${UCWEB_WORKERS:-2}" --threads "${UCWEB_THREADS:-8}" --worker-class gthread \
+    --control-socket "${UCWEB_VAR_DIR:-var}/gunicorn.ctl" \
     --access-logfile - --timeout 120

@@ -50,6 +50,7 @@ def test_table_page_plots_health_and_lists_plans(browser, delta):
                                                      "file_counts": [19, 1, 0], "total_bytes": [100, 5000, 0]})
     assert refresh_table(table) == ["OPTIMIZE"]
     page = browser.get(f"/admin/catalog/table/{table.id}/change/").content.decode()
-    assert "OPTIMIZE (PLANNED)" in page and "<svg" in page and "Commits per hour" in page
+    assert '<tr class="uc-plan"><td>OPTIMIZE</td><td>PLANNED</td>' in page and "<svg" in page
+    assert "Commits to unity.default.events per hour" in page and "File sizes of unity.default.events" in page
     health_page = browser.get(f"/admin/maintenance/tablehealth/{table.id}/change/").content.decode()
-    assert "File-size histogram" in health_page
+    assert "File sizes of unity.default.events" in health_page and "hour (UTC)" in health_page

@@ -126,7 +126,14 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
-    "ENUM_NAME_OVERRIDES": {"Privilege": "catalog.choices.Privilege"},
+    "ENUM_NAME_OVERRIDES": {
+        "Privilege": "catalog.choices.Privilege",
+        "ColumnTypeName": "catalog.choices.ColumnTypeName",
+    },
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "ucweb.openapi.distinct_operation_ids",
+    ],
 }
 
 # --- ucweb ------------------------------------------------------------------------------------
@@ -160,8 +167,9 @@ UCWEB_STAGING_TTL_SECONDS = env_int("UCWEB_STAGING_TTL_SECONDS", 24 * 3600)
 REDIS_URL = os.environ.get("REDIS_URL", "")
 # With nothing configured the broker is a folder under var/ (kombu's filesystem transport), so
 # `make run` has a worker and a schedule without any server; REDIS_URL switches to Redis.
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or REDIS_URL or "filesystem://"
-if CELERY_BROKER_URL == "filesystem://":
+# (The host in the URL means nothing to that transport; without one kombu warns on every connection.)
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or REDIS_URL or "filesystem://localhost//"
+if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = VAR_DIR / "celery-broker"
     (_broker_dir / "processed").mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {

@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from ucweb.views import health
+from ucweb.views import health, landing
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -15,4 +15,5 @@ urlpatterns = [
         name="docs",
     ),
     path("healthz", health),
+    path("", landing, name="landing"),
 ]

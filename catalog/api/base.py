@@ -3,7 +3,7 @@
 
 from rest_framework.views import APIView
 
-from catalog.choices import AuditOutcome
+from catalog.choices import AuditOutcome, SecurableType
 from catalog.models import Principal
 from catalog.services import audit
 from ucweb.errors import InvalidParameter
@@ -53,12 +53,42 @@ class CatalogAPIView(APIView):
         if request.method not in SAFE_METHODS and response.status_code >= 400:
             caller = getattr(request, "_user", None)
             if isinstance(caller, Principal):
+                securable_type, securable_name = self.refused_securable(request, kwargs)
                 audit.record(
                     principal=caller.name,
-                    action=_printable(f"{request.method} {request.path}")[:64],
-                    securable_type=self.audit_securable_type,
-                    securable_name=_printable(str(kwargs.get("full_name") or kwargs.get("name") or ""))[:800],
+                    action=self.refused_action(request),
+                    securable_type=securable_type,
+                    securable_name=_printable(securable_name)[:800],
                     outcome=AuditOutcome.DENIED if response.status_code == 403 else AuditOutcome.FAILED,
-                    details={"status": response.status_code, "error": _printable(getattr(response, "data", None))},
+                    details={"status": response.status_code, "method": request.method,
+                             "path": _printable(request.path), "error": _printable(getattr(response, "data", None))},
                 )
         return response
+
+    def refused_action(self, request) -> str:
+        """A name for the refused request: `POST` on `TablesView` is `postTables`."""
+        resource = type(self).__name__.removesuffix("View")
+        return _printable(f"{request.method.lower()}{resource}")[:64]
+
+    def refused_securable(self, request, kwargs) -> tuple[str, str]:
+        """The securable a refused request was about, from its path or its body: the full name in
+        the path, the Iceberg prefix, namespace and table, or the names a create request sent."""
+        securable_type = kwargs.get("securable_type") or self.audit_securable_type
+        if securable_type not in SecurableType.values:  # only a known type is recorded as one
+            securable_type = ""
+        name = kwargs.get("full_name") or kwargs.get("name")
+        if not name and kwargs.get("prefix"):
+            levels = [kwargs["prefix"], str(kwargs.get("namespace") or "").replace("\x1f", "."), kwargs.get("table")]
+            name = ".".join(str(level) for level in levels if level)
+        if not name:
+            try:
+                body = request.data
+            except Exception:  # noqa: BLE001 - an unparsable body names nothing
+                body = None
+            if isinstance(body, dict):
+                parts = [body.get("catalog_name"), body.get("schema_name"), body.get("name")]
+                if all(isinstance(part, str) for part in parts[2:]):
+                    name = ".".join(part for part in parts if isinstance(part, str) and part)
+                elif isinstance(body.get("table_id"), str):
+                    name = body["table_id"]
+        return str(securable_type or ""), str(name or "")

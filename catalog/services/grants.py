@@ -59,12 +59,25 @@ class Access:
 
     def owns(self, level: int = 0) -> bool:
         """Owner of the securable at `level` of the chain or of anything above it."""
-        return self.is_admin or any(s.owner == self.principal.name for s in self.chain[level:])
+        return self.is_admin or any(getattr(s, "owner", None) == self.principal.name for s in self.chain[level:])
 
     def has(self, privilege: str, level: int = 0) -> bool:
-        if self.owns(level):
-            return True
-        return any(privilege in self._held.get(s.id, ()) for s in self.chain[level:])
+        return self.why(privilege, level) is not None
+
+    def why(self, privilege: str, level: int = 0) -> str | None:
+        """Why the principal holds `privilege` on the securable at `level` of the chain, or None
+        when it does not. The one rule, worded: metastore admin, owner (of the securable or of a
+        container above it), a grant on the securable, or a grant on a container (inherited)."""
+        if self.is_admin:
+            return "metastore admin"
+        for securable in self.chain[level:]:
+            if getattr(securable, "owner", None) == self.principal.name:
+                return f"owner of {kind_of(securable)} {describe(securable)}"
+        for index, securable in enumerate(self.chain[level:], start=level):
+            if privilege in self._held.get(securable.id, ()):
+                where = f"{kind_of(securable)} {describe(securable)}"
+                return f"granted on {where}" if index == level else f"inherited from a grant on {where}"
+        return None
 
     def has_any_privilege(self, level: int = 0) -> bool:
         return self.owns(level) or any(self._held.get(s.id) for s in self.chain[level:])
@@ -84,6 +97,11 @@ class Access:
 
 def describe(securable) -> str:
     return getattr(securable, "full_name", None) or getattr(securable, "name", str(securable))
+
+
+def kind_of(securable) -> str:
+    """`table`, `schema`, `registered model`...: the securable type, in words."""
+    return securable._meta.verbose_name
 
 
 def require_catalog_use(access: Access) -> None:

@@ -3,20 +3,24 @@ from catalog.models import Principal
 from catalog.services import grants, securables
 
 
-def _resolve_with_access(securable_type: str, full_name: str, caller: Principal):
-    """The securable, and the caller's access to it. Reading or changing the privileges on a
-    securable needs the USE privileges on the containers above it, as any other request does:
-    USE CATALOG for a schema; USE CATALOG and USE SCHEMA for what lies in a schema (a table, a
-    volume, a function, a registered model)."""
-    securable = securables.resolve(securable_type, full_name)
+def _access_to(securable_type: str, securable, caller: Principal):
+    """The caller's access to a securable. Reading or changing the privileges on a securable
+    needs the USE privileges on the containers above it, as any other request does: USE CATALOG
+    for a schema; USE CATALOG and USE SCHEMA for what lies in a schema (a table, a volume, a
+    function, a registered model)."""
     if securable_type == SecurableType.METASTORE:
-        return securable, None
+        return None
     access = grants.Access.load(caller, securable)
     if securable_type == SecurableType.SCHEMA:
         grants.require_catalog_use(access)
     elif getattr(securable, "schema", None) is not None:
         grants.require_schema_use(access)
-    return securable, access
+    return access
+
+
+def _resolve_with_access(securable_type: str, full_name: str, caller: Principal):
+    securable = securables.resolve(securable_type, full_name)
+    return securable, _access_to(securable_type, securable, caller)
 
 
 def get_permissions(*, caller: Principal, securable_type: str, full_name: str, principal: str | None):
@@ -26,6 +30,18 @@ def get_permissions(*, caller: Principal, securable_type: str, full_name: str, p
 
 def update_permissions(*, caller: Principal, securable_type: str, full_name: str, changes):
     securable, access = _resolve_with_access(securable_type, full_name, caller)
+    return grants.update_assignments(
+        securable_type=securable_type, securable=securable, changes=changes, caller=caller, access=access
+    )
+
+
+def update_permissions_by_id(*, caller: Principal, securable_type: str, securable_id, changes):
+    """The same change, for a securable chosen by its id (the console's pickers): the type and the
+    row must agree, and the name the grant records is the row's own."""
+    from catalog.services.effective_access import securable_by_id
+
+    securable = securable_by_id(securable_type, securable_id)
+    access = _access_to(securable_type, securable, caller)
     return grants.update_assignments(
         securable_type=securable_type, securable=securable, changes=changes, caller=caller, access=access
     )

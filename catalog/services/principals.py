@@ -14,7 +14,7 @@ from catalog.choices import PrincipalKind
 from catalog.models import Principal, Token
 from catalog.services import audit
 from catalog.services.names import validate_name
-from ucweb.errors import InvalidParameter, Unauthenticated
+from ucweb.errors import InvalidParameter, PermissionDenied, PrincipalDoesNotExist, Unauthenticated
 
 TOKEN_PREFIX = "ucw_"
 ANONYMOUS_PRINCIPAL = "anonymous"
@@ -31,23 +31,35 @@ def _validate_principal_name(name: str) -> str:
     return name
 
 
+def _audit_principal(*, actor: str | None, action: str, name: str, principal_id=None, details=None) -> None:
+    """Changes to a principal are audited as whoever made them: the operator who ran a command
+    (`actor`), a console user, or the principal itself (for example its OAuth token request)."""
+    audit.record(principal=actor or name, action=action, securable_type="principal", securable_name=name,
+                 securable_id=principal_id, details=details)
+
+
 @transaction.atomic
-def ensure_principal(*, name: str, admin: bool = False, kind: str = PrincipalKind.USER) -> Principal:
+def ensure_principal(*, name: str, admin: bool = False, kind: str = PrincipalKind.USER,
+                     actor: str | None = None) -> Principal:
     _validate_principal_name(name)
     principal, created = Principal.objects.get_or_create(
         name=name, defaults={"is_metastore_admin": admin, "kind": kind}
     )
-    if admin and not principal.is_metastore_admin:
+    if created:
+        _audit_principal(actor=actor, action="createPrincipal", name=name, principal_id=principal.id,
+                         details={"metastore_admin": admin, "kind": kind})
+    elif admin and not principal.is_metastore_admin:
         principal.is_metastore_admin = True
         principal.save(update_fields=["is_metastore_admin"])
         forget_cached_tokens()
-    if created:
-        audit.record(principal=name, action="createPrincipal", securable_type="principal", securable_name=name)
+        _audit_principal(actor=actor, action="setMetastoreAdmin", name=name, principal_id=principal.id,
+                         details={"metastore_admin": True})
     return principal
 
 
 @transaction.atomic
-def issue_token(*, principal: Principal, lifetime: timedelta | None = None, description: str = "") -> str:
+def issue_token(*, principal: Principal, lifetime: timedelta | None = None, description: str = "",
+                actor: str | None = None) -> str:
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     Token.objects.create(
         key_hash=_digest(token),
@@ -55,8 +67,32 @@ def issue_token(*, principal: Principal, lifetime: timedelta | None = None, desc
         expires_at=timezone.now() + lifetime if lifetime else None,
         description=description,
     )
-    audit.record(principal=principal.name, action="issueToken", securable_type="principal", securable_name=principal.name)
+    _audit_principal(actor=actor, action="issueToken", name=principal.name, principal_id=principal.id,
+                     details={"description": description} if description else None)
     return token
+
+
+@transaction.atomic
+def set_metastore_admin(*, caller: Principal, name: str, admin: bool) -> Principal:
+    """Make a principal a metastore admin, or take the flag away. Only a metastore admin may, and
+    the last metastore admin stays one (someone must be able to govern)."""
+    if not isinstance(admin, bool):
+        raise InvalidParameter("admin must be true or false.")
+    if not caller.is_metastore_admin:
+        raise PermissionDenied("Only a metastore admin may change who is a metastore admin.")
+    principal = Principal.objects.select_for_update().filter(name=name).first()
+    if principal is None:
+        raise PrincipalDoesNotExist(f"Principal {name} does not exist.")
+    if principal.is_metastore_admin == admin:
+        return principal
+    if not admin and not Principal.objects.filter(is_metastore_admin=True).exclude(id=principal.id).exists():
+        raise InvalidParameter(f"{name} is the last metastore admin; make another principal an admin first.")
+    principal.is_metastore_admin = admin
+    principal.save(update_fields=["is_metastore_admin"])
+    forget_cached_tokens()
+    _audit_principal(actor=caller.name, action="setMetastoreAdmin", name=name, principal_id=principal.id,
+                     details={"metastore_admin": admin})
+    return principal
 
 
 # Tokens resolved in the last few seconds, by digest: every request authenticates, and clients
@@ -95,16 +131,27 @@ def forget_cached_tokens() -> None:
 
 
 @transaction.atomic
-def create_service_principal(*, name: str, admin: bool = False) -> tuple[Principal, str, str]:
-    """Returns the principal, its client id and its client secret (shown once)."""
-    principal = ensure_principal(name=name, admin=admin, kind=PrincipalKind.SERVICE_PRINCIPAL)
+def create_service_principal(*, name: str, admin: bool = False, rotate: bool = False,
+                             actor: str | None = None) -> tuple[Principal, str, str]:
+    """Returns the principal, its client id and its client secret (shown once). A principal that
+    already has a client secret keeps it unless `rotate` is given: replacing it breaks every
+    client configured with the old one."""
+    _validate_principal_name(name)
+    existing = Principal.objects.select_for_update().filter(name=name).first()
+    if existing is not None and existing.client_secret_hash and not rotate:
+        raise InvalidParameter(
+            f"Principal {name} already has a client secret; pass --rotate to replace it "
+            "(clients using the old secret stop working)."
+        )
+    principal = ensure_principal(name=name, admin=admin, kind=PrincipalKind.SERVICE_PRINCIPAL, actor=actor)
     client_id = principal.client_id or secrets.token_hex(16)
     client_secret = secrets.token_urlsafe(32)
     principal.kind = PrincipalKind.SERVICE_PRINCIPAL
     principal.client_id = client_id
     principal.client_secret_hash = _digest(client_secret)
     principal.save(update_fields=["kind", "client_id", "client_secret_hash"])
-    audit.record(principal=name, action="rotateClientSecret", securable_type="principal", securable_name=name)
+    _audit_principal(actor=actor, action="rotateClientSecret" if existing is not None and existing.client_secret_hash
+                     else "createClientSecret", name=name, principal_id=principal.id)
     return principal, client_id, client_secret
 
 
@@ -120,3 +167,18 @@ def anonymous_principal() -> Principal:
         name=ANONYMOUS_PRINCIPAL, defaults={"is_metastore_admin": True}
     )
     return principal
+
+
+@transaction.atomic
+def revoke_token(*, caller: Principal, token_id: int) -> None:
+    """A metastore admin revokes someone's token (anyone may revoke their own)."""
+    token = Token.objects.select_related("principal").select_for_update().filter(id=token_id).first()
+    if token is None:
+        raise InvalidParameter(f"There is no token {token_id}.")
+    if not caller.is_metastore_admin and token.principal_id != caller.id:
+        raise PermissionDenied("Only a metastore admin may revoke another principal's token.")
+    name = token.principal.name
+    token.delete()
+    forget_cached_tokens()
+    _audit_principal(actor=caller.name, action="revokeToken", name=name, principal_id=token.principal_id,
+                     details={"description": token.description, "created_at": token.created_at.isoformat()})

@@ -215,3 +215,36 @@ def delete_table(*, caller: Principal, full_name: str) -> None:
         principal=caller.name, action="deleteTable", securable_type="table",
         securable_name=name, securable_id=table_id,
     )
+
+
+@transaction.atomic
+def update_table(*, caller: Principal, full_name: str, fields: dict) -> Table:
+    """Rename a table inside its schema (`new_name`) or give it to another principal (`owner`):
+    what a governance team changes. Everything a protocol owns (location, type, format, versions,
+    metadata) changes only through that protocol."""
+    from catalog.services.catalogs import apply_common_update
+
+    unknown = sorted(set(fields) - {"new_name", "owner", "comment"})
+    if unknown:
+        raise InvalidParameter(f"A table's {', '.join(unknown)} cannot be changed here.")
+    table = selectors.get_table_by_full_name(full_name, for_update=True)
+    access = _table_access(caller, table)
+    access.require(access.owns(), f"Only the owner of table {table.full_name} or a metastore admin may update it.")
+    old_name = table.full_name
+    new_name = fields.get("new_name")
+    if new_name is not None and new_name != table.name:
+        validate_name(new_name, field="new_name")
+        if Table.objects.filter(schema=table.schema, name=new_name).exists():
+            raise TableAlreadyExists(f"Table '{table.schema.full_name}.{new_name}' already exists.")
+        table.name = new_name
+    apply_common_update(
+        table, caller=caller, access=access, comment=fields.get("comment"), properties=None,
+        owner=fields.get("owner"), fields={k: v for k, v in fields.items() if k in ("comment", "owner")},
+    )
+    table.save()
+    Grant.objects.filter(securable_id=table.id).update(securable_name=table.full_name)
+    audit.record(
+        principal=caller.name, action="updateTable", securable_type="table",
+        securable_name=table.full_name, securable_id=table.id, details={**fields, "from": old_name},
+    )
+    return table

@@ -2,8 +2,9 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
+from catalog.management.commands._operator import add_operator_argument, operator_name
 from catalog.models import Catalog, Metastore, Schema
-from catalog.services import principals
+from catalog.services import audit, principals
 
 
 class Command(BaseCommand):
@@ -11,18 +12,29 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--admin", default="admin", help="Name of the first metastore admin principal.")
+        add_operator_argument(parser)
 
     @transaction.atomic
-    def handle(self, *args, admin, **options):
-        metastore, _ = Metastore.objects.get_or_create(name="ucweb")
-        principals.ensure_principal(name=admin, admin=True)
+    def handle(self, *args, admin, operator, **options):
+        actor = operator_name(operator)
+        metastore, created = Metastore.objects.get_or_create(name="ucweb")
+        if created:
+            audit.record(principal=actor, action="createMetastore", securable_type="metastore",
+                         securable_name=metastore.name, securable_id=metastore.id)
+        principals.ensure_principal(name=admin, admin=True, actor=actor)
         catalog, created = Catalog.objects.get_or_create(
             name="unity", defaults={"owner": admin, "created_by": admin, "comment": "Default catalog"}
         )
-        Schema.objects.get_or_create(
+        if created:
+            audit.record(principal=actor, action="createCatalog", securable_type="catalog",
+                         securable_name=catalog.name, securable_id=catalog.id, details={"owner": admin})
+        schema, created = Schema.objects.get_or_create(
             catalog=catalog, name="default",
             defaults={"owner": admin, "created_by": admin, "comment": "Default schema"},
         )
+        if created:
+            audit.record(principal=actor, action="createSchema", securable_type="schema",
+                         securable_name=schema.full_name, securable_id=schema.id, details={"owner": admin})
         _install_schedule()
         self.stdout.write(
             f"metastore {metastore.id} ready; catalog unity and schema unity.default ready; "

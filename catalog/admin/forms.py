@@ -1,0 +1,96 @@
+"""Console forms. Principals and securables are picked from lists built from the database: the
+name a grant records is always the chosen row's own, never text a browser sent."""
+
+from __future__ import annotations
+
+from django import forms
+
+from catalog.choices import PRIVILEGES_BY_SECURABLE, SecurableType
+from catalog.models import Principal
+from catalog.services.effective_access import SECURABLE_MODELS, RELATED_FIELDS, sorted_privileges
+from catalog.services.grants import describe
+
+PICKER_LIMIT = 5000
+
+SECURABLE_TYPE_CHOICES = [(t.value, SECURABLE_MODELS[t.value]._meta.verbose_name) for t in SecurableType]
+
+
+def securable_choices(securable_type: str) -> list[tuple[str, str]]:
+    model = SECURABLE_MODELS.get(securable_type)
+    if model is None:
+        return []
+    rows = model.objects.select_related(*RELATED_FIELDS.get(model, ()))[:PICKER_LIMIT]
+    return sorted(((str(row.id), describe(row)) for row in rows), key=lambda choice: choice[1])
+
+
+def principal_choices() -> list[tuple[str, str]]:
+    return [(name, f"{name} ({'metastore admin, ' if admin else ''}{kind.lower().replace('_', ' ')})")
+            for name, admin, kind in Principal.objects.order_by("name").values_list(
+                "name", "is_metastore_admin", "kind")]
+
+
+def privilege_choices(securable_type: str) -> list[tuple[str, str]]:
+    return [(p, p) for p in sorted_privileges(PRIVILEGES_BY_SECURABLE.get(securable_type, ()))]
+
+
+class SecurablePickerForm(forms.Form):
+    """A securable type, then a securable of that type. The type comes first (the page reloads with
+    the securables of the chosen type)."""
+
+    securable_type = forms.ChoiceField(choices=SECURABLE_TYPE_CHOICES, label="Securable type")
+    securable = forms.ChoiceField(choices=(), label="Securable")
+
+    def __init__(self, *args, securable_type: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["securable_type"].initial = securable_type
+        self.fields["securable"].choices = securable_choices(securable_type)
+        self.securable_type = securable_type
+
+    def clean_securable_type(self):
+        value = self.cleaned_data["securable_type"]
+        if value != self.securable_type:
+            raise forms.ValidationError("The securable type changed while the form was open; choose again.")
+        return value
+
+
+class GrantForm(SecurablePickerForm):
+    principal = forms.ChoiceField(choices=(), label="Principal")
+    privileges = forms.MultipleChoiceField(choices=(), widget=forms.CheckboxSelectMultiple, label="Privileges")
+
+    def __init__(self, *args, securable_type: str, **kwargs):
+        super().__init__(*args, securable_type=securable_type, **kwargs)
+        self.fields["principal"].choices = principal_choices()
+        self.fields["privileges"].choices = privilege_choices(securable_type)
+
+
+class CheckForm(SecurablePickerForm):
+    principal = forms.ChoiceField(choices=(), label="Can principal")
+    privilege = forms.ChoiceField(choices=(), label="hold privilege")
+
+    def __init__(self, *args, securable_type: str, **kwargs):
+        super().__init__(*args, securable_type=securable_type, **kwargs)
+        self.fields["principal"].choices = principal_choices()
+        self.fields["privilege"].choices = privilege_choices(securable_type)
+        self.order_fields(["principal", "privilege", "securable_type", "securable"])
+
+
+class OwnerForm(forms.Form):
+    owner = forms.ChoiceField(choices=(), label="New owner")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["owner"].choices = principal_choices()
+
+
+class RenameForm(forms.Form):
+    new_name = forms.CharField(max_length=255, label="New name")
+
+
+class DropForm(forms.Form):
+    confirm = forms.BooleanField(required=True, label="Yes, drop it")
+    force = forms.BooleanField(required=False, label="Also drop what it contains")
+
+
+class AdminFlagForm(forms.Form):
+    admin = forms.TypedChoiceField(choices=(("true", "metastore admin"), ("false", "not a metastore admin")),
+                                   coerce=lambda value: value == "true", label="Make this principal")

@@ -1,0 +1,331 @@
+"""Principals, grants and the audit trail: grant and revoke with pickers, the admin flag, what a
+principal can reach, and "can X do Y on Z?" with the reason."""
+
+from __future__ import annotations
+
+import uuid
+from urllib.parse import urlencode
+
+from django.contrib import admin
+from django.contrib.admin.utils import unquote
+from django.http import Http404, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from catalog.admin import console
+from catalog.admin.forms import AdminFlagForm, CheckForm, GrantForm
+from catalog.choices import AuditOutcome, SecurableType
+from catalog.models import AuditEvent, Grant, Principal, Token
+from catalog.services import effective_access, permissions, principals
+from ucweb.errors import CatalogError
+
+
+def _securable_type(request, default: str = SecurableType.TABLE) -> str:
+    value = request.POST.get("securable_type") or request.GET.get("securable_type") or default
+    return value if value in SecurableType.values else default
+
+
+@admin.register(Principal)
+class PrincipalAdmin(admin.ModelAdmin):
+    """Principals are created by `issue_token` or on first use; the console changes the admin flag
+    (through the service) and shows what a principal can reach."""
+
+    change_form_template = "admin/catalog/principal_change_form.html"
+    list_display = ("name", "kind", "is_metastore_admin", "client_id", "created_at")
+    search_fields = ("name", "client_id")
+    list_filter = ("kind", "is_metastore_admin")
+    fields = ("name", "kind", "is_metastore_admin", "client_id", "created_at")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def get_urls(self):
+        wrap = self.admin_site.admin_view
+        return [
+            path("check/", wrap(self.check_view), name="catalog_principal_check"),
+            path("<path:object_id>/admin-flag/", wrap(self.admin_flag_view), name="catalog_principal_admin_flag"),
+        ] + super().get_urls()
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        obj = self.get_object(request, object_id)
+        extra = dict(extra_context or {})
+        if obj is not None:
+            extra.update({
+                "reach": effective_access.reach_of(obj),
+                "direct_grants": Grant.objects.filter(principal=obj.name).order_by("securable_type", "securable_name"),
+                "admin_form": AdminFlagForm(initial={"admin": "false" if obj.is_metastore_admin else "true"}),
+                "console_principal": console.console_principal(request),
+                "audit_url": reverse("admin:catalog_auditevent_changelist") + "?" + urlencode({"principal": obj.name}),
+                "check_url": reverse("admin:catalog_principal_check") + "?" + urlencode({"principal": obj.name}),
+                "grant_url": reverse("admin:catalog_grant_add") + "?" + urlencode({"principal": obj.name}),
+            })
+        return super().change_view(request, object_id, form_url, extra_context=extra)
+
+    def admin_flag_view(self, request, object_id):
+        if not self.has_view_permission(request):
+            raise Http404
+        principal = self.get_object(request, unquote(object_id))
+        if principal is None:
+            raise Http404
+        if request.method == "POST":
+            form = AdminFlagForm(request.POST)
+            if form.is_valid():
+                flag = form.cleaned_data["admin"]
+                console.run(
+                    request,
+                    lambda caller: principals.set_metastore_admin(caller=caller, name=principal.name, admin=flag),
+                    success=f"{principal.name} is {'now' if flag else 'no longer'} a metastore admin.",
+                    action="setMetastoreAdmin", securable_type="principal", securable_name=principal.name,
+                    securable_id=principal.pk,
+                )
+        return HttpResponseRedirect(reverse("admin:catalog_principal_change", args=[principal.pk]))
+
+    def check_view(self, request):
+        """Can principal X hold privilege Y on securable Z? The answer, step by step, with why."""
+        if not self.has_view_permission(request):
+            raise Http404
+        securable_type = _securable_type(request)
+        data = request.GET if "privilege" in request.GET else None
+        form = CheckForm(data, securable_type=securable_type,
+                         initial={"principal": request.GET.get("principal"),
+                                  "securable": request.GET.get("securable")})
+        decision, error, subject = None, "", None
+        if data is not None and form.is_valid():
+            principal = Principal.objects.filter(name=form.cleaned_data["principal"]).first()
+            try:
+                securable = effective_access.securable_by_id(securable_type, form.cleaned_data["securable"])
+                decision = effective_access.check(principal=principal, securable=securable,
+                                                  privilege=form.cleaned_data["privilege"])
+                subject = {"principal": principal.name, "privilege": form.cleaned_data["privilege"],
+                           "securable": str(securable), "kind": securable._meta.verbose_name}
+            except CatalogError as exc:
+                error = exc.message
+        context = {
+            **self.admin_site.each_context(request), "opts": self.opts, "form": form, "decision": decision,
+            "error": error, "subject": subject, "title": "Can a principal do this?",
+            "securable_type": securable_type,
+        }
+        return TemplateResponse(request, "admin/catalog/check.html", context)
+
+
+@admin.register(Token)
+class TokenAdmin(admin.ModelAdmin):
+    list_display = ("principal", "description", "created_at", "expires_at")
+    search_fields = ("principal__name", "description")
+    list_select_related = ("principal",)
+    exclude = ("key_hash",)
+
+    actions = ["revoke_selected"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.action(description="Revoke the selected tokens", permissions=["view"])
+    def revoke_selected(self, request, queryset):
+        for token in list(queryset.select_related("principal")):
+            console.run(
+                request, lambda caller, token=token: principals.revoke_token(caller=caller, token_id=token.pk),
+                success=f"Revoked a token of {token.principal.name}.", action="revokeToken",
+                securable_type="principal", securable_name=token.principal.name, securable_id=token.principal_id,
+            )
+
+
+@admin.register(Grant)
+class GrantAdmin(admin.ModelAdmin):
+    """Grants are made and revoked only through the permissions service, with the principal and
+    the securable picked from lists: the name a grant records is the securable's own."""
+
+    list_display = ("principal", "privilege", "securable_type", "securable_link", "granted_by", "created_at",
+                    "revoke_button")
+    search_fields = ("principal", "securable_name")
+    list_filter = ("securable_type", "privilege")
+    actions = ["revoke_selected"]
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def has_add_permission(self, request):
+        return self.has_view_permission(request)
+
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
+    def get_urls(self):
+        wrap = self.admin_site.admin_view
+        return [
+            path("<path:object_id>/revoke/", wrap(self.revoke_view), name="catalog_grant_revoke"),
+        ] + super().get_urls()
+
+    @admin.display(description="securable")
+    def securable_link(self, obj):
+        from catalog.services.effective_access import SECURABLE_MODELS
+
+        model = SECURABLE_MODELS.get(obj.securable_type)
+        if model is None:
+            return obj.securable_name
+        url = reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_change", args=[obj.securable_id])
+        return format_html('<a href="{}">{}</a>', url, obj.securable_name)
+
+    @admin.display(description="")
+    def revoke_button(self, obj):
+        return format_html('<a class="button" href="{}" data-grant="{}">Revoke…</a>',
+                           reverse("admin:catalog_grant_revoke", args=[obj.pk]), obj.pk)
+
+    def _revoke(self, request, grant: Grant) -> bool:
+        changes = [{"principal": grant.principal, "remove": [grant.privilege]}]
+        return console.run(
+            request,
+            lambda caller: permissions.update_permissions_by_id(
+                caller=caller, securable_type=grant.securable_type, securable_id=str(grant.securable_id),
+                changes=changes),
+            success=f"Revoked {grant.privilege} on {grant.securable_name} from {grant.principal}.",
+            action="updatePermissions", securable_type=grant.securable_type, securable_name=grant.securable_name,
+            securable_id=grant.securable_id,
+        )
+
+    def revoke_view(self, request, object_id):
+        if not self.has_view_permission(request):
+            raise Http404
+        grant = self.get_object(request, unquote(object_id))
+        if grant is None:
+            raise Http404
+        if request.method == "POST":
+            self._revoke(request, grant)
+            return HttpResponseRedirect(reverse("admin:catalog_grant_changelist"))
+        context = {**self.admin_site.each_context(request), "opts": self.opts, "grant": grant,
+                   "title": f"Revoke {grant.privilege} on {grant.securable_name} from {grant.principal}?"}
+        return TemplateResponse(request, "admin/catalog/revoke.html", context)
+
+    @admin.action(description="Revoke the selected grants", permissions=["view"])
+    def revoke_selected(self, request, queryset):
+        for grant in list(queryset):
+            self._revoke(request, grant)
+
+    def add_view(self, request, form_url="", extra_context=None):
+        """The grant picker: a securable type, a securable of that type, a principal and the
+        privileges that type knows. Only ids are posted; names come from the rows."""
+        if not self.has_add_permission(request):
+            raise Http404
+        securable_type = _securable_type(request)
+        if request.method == "POST":
+            form = GrantForm(request.POST, securable_type=securable_type)
+            if form.is_valid():
+                data = form.cleaned_data
+                label = dict(form.fields["securable"].choices).get(data["securable"], "")
+                changes = [{"principal": data["principal"], "add": list(data["privileges"])}]
+                done = console.run(
+                    request,
+                    lambda caller: permissions.update_permissions_by_id(
+                        caller=caller, securable_type=securable_type, securable_id=data["securable"],
+                        changes=changes),
+                    success=f"Granted {', '.join(data['privileges'])} on {label} to {data['principal']}.",
+                    action="updatePermissions", securable_type=securable_type, securable_name=label,
+                    securable_id=data["securable"],
+                )
+                if done:
+                    return HttpResponseRedirect(reverse("admin:catalog_grant_changelist"))
+        else:
+            form = GrantForm(securable_type=securable_type, initial={
+                "securable": request.GET.get("securable"), "principal": request.GET.get("principal")})
+        context = {
+            **self.admin_site.each_context(request), "opts": self.opts, "form": form,
+            "title": "Grant privileges", "securable_type": securable_type,
+            "console_principal": console.console_principal(request),
+        }
+        return TemplateResponse(request, "admin/catalog/grant_form.html", context)
+
+
+
+class PrincipalFilter(admin.SimpleListFilter):
+    title = "principal"
+    parameter_name = "principal"
+
+    def lookups(self, request, model_admin):
+        names = (AuditEvent.objects.order_by().values_list("principal", flat=True).distinct()[:100])
+        return [(name, name) for name in sorted(names)]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(principal=self.value()) if self.value() else queryset
+
+
+class SecurableFilter(admin.SimpleListFilter):
+    """Every event about one securable, by its id (names change with renames)."""
+
+    title = "securable"
+    parameter_name = "securable_id"
+
+    def lookups(self, request, model_admin):
+        value = self.value()
+        try:
+            securable_id = uuid.UUID(value or "")
+        except ValueError:
+            return []
+        event = AuditEvent.objects.filter(securable_id=securable_id).exclude(securable_name="").first()
+        return [(value, event.securable_name if event else value)]
+
+    def queryset(self, request, queryset):
+        if not self.value():
+            return queryset
+        try:
+            return queryset.filter(securable_id=uuid.UUID(self.value()))
+        except ValueError:  # a malformed id matches nothing
+            return queryset.none()
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(admin.ModelAdmin):
+    list_display = ("created_at", "principal", "action", "securable_type", "securable_name", "outcome_badge",
+                    "summary")
+    search_fields = ("principal", "action", "securable_name")
+    list_filter = ("outcome", PrincipalFilter, "action", "securable_type", SecurableFilter, "created_at")
+    date_hierarchy = "created_at"
+    list_per_page = 50
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="outcome", ordering="outcome")
+    def outcome_badge(self, obj):
+        css = {AuditOutcome.SUCCESS: "uc-ok", AuditOutcome.DENIED: "uc-denied"}.get(obj.outcome, "uc-failed")
+        return format_html('<span class="uc-badge {}">{}</span>', css, obj.outcome)
+
+    @admin.display(description="details")
+    def summary(self, obj):
+        details = obj.details or {}
+        text = details.get("message") or details.get("error") or ""
+        if isinstance(text, dict):  # an API error body
+            text = text.get("message") or (text.get("error") or {}).get("message") or str(text)
+        changes = details.get("changes")
+        if not text and isinstance(changes, list):
+            text = "; ".join(
+                f"{c.get('principal')}: " + " ".join([f"+{p}" for p in c.get("add") or []]
+                                                     + [f"−{p}" for p in c.get("remove") or []])
+                for c in changes if isinstance(c, dict))
+        if not text:
+            text = ", ".join(f"{k}: {v}" for k, v in details.items() if k not in ("status",))
+        text = str(text)
+        return text if len(text) <= 160 else text[:157] + "…"

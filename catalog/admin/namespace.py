@@ -1,0 +1,152 @@
+"""Catalogs, schemas and tables, and what only the protocols write (staging tables, commits)."""
+
+from django.contrib import admin
+
+from catalog.admin.securables import SecurableAdmin
+from catalog.admin.table_page import table_sections
+from catalog.choices import SecurableType
+from catalog.models import Catalog, Column, Metastore, Schema, StagingTable, Table
+from catalog.services import catalogs, schemas, tables
+from commits.models import DeltaCommit
+
+AUDIT_FIELDS = ("id", "owner", "created_at", "created_by", "updated_at", "updated_by")
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Metastore)
+class MetastoreAdmin(SecurableAdmin):
+    securable_type = SecurableType.METASTORE
+    list_display = ("name", "id", "created_at")
+
+
+class SchemaInline(admin.TabularInline):
+    model = Schema
+    fields = ("name", "owner", "comment")
+    readonly_fields = fields
+    extra = 0
+    show_change_link = True
+
+
+@admin.register(Catalog)
+class CatalogAdmin(SecurableAdmin):
+    securable_type = SecurableType.CATALOG
+    droppable_with_contents = True
+    list_display = ("name", "owner", "comment", "storage_root", "created_at")
+    search_fields = ("name", "owner", "comment")
+    list_filter = ("owner",)
+    fields = ("name", "comment", "properties", "storage_root", "storage_location", *AUDIT_FIELDS)
+    inlines = [SchemaInline]
+
+    def rename(self, caller, obj, new_name):
+        catalogs.update_catalog(caller=caller, name=obj.name, fields={"new_name": new_name})
+
+    def transfer(self, caller, obj, owner):
+        catalogs.update_catalog(caller=caller, name=obj.name, fields={"owner": owner})
+
+    def drop(self, caller, obj, force):
+        catalogs.delete_catalog(caller=caller, name=obj.name, force=force)
+
+
+class TableInline(admin.TabularInline):
+    model = Table
+    fields = ("name", "table_type", "data_source_format", "owner")
+    readonly_fields = fields
+    extra = 0
+    show_change_link = True
+
+
+@admin.register(Schema)
+class SchemaAdmin(SecurableAdmin):
+    securable_type = SecurableType.SCHEMA
+    droppable_with_contents = True
+    list_display = ("name", "catalog", "owner", "comment", "created_at")
+    search_fields = ("name", "catalog__name", "owner", "comment")
+    list_filter = ("catalog", "owner")
+    list_select_related = ("catalog",)
+    fields = ("catalog", "name", "comment", "properties", "storage_root", "storage_location", *AUDIT_FIELDS)
+    inlines = [TableInline]
+
+    def rename(self, caller, obj, new_name):
+        schemas.update_schema(caller=caller, full_name=obj.full_name, fields={"new_name": new_name})
+
+    def transfer(self, caller, obj, owner):
+        schemas.update_schema(caller=caller, full_name=obj.full_name, fields={"owner": owner})
+
+    def drop(self, caller, obj, force):
+        schemas.delete_schema(caller=caller, full_name=obj.full_name, force=force)
+
+
+class ColumnInline(admin.TabularInline):
+    model = Column
+    fields = ("position", "name", "type_text", "nullable", "partition_index", "comment")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    verbose_name_plural = "columns"
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Table)
+class TableAdmin(SecurableAdmin):
+    """One page for a table of any format: its own history (Delta commits, or Iceberg snapshots,
+    refs and metadata files), health and maintenance, policies, and who may access it."""
+
+    securable_type = SecurableType.TABLE
+    change_form_template = "admin/catalog/table_change_form.html"
+    list_display = (
+        "name", "schema", "table_type", "data_source_format", "latest_version", "latest_published_version",
+        "owner", "created_at",
+    )
+    search_fields = ("name", "schema__name", "schema__catalog__name", "owner", "storage_location")
+    list_filter = ("data_source_format", "table_type", "schema__catalog")
+    list_select_related = ("schema__catalog",)
+    fieldsets = (
+        (None, {"fields": ("schema", "name", "table_type", "data_source_format", "storage_location", "comment")}),
+        ("Ownership and history", {"fields": AUDIT_FIELDS}),
+        ("Protocol state (changed only by commits)", {
+            "classes": ("collapse",),
+            "fields": ("latest_version", "latest_published_version", "uniform_iceberg", "properties",
+                       "view_definition"),
+        }),
+    )
+    inlines = [ColumnInline]
+
+    def console_context(self, request, obj):
+        return {**super().console_context(request, obj), **table_sections(obj)}
+
+    def rename(self, caller, obj, new_name):
+        tables.update_table(caller=caller, full_name=obj.full_name, fields={"new_name": new_name})
+
+    def transfer(self, caller, obj, owner):
+        tables.update_table(caller=caller, full_name=obj.full_name, fields={"owner": owner})
+
+    def drop(self, caller, obj, force):
+        tables.delete_table(caller=caller, full_name=obj.full_name)
+
+
+@admin.register(DeltaCommit)
+class DeltaCommitAdmin(ReadOnlyAdmin):
+    list_display = ("table", "version", "file_name", "ratified_by", "ratified_at", "published_at")
+    list_filter = ("published_at",)
+    search_fields = ("table__name", "file_name", "ratified_by")
+    list_select_related = ("table__schema__catalog",)
+
+
+@admin.register(StagingTable)
+class StagingTableAdmin(ReadOnlyAdmin):
+    list_display = ("name", "schema", "id", "created_by", "created_at", "finalized_at")
+    list_filter = ("finalized_at",)
+    search_fields = ("name", "id", "created_by")
+    list_select_related = ("schema__catalog",)

@@ -1,0 +1,155 @@
+"""The page of every securable: its fields read-only, who may access it and why, its grants, and
+the changes a governance team makes (grant, ownership transfer, rename, drop), each through the
+service the API uses."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django.contrib import admin
+from django.contrib.admin.utils import unquote
+from django.http import Http404, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+
+from catalog.admin import console
+from catalog.admin.forms import DropForm, OwnerForm, RenameForm
+from catalog.models import Grant
+from catalog.services import effective_access
+from catalog.services.grants import describe
+
+
+class SecurableAdmin(admin.ModelAdmin):
+    """View-only model pages: nothing is saved by Django's forms. Changes go through `rename`,
+    `transfer` and `drop`, which call the securable's services."""
+
+    securable_type: str = ""
+    change_form_template = "admin/catalog/securable_change_form.html"
+    droppable_with_contents = False  # whether the drop form offers "force"
+
+    # -- Django's own editing is off: every change goes through a service -----------------------
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    # -- the services of this securable (subclasses fill these in) -------------------------------
+    def rename(self, caller, obj, new_name):
+        raise NotImplementedError
+
+    def transfer(self, caller, obj, owner):
+        raise NotImplementedError
+
+    def drop(self, caller, obj, force):
+        raise NotImplementedError
+
+    def can(self, what: str) -> bool:
+        return getattr(type(self), what) is not getattr(SecurableAdmin, what)
+
+    # -- pages ---------------------------------------------------------------------------------
+    def get_urls(self):
+        info = self.opts.app_label, self.opts.model_name
+        wrap = self.admin_site.admin_view
+        return [
+            path("<path:object_id>/owner/", wrap(self.owner_view), name="%s_%s_owner" % info),
+            path("<path:object_id>/rename/", wrap(self.rename_view), name="%s_%s_rename" % info),
+            path("<path:object_id>/drop/", wrap(self.drop_view), name="%s_%s_drop" % info),
+        ] + super().get_urls()
+
+    def _object(self, request, object_id):
+        obj = self.get_object(request, unquote(object_id)) if self.has_view_permission(request) else None
+        if obj is None:  # unknown, malformed or not visible: the same answer
+            raise Http404
+        return obj
+
+    def _back(self, obj):
+        return HttpResponseRedirect(reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_change",
+                                            args=[obj.pk]))
+
+    def owner_view(self, request, object_id):
+        obj = self._object(request, object_id)
+        if request.method != "POST" or not self.can("transfer"):
+            return self._back(obj)
+        form = OwnerForm(request.POST)
+        if form.is_valid():
+            owner = form.cleaned_data["owner"]
+            console.run(request, lambda caller: self.transfer(caller, obj, owner),
+                        success=f"{describe(obj)} now belongs to {owner}.", action="transferOwnership",
+                        securable_type=self.securable_type, securable_name=describe(obj), securable_id=obj.pk)
+        else:
+            self.message_user(request, "Choose a principal from the list.", level="error")
+        return self._back(obj)
+
+    def rename_view(self, request, object_id):
+        obj = self._object(request, object_id)
+        if request.method != "POST" or not self.can("rename"):
+            return self._back(obj)
+        form = RenameForm(request.POST)
+        old = describe(obj)
+        if form.is_valid():
+            new_name = form.cleaned_data["new_name"]
+            if console.run(request, lambda caller: self.rename(caller, obj, new_name),
+                           success=f"{old} is now named {new_name}.", action="rename",
+                           securable_type=self.securable_type, securable_name=old, securable_id=obj.pk):
+                obj.refresh_from_db()
+        else:
+            self.message_user(request, "A new name is required.", level="error")
+        return self._back(obj)
+
+    def drop_view(self, request, object_id):
+        obj = self._object(request, object_id)
+        if not self.can("drop"):
+            return self._back(obj)
+        name = describe(obj)
+        form = DropForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            force = form.cleaned_data["force"] and self.droppable_with_contents
+            if console.run(request, lambda caller: self.drop(caller, obj, force), success=f"{name} was dropped.",
+                           action="drop", securable_type=self.securable_type, securable_name=name,
+                           securable_id=obj.pk):
+                return HttpResponseRedirect(
+                    reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_changelist"))
+            return self._back(obj)
+        if not self.droppable_with_contents:
+            del form.fields["force"]
+        context = {
+            **self.admin_site.each_context(request), "opts": self.opts, "object": obj, "name": name,
+            "form": form, "title": f"Drop {obj._meta.verbose_name} {name}",
+        }
+        return TemplateResponse(request, "admin/catalog/drop.html", context)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        obj = self.get_object(request, object_id)
+        extra = dict(extra_context or {})
+        if obj is not None:
+            extra.update(self.console_context(request, obj))
+        return super().change_view(request, object_id, form_url, extra_context=extra)
+
+    def console_context(self, request, obj) -> dict:
+        grant_url = reverse("admin:catalog_grant_add") + "?" + urlencode(
+            {"securable_type": self.securable_type, "securable": str(obj.pk)})
+        audit_url = reverse("admin:catalog_auditevent_changelist") + "?" + urlencode({"securable_id": str(obj.pk)})
+        check_url = reverse("admin:catalog_principal_check") + "?" + urlencode(
+            {"securable_type": self.securable_type, "securable": str(obj.pk)})
+        grants = Grant.objects.filter(securable_id=obj.pk).order_by("principal", "privilege")
+        prefix = f"admin:{self.opts.app_label}_{self.opts.model_name}"
+        return {
+            "console_principal": console.console_principal(request),
+            "securable_name": describe(obj),
+            "securable_kind": obj._meta.verbose_name,
+            "effective_access": effective_access.on_securable(obj),
+            "direct_grants": grants,
+            "grant_url": grant_url,
+            "audit_url": audit_url,
+            "check_url": check_url,
+            "owner_form": OwnerForm(initial={"owner": getattr(obj, "owner", "")}) if self.can("transfer") else None,
+            "rename_form": RenameForm(initial={"new_name": getattr(obj, "name", "")}) if self.can("rename") else None,
+            "can_drop": self.can("drop"),
+            "owner_url": reverse(f"{prefix}_owner", args=[obj.pk]),
+            "rename_url": reverse(f"{prefix}_rename", args=[obj.pk]),
+            "drop_url": reverse(f"{prefix}_drop", args=[obj.pk]),
+        }
