@@ -7,6 +7,7 @@ from ucweb.views import health
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/2.1/unity-catalog/", include("catalog.api.uc.urls")),
+    path("api/catalog/polaris/", include("catalog.api.polaris.urls")),
     path("api/catalog/", include("catalog.api.iceberg.urls")),
     path("api/schema/", SpectacularAPIView.as_view(permission_classes=[], authentication_classes=[]), name="schema"),
     path(
@@ -16,3 +17,5 @@ urlpatterns = [
     ),
     path("healthz", health),
 ]
+
+handler404 = "ucweb.errors.not_found"
