@@ -9,7 +9,7 @@ BENCH_ARGS ?=
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/ucweb
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 
-REQUIREMENTS := requirements.txt requirements-dev.txt
+REQUIREMENTS := requirements.txt requirements-dev.txt requirements-nodeps.txt
 # The stamp name carries a checksum of the requirements files, so editing them triggers a
 # reinstall while repeated runs with unchanged files do nothing.
 REQ_HASH := $(shell cat $(REQUIREMENTS) 2>/dev/null | cksum | cut -d' ' -f1)
@@ -32,6 +32,7 @@ $(VENV_PY):
 
 $(STAMP): | $(VENV_PY)
 	$(VENV_PY) -m pip install --disable-pip-version-check -q -r requirements-dev.txt
+	$(VENV_PY) -m pip install --disable-pip-version-check -q --no-deps -r requirements-nodeps.txt
 	rm -f $(VENV)/.installed-*
 	touch $@
 

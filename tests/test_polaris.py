@@ -1,0 +1,428 @@
+"""The Polaris-native API (/api/catalog/polaris/v1): generic tables and policies, driven by the
+Apache Polaris Python client (`apache-polaris`, its generated catalog client) against a live
+server, with pyiceberg and the Unity Catalog API looking at the same namespace."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import requests
+from apache_polaris.sdk.catalog import ApiClient, Configuration
+from apache_polaris.sdk.catalog.api.generic_table_api import GenericTableAPI
+from apache_polaris.sdk.catalog.api.policy_api import PolicyAPI
+from apache_polaris.sdk.catalog.exceptions import ApiException
+from apache_polaris.sdk.catalog.models import (
+    AttachPolicyRequest,
+    CreateGenericTableRequest,
+    CreatePolicyRequest,
+    DetachPolicyRequest,
+    PolicyAttachmentTarget,
+    UpdatePolicyRequest,
+)
+from pyiceberg.catalog.rest import RestCatalog
+from pyiceberg.exceptions import NoSuchTableError, TableAlreadyExistsError
+from pyiceberg.schema import Schema
+from pyiceberg.types import LongType, NestedField
+
+from catalog.choices import Privilege
+from catalog.models import AuditEvent, Grant, Policy, PolicyAttachment, Table
+from catalog.models import Schema as UCSchema
+from catalog.services import policies
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+CATALOG = "unity"
+COMPACTION = "system.data-compaction"
+EXPIRY = "system.snapshot-expiry"
+ORPHANS = "system.orphan-file-removal"
+UC = "/api/2.1/unity-catalog"
+
+
+def content(**fields) -> str:
+    return json.dumps({"version": "2025-02-03", "enable": True, **fields})
+
+
+class Polaris:
+    """The Polaris client's generic-table and policy APIs as one principal."""
+
+    def __init__(self, base_url: str, token: str | None):
+        self.client = ApiClient(Configuration(host=f"{base_url}/api/catalog"))
+        if token:
+            self.client.set_default_header("Authorization", f"Bearer {token}")
+        self.tables = GenericTableAPI(self.client)
+        self.policies = PolicyAPI(self.client)
+
+    def create_policy(self, namespace, name, policy_type=EXPIRY, body=None, description=None):
+        request = CreatePolicyRequest(name=name, type=policy_type, content=body or content(),
+                                      description=description)
+        return self.policies.create_policy(CATALOG, namespace, request).policy
+
+    def attach(self, namespace, name, kind, path=None, parameters=None):
+        target = PolicyAttachmentTarget(type=kind, path=path)
+        self.policies.attach_policy(CATALOG, namespace, name,
+                                    AttachPolicyRequest(target=target, parameters=parameters))
+
+    def detach(self, namespace, name, kind, path=None):
+        self.policies.detach_policy(CATALOG, namespace, name,
+                                    DetachPolicyRequest(target=PolicyAttachmentTarget(type=kind, path=path)))
+
+    def applicable(self, namespace=None, target=None, policy_type=None) -> dict:
+        result = self.policies.get_applicable_policies(CATALOG, namespace=namespace, target_name=target,
+                                                       policy_type=policy_type)
+        return {item.policy_type: (item.name, item.inherited, item.namespace)
+                for item in result.applicable_policies}
+
+
+def error_of(call) -> tuple[int, str]:
+    """The status and the Iceberg error type of a refused call (the envelope is checked too)."""
+    with pytest.raises(ApiException) as raised:
+        call()
+    body = json.loads(raised.value.body)
+    assert set(body) == {"error"}, body
+    assert body["error"]["code"] == raised.value.status, body
+    assert isinstance(body["error"]["message"], str) and body["error"]["message"], body
+    return raised.value.status, body["error"]["type"]
+
+
+@pytest.fixture
+def connect(live_server, bootstrap, make_token, storage_root):
+    def connect(name: str | None = "admin", *, admin: bool | None = None) -> Polaris:
+        token = None if name is None else make_token(name, admin=(name == "admin") if admin is None else admin)
+        return Polaris(live_server.url, token)
+
+    return connect
+
+
+@pytest.fixture
+def polaris(connect) -> Polaris:
+    return connect()
+
+
+@pytest.fixture
+def iceberg(live_server, bootstrap, make_token, storage_root) -> RestCatalog:
+    return RestCatalog("ucweb", uri=f"{live_server.url}/api/catalog", warehouse=CATALOG,
+                       token=make_token("admin", admin=True))
+
+
+@pytest.fixture
+def uc(live_server, make_token):
+    session = requests.Session()
+    session.headers["Authorization"] = f"Bearer {make_token('admin', admin=True)}"
+
+    def call(method, path, **kwargs):
+        return session.request(method, f"{live_server.url}{UC}{path}", **kwargs)
+
+    return call
+
+
+ICEBERG_SCHEMA = Schema(NestedField(1, "id", LongType(), required=True))
+
+
+# -- generic tables -------------------------------------------------------------------------------
+def test_generic_table_lifecycle(polaris, uc, tmp_path):
+    location = (tmp_path / "events").as_uri()
+    created = polaris.tables.create_generic_table(CATALOG, "default", CreateGenericTableRequest(
+        name="events", format="delta", base_location=location, doc="raw events", properties={"a": "1"})).table
+    assert (created.name, created.format, created.base_location, created.doc, created.properties) == (
+        "events", "delta", location, "raw events", {"a": "1"})
+    polaris.tables.create_generic_table(CATALOG, "default", CreateGenericTableRequest(name="lines", format="csv"))
+
+    loaded = polaris.tables.load_generic_table(CATALOG, "default", "events").table
+    assert (loaded.format, loaded.base_location, loaded.doc) == ("delta", location, "raw events")
+
+    listed = polaris.tables.list_generic_tables(CATALOG, "default")
+    assert [(i.namespace, i.name) for i in listed.identifiers] == [(["default"], "events"), (["default"], "lines")]
+    first = polaris.tables.list_generic_tables(CATALOG, "default", page_token="", page_size=1)
+    assert [i.name for i in first.identifiers] == ["events"] and first.next_page_token
+    second = polaris.tables.list_generic_tables(CATALOG, "default", page_token=first.next_page_token, page_size=1)
+    assert [i.name for i in second.identifiers] == ["lines"] and not second.next_page_token
+
+    # The Unity Catalog API sees the same row: an EXTERNAL DELTA table at the base location.
+    info = uc("GET", "/tables/unity.default.events").json()
+    assert (info["table_type"], info["data_source_format"], info["storage_location"], info["comment"]) == (
+        "EXTERNAL", "DELTA", location, "raw events")
+    assert {t["name"] for t in uc("GET", "/tables", params={"catalog_name": "unity", "schema_name": "default"})
+            .json()["tables"]} == {"events", "lines"}
+
+    polaris.tables.drop_generic_table(CATALOG, "default", "events")
+    assert error_of(lambda: polaris.tables.load_generic_table(CATALOG, "default", "events")) == (
+        404, "NoSuchTableException")
+    assert error_of(lambda: polaris.tables.drop_generic_table(CATALOG, "default", "events")) == (
+        404, "NoSuchTableException")
+    actions = list(AuditEvent.objects.filter(securable_name="unity.default.events").values_list("action", flat=True))
+    assert sorted(actions) == ["createGenericTable", "dropGenericTable"]
+
+
+def test_generic_tables_and_iceberg_tables_share_names_but_not_endpoints(polaris, iceberg, uc):
+    iceberg.create_table(("default", "ice"), schema=ICEBERG_SCHEMA)
+    polaris.tables.create_generic_table(CATALOG, "default", CreateGenericTableRequest(name="gen", format="parquet"))
+    # A delta table of the Unity Catalog API is a generic table too; a view is not.
+    uc("POST", "/tables", json={"name": "ucdelta", "catalog_name": "unity", "schema_name": "default",
+                                "table_type": "EXTERNAL", "data_source_format": "DELTA",
+                                "storage_location": "file:///tmp/ucweb-polaris-test/ucdelta"}).raise_for_status()
+    uc("POST", "/tables", json={"name": "v", "catalog_name": "unity", "schema_name": "default",
+                                "table_type": "VIEW", "view_definition": "select 1"}).raise_for_status()
+
+    for name in ("ice", "ucdelta", "v"):
+        assert error_of(lambda name=name: polaris.tables.create_generic_table(
+            CATALOG, "default", CreateGenericTableRequest(name=name, format="csv"))) == (409, "AlreadyExistsException")
+    with pytest.raises(TableAlreadyExistsError):
+        iceberg.create_table(("default", "gen"), schema=ICEBERG_SCHEMA)
+
+    assert error_of(lambda: polaris.tables.load_generic_table(CATALOG, "default", "ice")) == (
+        404, "NoSuchTableException")
+    assert error_of(lambda: polaris.tables.load_generic_table(CATALOG, "default", "v")) == (
+        404, "NoSuchTableException")
+    assert error_of(lambda: polaris.tables.drop_generic_table(CATALOG, "default", "ice")) == (
+        404, "NoSuchTableException")
+    assert iceberg.table_exists(("default", "ice"))
+    with pytest.raises(NoSuchTableError):
+        iceberg.load_table(("default", "gen"))
+    assert iceberg.list_tables("default") == [("default", "ice")]
+    names = [i.name for i in polaris.tables.list_generic_tables(CATALOG, "default").identifiers]
+    assert names == ["gen", "ucdelta"]
+    assert polaris.tables.load_generic_table(CATALOG, "default", "ucdelta").table.format == "delta"
+
+
+def test_generic_table_bad_input_changes_nothing(polaris, connect, tmp_path):
+    before = Table.objects.count()
+    cases = [
+        CreateGenericTableRequest(name="t", format="iceberg"),
+        CreateGenericTableRequest(name="t", format="no-such-format"),
+        CreateGenericTableRequest(name="a.b", format="csv"),
+        CreateGenericTableRequest(name="t", format="csv", base_location="http://example.com/x"),
+        CreateGenericTableRequest(name="t", format="csv", base_location="not a url"),
+    ]
+    for request in cases:
+        assert error_of(lambda request=request: polaris.tables.create_generic_table(
+            CATALOG, "default", request)) == (400, "BadRequestException"), request
+    assert error_of(lambda: polaris.tables.create_generic_table(
+        CATALOG, "nope", CreateGenericTableRequest(name="t", format="csv"))) == (404, "NoSuchNamespaceException")
+    assert error_of(lambda: polaris.tables.list_generic_tables("nowhere", "default")) == (
+        404, "NoSuchWarehouseException")
+    # A base location outside every external location is for admins only, as for UC external tables.
+    bob = connect("bob")
+    schema = UCSchema.objects.get(catalog__name="unity", name="default")
+    Grant.objects.create(securable_type="catalog", securable_id=schema.catalog_id, securable_name="unity",
+                         principal="bob", privilege=Privilege.USE_CATALOG)
+    for privilege in (Privilege.USE_SCHEMA, Privilege.CREATE_TABLE):
+        Grant.objects.create(securable_type="schema", securable_id=schema.id, securable_name="unity.default",
+                             principal="bob", privilege=privilege)
+    assert error_of(lambda: bob.tables.create_generic_table(CATALOG, "default", CreateGenericTableRequest(
+        name="t", format="csv", base_location=(tmp_path / "x").as_uri()))) == (403, "ForbiddenException")
+    assert Table.objects.count() == before
+    # Without a location bob may create one, and it is his.
+    bob.tables.create_generic_table(CATALOG, "default", CreateGenericTableRequest(name="t", format="csv"))
+    assert Table.objects.get(name="t").owner == "bob"
+
+
+def test_unauthenticated_and_unknown_routes_answer_the_envelope(connect, live_server):
+    anonymous = connect(None)
+    assert error_of(lambda: anonymous.tables.list_generic_tables(CATALOG, "default")) == (
+        401, "NotAuthorizedException")
+    assert error_of(lambda: anonymous.policies.list_policies(CATALOG, "default")) == (401, "NotAuthorizedException")
+    for path in ("/api/catalog/polaris/v1/unity/nothing-here", "/api/catalog/v2/unity", "/api/2.1/unity-catalog/x"):
+        response = requests.get(f"{live_server.url}{path}")
+        assert response.status_code == 404, path
+        assert response.headers["Content-Type"].startswith("application/json"), path
+        body = response.json()
+        if path.startswith("/api/catalog"):
+            assert body["error"]["code"] == 404 and body["error"]["type"] == "NotFoundException"
+        else:
+            assert body["error_code"] == "NOT_FOUND"
+
+
+# -- policies -------------------------------------------------------------------------------------
+def test_policy_lifecycle(polaris):
+    created = polaris.create_policy("default", "keep-7d", EXPIRY, content(config={"max_snapshot_age_days": 7}),
+                                    description="one week")
+    assert (created.name, created.policy_type, created.version, created.inheritable, created.description) == (
+        "keep-7d", EXPIRY, 0, True, "one week")
+    polaris.create_policy("default", "compact", COMPACTION, content(target_file_size_bytes=134217728))
+    assert error_of(lambda: polaris.create_policy("default", "keep-7d")) == (409, "AlreadyExistsException")
+
+    names = [i.name for i in polaris.policies.list_policies(CATALOG, "default").identifiers]
+    assert names == ["compact", "keep-7d"]
+    only = polaris.policies.list_policies(CATALOG, "default", policy_type=COMPACTION).identifiers
+    assert [i.name for i in only] == ["compact"]
+    page = polaris.policies.list_policies(CATALOG, "default", page_token="", page_size=1)
+    assert [i.name for i in page.identifiers] == ["compact"] and page.next_page_token
+
+    loaded = polaris.policies.load_policy(CATALOG, "default", "keep-7d").policy
+    assert json.loads(loaded.content)["config"] == {"max_snapshot_age_days": 7}
+
+    updated = polaris.policies.update_policy(CATALOG, "default", "keep-7d", UpdatePolicyRequest(
+        description="two weeks", content=content(config={"max_snapshot_age_days": 14}),
+        current_policy_version=0)).policy
+    assert (updated.version, updated.description) == (1, "two weeks")
+    # An update based on a version that is no longer current is refused and changes nothing.
+    assert error_of(lambda: polaris.policies.update_policy(CATALOG, "default", "keep-7d", UpdatePolicyRequest(
+        description="stale", current_policy_version=0))) == (409, "PolicyVersionMismatchException")
+    assert Policy.objects.get(name="keep-7d").comment == "two weeks"
+
+    polaris.attach("default", "keep-7d", "namespace", ["default"])
+    assert error_of(lambda: polaris.policies.drop_policy(CATALOG, "default", "keep-7d")) == (
+        400, "PolicyInUseException")
+    polaris.policies.drop_policy(CATALOG, "default", "keep-7d", detach_all=True)
+    assert not PolicyAttachment.objects.exists()
+    assert error_of(lambda: polaris.policies.load_policy(CATALOG, "default", "keep-7d")) == (
+        404, "NoSuchPolicyException")
+    polaris.policies.drop_policy(CATALOG, "default", "compact")
+    actions = sorted(AuditEvent.objects.filter(securable_type="policy", outcome="SUCCESS")
+                     .values_list("action", flat=True))
+    assert actions == ["attachPolicy", "createPolicy", "createPolicy", "dropPolicy", "dropPolicy", "updatePolicy"]
+
+
+@pytest.mark.parametrize(("policy_type", "body"), [
+    (EXPIRY, "not json"),
+    (EXPIRY, "[1, 2]"),
+    (EXPIRY, json.dumps({"version": "2025-02-03"})),                         # enable is required
+    (EXPIRY, json.dumps({"enable": "yes"})),
+    (EXPIRY, json.dumps({"enable": True, "version": "2024-01-01"})),
+    (EXPIRY, json.dumps({"enable": True, "extra": 1})),                      # no other fields
+    (EXPIRY, json.dumps({"enable": True, "config": {"k": [1]}})),             # scalar config values
+    (EXPIRY, json.dumps({"enable": True, "config": "x"})),
+    (COMPACTION, json.dumps({"enable": True, "target_file_size_bytes": "big"})),
+    (COMPACTION, json.dumps({"enable": True, "older_than": 1})),             # another type's field
+    (ORPHANS, json.dumps({"enable": True, "older_than": True})),
+    (ORPHANS, json.dumps({"enable": True, "location": 3})),
+    ("system.metadata-compaction", json.dumps({"enable": True, "config": {"k": {"nested": 1}}})),
+    ("custom.type", json.dumps({"enable": True})),                           # unknown types
+    ("system.snapshot-retention", json.dumps({"enable": True})),
+])
+def test_policy_content_is_validated(polaris, policy_type, body):
+    assert error_of(lambda: polaris.create_policy("default", "p", policy_type, body)) == (400, "BadRequestException")
+    assert not Policy.objects.exists()
+
+
+def test_policy_content_accepts_what_the_schemas_allow(polaris):
+    polaris.create_policy("default", "a", COMPACTION, json.dumps(
+        {"enable": False, "target_file_size_bytes": 1.5, "config": {"any": {"nested": [1]}}}))
+    polaris.create_policy("default", "b", ORPHANS, content(older_than=1707315296, location="s3://b/t",
+                                                           config={"k": "v", "n": 1, "f": True}))
+    polaris.create_policy("default", "c", "system.metadata-compaction", json.dumps({"enable": True}))
+    polaris.policies.update_policy(CATALOG, "default", "c", UpdatePolicyRequest(current_policy_version=0))
+    assert error_of(lambda: polaris.policies.update_policy(CATALOG, "default", "c", UpdatePolicyRequest(
+        content=json.dumps({"enable": 1}), current_policy_version=1))) == (400, "BadRequestException")
+    assert Policy.objects.get(name="c").version == 1
+
+
+def test_attachments_one_policy_of_a_type_per_target(polaris, iceberg):
+    iceberg.create_table(("default", "t"), schema=ICEBERG_SCHEMA)
+    polaris.create_policy("default", "p1")
+    polaris.create_policy("default", "p2")
+    polaris.attach("default", "p1", "table-like", ["default", "t"], {"owner": "x"})
+    polaris.attach("default", "p1", "table-like", ["default", "t"], {"owner": "y"})   # again: new parameters
+    assert PolicyAttachment.objects.get().parameters == {"owner": "y"}
+    assert error_of(lambda: polaris.attach("default", "p2", "table-like", ["default", "t"])) == (
+        409, "ConflictPolicyAttachmentException")
+    assert error_of(lambda: polaris.attach("default", "p1", "table-like", ["default", "missing"])) == (
+        404, "NoSuchTableException")
+    assert error_of(lambda: polaris.attach("default", "p1", "namespace", ["missing"])) == (
+        404, "NoSuchNamespaceException")
+    assert error_of(lambda: polaris.attach("default", "missing", "catalog")) == (404, "NoSuchPolicyException")
+    assert error_of(lambda: polaris.attach("default", "p1", "catalog", ["default"])) == (400, "BadRequestException")
+    assert error_of(lambda: polaris.detach("default", "p2", "table-like", ["default", "t"])) == (
+        404, "NoSuchMappingException")
+    polaris.detach("default", "p1", "table-like", ["default", "t"])
+    polaris.attach("default", "p2", "table-like", ["default", "t"])
+    # Dropping the table takes its attachments with it.
+    iceberg.drop_table(("default", "t"))
+    assert not PolicyAttachment.objects.exists()
+
+
+def test_inheritance_catalog_namespace_table(polaris, iceberg, uc):
+    """Overrides at each level; the deepest attachment of each type wins (Polaris's
+    getEffectivePolicies). ucweb namespaces have one level: catalog → namespace → table."""
+    uc("POST", "/schemas", json={"name": "sales", "catalog_name": "unity"}).raise_for_status()
+    iceberg.create_table(("sales", "orders"), schema=ICEBERG_SCHEMA)
+    polaris.tables.create_generic_table(CATALOG, "sales", CreateGenericTableRequest(name="raw", format="delta"))
+    polaris.create_policy("default", "expire-7d", EXPIRY)
+    polaris.create_policy("default", "compact", COMPACTION)
+    polaris.create_policy("sales", "expire-30d", EXPIRY)
+    polaris.create_policy("sales", "no-compaction", COMPACTION, json.dumps({"enable": False}))
+    polaris.create_policy("sales", "orphans", ORPHANS)
+
+    polaris.attach("default", "expire-7d", "catalog")
+    polaris.attach("default", "compact", "catalog")
+    assert polaris.applicable() == {COMPACTION: ("compact", False, ["default"]),
+                                    EXPIRY: ("expire-7d", False, ["default"])}
+    assert polaris.applicable("sales") == {COMPACTION: ("compact", True, ["default"]),
+                                           EXPIRY: ("expire-7d", True, ["default"])}
+
+    polaris.attach("sales", "expire-30d", "namespace", ["sales"])
+    polaris.attach("sales", "no-compaction", "table-like", ["sales", "orders"])
+    polaris.attach("sales", "orphans", "table-like", ["sales", "raw"])
+    assert polaris.applicable("sales") == {COMPACTION: ("compact", True, ["default"]),
+                                           EXPIRY: ("expire-30d", False, ["sales"])}
+    assert polaris.applicable("sales", "orders") == {COMPACTION: ("no-compaction", False, ["sales"]),
+                                                     EXPIRY: ("expire-30d", True, ["sales"])}
+    assert polaris.applicable("sales", "raw") == {COMPACTION: ("compact", True, ["default"]),
+                                                  EXPIRY: ("expire-30d", True, ["sales"]),
+                                                  ORPHANS: ("orphans", False, ["sales"])}
+    assert polaris.applicable("sales", "orders", policy_type=EXPIRY) == {EXPIRY: ("expire-30d", True, ["sales"])}
+    # The other namespace still gets the catalog's.
+    assert polaris.applicable("default") == {COMPACTION: ("compact", True, ["default"]),
+                                             EXPIRY: ("expire-7d", True, ["default"])}
+
+    # The same resolution, for the maintenance that the policies configure.
+    orders = Table.objects.get(name="orders")
+    effective = policies.effective_policies(orders)
+    assert {kind: item.policy.name for kind, item in effective.items()} == {
+        COMPACTION: "no-compaction", EXPIRY: "expire-30d"}
+    assert effective[COMPACTION].content == {"enable": False}
+
+    polaris.detach("sales", "expire-30d", "namespace", ["sales"])
+    assert polaris.applicable("sales", "orders")[EXPIRY] == ("expire-7d", True, ["default"])
+    assert error_of(lambda: polaris.applicable("sales", "missing")) == (404, "NoSuchTableException")
+    assert error_of(lambda: polaris.applicable("missing")) == (404, "NoSuchNamespaceException")
+    assert error_of(lambda: polaris.applicable(policy_type="custom")) == (400, "BadRequestException")
+
+
+def test_policy_privileges(polaris, connect, iceberg, uc):
+    iceberg.create_table(("default", "t"), schema=ICEBERG_SCHEMA)
+    polaris.create_policy("default", "adm")
+    bob = connect("bob")
+    assert error_of(lambda: bob.create_policy("default", "mine")) == (403, "ForbiddenException")
+
+    def grant(securable_type, full_name, *privileges):
+        uc("PATCH", f"/permissions/{securable_type}/{full_name}",
+           json={"changes": [{"principal": "bob", "add": list(privileges)}]}).raise_for_status()
+
+    grant("catalog", "unity", "USE CATALOG")
+    grant("schema", "unity.default", "USE SCHEMA")
+    assert error_of(lambda: bob.create_policy("default", "mine")) == (403, "ForbiddenException")
+    # Reading a policy he neither owns nor may apply is refused; the listing leaves it out.
+    assert error_of(lambda: bob.policies.load_policy(CATALOG, "default", "adm")) == (403, "ForbiddenException")
+    assert bob.policies.list_policies(CATALOG, "default").identifiers == []
+
+    grant("schema", "unity.default", "CREATE POLICY")
+    bob.create_policy("default", "mine")
+    assert [i.name for i in bob.policies.list_policies(CATALOG, "default").identifiers] == ["mine"]
+    # Attaching needs APPLY POLICY on the target as well.
+    assert error_of(lambda: bob.attach("default", "mine", "table-like", ["default", "t"])) == (
+        403, "ForbiddenException")
+    grant("table", "unity.default.t", "APPLY POLICY")
+    bob.attach("default", "mine", "table-like", ["default", "t"])
+    # ...and on the policy: the admin's policy cannot be attached by bob until it is granted.
+    bob.detach("default", "mine", "table-like", ["default", "t"])
+    assert error_of(lambda: bob.attach("default", "adm", "table-like", ["default", "t"])) == (
+        403, "ForbiddenException")
+    grant("policy", "unity.default.adm", "APPLY POLICY")
+    bob.attach("default", "adm", "table-like", ["default", "t"])
+    assert bob.policies.load_policy(CATALOG, "default", "adm").policy.name == "adm"
+    # Updating and dropping the admin's policy stay the owner's.
+    assert error_of(lambda: bob.policies.update_policy(CATALOG, "default", "adm", UpdatePolicyRequest(
+        current_policy_version=0))) == (403, "ForbiddenException")
+    assert error_of(lambda: bob.policies.drop_policy(CATALOG, "default", "adm", detach_all=True)) == (
+        403, "ForbiddenException")
+    assert Policy.objects.get(name="adm").version == 0
+    # Applicable policies of a table need SELECT (or MODIFY) on it.
+    assert error_of(lambda: bob.applicable("default", "t")) == (403, "ForbiddenException")
+    grant("table", "unity.default.t", "SELECT")
+    assert bob.applicable("default", "t") == {EXPIRY: ("adm", False, ["default"])}
+    refused = AuditEvent.objects.filter(principal="bob", outcome="DENIED").count()
+    assert refused >= 5
+    listed = uc("GET", "/permissions/policy/unity.default.adm").json()
+    assert listed["privilege_assignments"] == [{"principal": "bob", "privileges": ["APPLY POLICY"]}]
