@@ -524,3 +524,20 @@ def test_register_view(iceberg, catalog_api, tmp_path):
         name="again", metadata_location=metadata_location))) == (409, "AlreadyExistsException")
     assert error_of(lambda: api.register_view(CATALOG, "default", RegisterViewRequest(
         name="x", metadata_location=location + "/missing.json"))) == (400, "BadRequestException")
+
+
+def test_admin_shows_what_a_policy_applies_to(polaris, iceberg, client, uc):
+    from django.contrib.auth import get_user_model
+
+    uc("POST", "/schemas", json={"name": "sales", "catalog_name": "unity"}).raise_for_status()
+    iceberg.create_table(("sales", "orders"), schema=ICEBERG_SCHEMA)
+    iceberg.create_table(("sales", "returns"), schema=ICEBERG_SCHEMA)
+    polaris.create_policy("sales", "wide")
+    polaris.create_policy("sales", "narrow")
+    polaris.attach("sales", "wide", "namespace", ["sales"])
+    polaris.attach("sales", "narrow", "table-like", ["sales", "returns"])
+    client.force_login(get_user_model().objects.create_superuser("governance", "gov@example.com", "pw"))
+    listing = client.get("/admin/catalog/policy/").content.decode()
+    assert "namespace unity.sales" in listing and "table-like unity.sales.returns" in listing
+    page = client.get(f"/admin/catalog/policy/{Policy.objects.get(name='wide').id}/change/").content.decode()
+    assert "<li>unity.sales.orders</li>" in page and "<li>unity.sales.returns</li>" not in page
