@@ -81,7 +81,7 @@ def register_view(*, caller: Principal, prefix: str, namespace: str, body: dict)
 # -- notifications ----------------------------------------------------------------------------------
 def _payload(name: str, body: dict) -> tuple[str, dict]:
     kind = body.get("notification-type")
-    if kind not in NOTIFICATION_TYPES:
+    if not isinstance(kind, str) or kind not in NOTIFICATION_TYPES:
         raise InvalidParameter(f"notification-type must be one of {', '.join(sorted(NOTIFICATION_TYPES))}.")
     payload = body.get("payload")
     if not isinstance(payload, dict):
