@@ -633,3 +633,65 @@ def test_new_operations_have_no_server_errors(case, live_server, make_token):
     response = case.call(base_url=live_server.url, headers={"Authorization": f"Bearer {token}"}, timeout=30)
     case.validate_response(response, checks=[not_a_server_error])
     check_error_envelope(response)
+
+
+# -- policies and the maintenance policy of managed Delta tables ----------------------------------------
+def test_policies_decide_which_maintenance_clients_may_commit(delta, polaris, uc):
+    """A managed Delta table is a generic table; Polaris policies on it, its namespace or the
+    catalog say whether the catalog runs compaction (then clients may not OPTIMIZE) or not, as
+    the property ucweb.maintenance.client-operations does; the deepest statement wins."""
+    from unitycatalog.client.exceptions import ApiException as UCApiException
+
+    created = delta.create_table("unity", "default", "events")
+    table_id, location = created.table_id, created.storage_location
+    assert polaris.tables.load_generic_table(CATALOG, "default", "events").table.format == "delta"
+
+    def client_may(operation) -> bool:
+        number = Table.objects.get(id=table_id).latest_version + 1
+        info = delta.stage_commit(location, number, f"c{number}-{operation[:3]}.parquet", operation=operation)
+        try:
+            delta.ratify(table_id, location, info)
+        except UCApiException as refused:
+            assert refused.status == 403, refused.body
+            assert Table.objects.get(id=table_id).latest_version == number - 1
+            return False
+        return True
+
+    def set_property(row, value):
+        row.properties = {**row.properties, "ucweb.maintenance.client-operations": value} if value else {}
+        row.save()
+
+    assert not client_may("OPTIMIZE")                     # the default: the catalog's
+    polaris.create_policy("default", "compaction-off", COMPACTION, json.dumps({"enable": False}))
+    polaris.create_policy("default", "compaction-on", COMPACTION, json.dumps({"enable": True}))
+    polaris.create_policy("default", "orphans-off", ORPHANS, json.dumps({"enable": False}))
+    polaris.attach("default", "compaction-off", "catalog")
+    assert client_may("OPTIMIZE") and client_may("REORG")   # the catalog does not compact
+    assert not client_may("VACUUM END")                   # another type: still the catalog's
+    polaris.attach("default", "orphans-off", "namespace", ["default"])
+    assert client_may("VACUUM END")
+    polaris.attach("default", "compaction-on", "table-like", ["default", "events"])
+    assert not client_may("OPTIMIZE")                     # the table's own policy is deeper
+    schema = UCSchema.objects.get(catalog__name="unity", name="default")
+    set_property(schema, "OPTIMIZE")
+    assert not client_may("OPTIMIZE")                     # a schema property is above the table's policy
+    set_property(Table.objects.get(id=table_id), "OPTIMIZE")
+    assert client_may("OPTIMIZE")                         # the table property, at the same level, wins
+    set_property(Table.objects.get(id=table_id), "")
+    polaris.detach("default", "compaction-on", "table-like", ["default", "events"])
+    set_property(schema, "")
+    assert client_may("OPTIMIZE")                         # back to the catalog-wide policy
+
+
+def test_a_namespace_with_policies_is_not_empty(polaris, iceberg, uc):
+    from pyiceberg.exceptions import NamespaceNotEmptyError
+
+    uc("POST", "/schemas", json={"name": "ops", "catalog_name": "unity"}).raise_for_status()
+    polaris.create_policy("ops", "p")
+    polaris.attach("ops", "p", "catalog")
+    with pytest.raises(NamespaceNotEmptyError):
+        iceberg.drop_namespace("ops")
+    assert uc("DELETE", "/schemas/unity.ops").status_code == 400
+    # With force the policy and its attachments go with the schema.
+    assert uc("DELETE", "/schemas/unity.ops", params={"force": "true"}).status_code == 200
+    assert not Policy.objects.exists() and not PolicyAttachment.objects.exists()

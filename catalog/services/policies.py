@@ -304,6 +304,7 @@ class Applicable:
     policy: Policy
     inherited: bool
     parameters: dict
+    level: int = 0  # where it is attached: 0 the catalog, 1 the namespace, 2 the table
 
     @property
     def content(self) -> dict:
@@ -339,7 +340,7 @@ def effective_policies(target, *, policy_type: str | None = None) -> dict[str, A
             continue
         if chosen_depth.get(policy.policy_type, -1) < level:
             chosen_depth[policy.policy_type] = level
-            result[policy.policy_type] = Applicable(policy, level != last, dict(attachment.parameters))
+            result[policy.policy_type] = Applicable(policy, level != last, dict(attachment.parameters), level)
     return dict(sorted(result.items()))
 
 
