@@ -449,7 +449,7 @@ def notification(kind, table, timestamp, table_uuid, location):
         table_name=table, timestamp=timestamp, table_uuid=table_uuid, metadata_location=location))
 
 
-def test_notifications_follow_metadata_another_system_writes(iceberg, catalog_api, connect, tmp_path):
+def test_notifications_follow_metadata_another_system_writes(iceberg, catalog_api, connect, tmp_path, storage_root):
     import pyarrow as pa
 
     # "Another system" writes two versions of a table outside managed storage, then forgets it.
@@ -480,6 +480,15 @@ def test_notifications_follow_metadata_another_system_writes(iceberg, catalog_ap
     for request in bad:
         assert error_of(lambda request=request: api.send_notification(CATALOG, "default", "clicks", request)) == (
             400, "BadRequestException")
+    # A metadata file may not point the catalog at storage it would then vend and purge: here the
+    # managed storage of the catalog (the same rule as the file's own location).
+    forged = json.loads(Table.objects.get(name="clicks").iceberg.metadata_json)
+    forged["location"] = storage_root.as_uri() + "/tables/someone-else"
+    forged_path = tmp_path / "external" / "clicks" / "metadata" / "forged.metadata.json"
+    forged_path.write_text(json.dumps(forged))
+    assert error_of(lambda: api.send_notification(CATALOG, "default", "clicks", notification(
+        "UPDATE", "clicks", 300, table_uuid, forged_path.as_uri()))) == (400, "BadRequestException")
+    assert iceberg.load_table(("default", "clicks")).metadata_location == second
     # A table whose metadata this catalog writes takes no notifications.
     iceberg.create_table(("default", "managed"), schema=ICEBERG_SCHEMA)
     assert error_of(lambda: api.send_notification(CATALOG, "default", "managed", notification(

@@ -63,6 +63,7 @@ def register_view(*, caller: Principal, prefix: str, namespace: str, body: dict)
         metadata = iceberg.parse_view_metadata(text)
     except ValueError as exc:
         raise InvalidParameter(f"{location} is not Iceberg view metadata: {exc}") from None
+    _require_location(caller, metadata.location)
     try:
         view_id = uuid.UUID(str(metadata.view_uuid))
     except ValueError:
@@ -97,6 +98,15 @@ def _payload(name: str, body: dict) -> tuple[str, dict]:
     return kind, payload
 
 
+def _require_location(caller: Principal, location) -> None:
+    """The table or view location a metadata file declares is where the catalog will vend
+    credentials for and purge: the same rule as the file itself, so that a file in the caller's
+    own external location cannot point the catalog at someone else's storage."""
+    if not isinstance(location, str) or not location:
+        raise InvalidParameter("The metadata declares no location.")
+    require_external_location(caller, location, Privilege.CREATE_EXTERNAL_TABLE)
+
+
 def _parse_table(location: str, text: str, table_uuid: str):
     try:
         metadata = iceberg.parse_metadata(text)
@@ -127,6 +137,7 @@ def send_notification(*, caller: Principal, prefix: str, namespace: str, name: s
     if kind != "DROP":
         text = _read(caller, location, field="payload.metadata-location")
         metadata = _parse_table(location, text, payload["table-uuid"])
+        _require_location(caller, metadata.location)
     with transaction.atomic():
         table = (Table.objects.select_related("schema__catalog").select_for_update(of=("self",))
                  .filter(schema=schema, name=name).first())
