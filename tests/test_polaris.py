@@ -704,3 +704,51 @@ def test_a_namespace_with_policies_is_not_empty(polaris, iceberg, uc):
     # With force the policy and its attachments go with the schema.
     assert uc("DELETE", "/schemas/unity.ops", params={"force": "true"}).status_code == 200
     assert not Policy.objects.exists() and not PolicyAttachment.objects.exists()
+
+
+# -- vended credentials for generic tables ------------------------------------------------------------
+from tests.seaweedfs_sts import sts_s3_server  # noqa: E402,F401 - the module-scoped server fixture
+from tests.test_credentials_vending import allowed, lake  # noqa: E402,F401
+
+
+def test_generic_table_load_vends_credentials_on_request(connect, tmp_path):
+    polaris = connect()
+    location = (tmp_path / "files").as_uri()
+    polaris.tables.create_generic_table(CATALOG, "default", CreateGenericTableRequest(
+        name="files", format="parquet", base_location=location))
+    plain = polaris.tables.load_generic_table(CATALOG, "default", "files")
+    assert plain.storage_access_configs is None
+    vended = polaris.tables.load_generic_table(CATALOG, "default", "files",
+                                               polaris_generic_table_access_delegation="vended-credentials")
+    assert [(c.prefix, c.config) for c in vended.storage_access_configs] == [(location, {})]
+    assert error_of(lambda: polaris.tables.load_generic_table(
+        CATALOG, "default", "files", polaris_generic_table_access_delegation="remote-signing")) == (
+        400, "BadRequestException")
+    polaris.tables.create_generic_table(CATALOG, "default", CreateGenericTableRequest(name="nowhere", format="csv"))
+    assert error_of(lambda: polaris.tables.load_generic_table(
+        CATALOG, "default", "nowhere", polaris_generic_table_access_delegation="vended-credentials")) == (
+        400, "BadRequestException")
+
+
+@pytest.mark.s3
+def test_generic_table_credentials_are_scoped_to_the_table_on_s3(lake, connect, uc):  # noqa: F811
+    """The EXTERNAL PARQUET table of the Unity Catalog API is a generic table; bob, with SELECT,
+    gets read-only S3 credentials for its prefix and nothing else."""
+    server, keys, bucket = lake["server"], lake["keys"], lake["server"].bucket
+    for securable_type, name, privilege in (("catalog", "unity", "USE CATALOG"), ("schema", "unity.default", "USE SCHEMA"),
+                                            ("table", "unity.default.trips", "SELECT")):
+        uc("PATCH", f"/permissions/{securable_type}/{name}",
+           json={"changes": [{"principal": "bob", "add": [privilege]}]}).raise_for_status()
+    loaded = connect("bob").tables.load_generic_table(CATALOG, "default", "trips",
+                                                      polaris_generic_table_access_delegation="vended-credentials")
+    assert loaded.table.format == "parquet"
+    (config,) = loaded.storage_access_configs
+    assert config.prefix == f"{lake['location_url']}/trips"
+    s3 = server.client(access_key=config.config["s3.access-key-id"], secret_key=config.config["s3.secret-access-key"],
+                       session_token=config.config["s3.session-token"])
+    assert config.config["s3.access-key-id"] != server.access_key
+    assert s3.get_object(Bucket=bucket, Key=keys["inside"])["Body"].read() == keys["inside"].encode()
+    for key in ("sibling", "other", "outside"):
+        assert not allowed(lambda k=key: s3.get_object(Bucket=bucket, Key=keys[k])), key
+    assert not allowed(lambda: s3.put_object(Bucket=bucket, Key=keys["inside"], Body=b"overwritten"))
+    assert AuditEvent.objects.filter(action="generateTemporaryTableCredentials", principal="bob").count() == 1

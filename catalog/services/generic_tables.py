@@ -88,13 +88,44 @@ def create_generic_table(*, caller: Principal, prefix: str, namespace: str, body
     return table
 
 
-def load_generic_table(*, caller: Principal, prefix: str, namespace: str, name: str) -> Table:
+def load_generic_table(*, caller: Principal, prefix: str, namespace: str, name: str,
+                       delegation: str | None = None) -> tuple[Table, list[dict] | None]:
+    """The table, and the storage access configs the delegation header asks for (or None)."""
     table = _find(prefix, namespace, name)
     access = grants.Access.load(caller, table)
     grants.require_schema_use(access)
     access.require(access.has(Privilege.SELECT) or access.has(Privilege.MODIFY),
                    f"Missing SELECT on table {table.full_name}.")
-    return table
+    return table, storage_access_configs(caller=caller, table=table, delegation=delegation)
+
+
+DELEGATION_MODES = {"vended-credentials"}
+
+
+def storage_access_configs(*, caller: Principal, table: Table, delegation: str | None) -> list[dict] | None:
+    """What the header Polaris-Generic-Table-Access-Delegation asks for: None without the header;
+    with `vended-credentials`, short-lived credentials for the table's location (read-only without
+    MODIFY), vended and audited as the Unity Catalog temporary table credentials are. A request
+    that cannot be served fails, as the spec says, instead of answering without credentials."""
+    if delegation in (None, ""):
+        return None
+    if delegation not in DELEGATION_MODES:
+        raise InvalidParameter(f"Unsupported access delegation {delegation!r}; supported: vended-credentials.")
+    if not table.storage_location:
+        raise InvalidParameter(f"Table {table.full_name} has no base location to vend credentials for.")
+    from catalog.choices import TableOperation
+    from catalog.services import temporary_credentials
+    from catalog.services.iceberg import storage_config
+
+    vended = temporary_credentials.for_table(caller=caller, table_id=str(table.id),
+                                             operation=TableOperation.READ_WRITE)
+    config = dict(storage_config(vended["url"]))
+    keys = vended.get("aws_temp_credentials")
+    if keys:
+        config.update({"s3.access-key-id": keys["access_key_id"], "s3.secret-access-key": keys["secret_access_key"],
+                       "s3.session-token": keys["session_token"]})
+        config["s3.session-token-expires-at-ms"] = str(vended["expiration_time"])
+    return [{"prefix": vended["url"], "config": config}]
 
 
 def list_generic_tables(*, caller: Principal, prefix: str, namespace: str):

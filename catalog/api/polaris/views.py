@@ -21,6 +21,9 @@ PAGE = [
     OpenApiParameter("pageSize", int),
 ]
 POLICY_TYPE = OpenApiParameter("policyType", str, description="Only policies of this type.")
+DELEGATION = OpenApiParameter(
+    "Polaris-Generic-Table-Access-Delegation", str, OpenApiParameter.HEADER, enum=["vended-credentials"],
+    description="vended-credentials: the answer carries short-lived credentials for the table's location.")
 ERRORS = {code: wire.IcebergErrorResponse for code in (400, 401, 403, 404)}
 CONFLICT = {**ERRORS, 409: wire.IcebergErrorResponse}
 
@@ -64,14 +67,22 @@ class GenericTablesView(PolarisView):
         return Response({"table": wire.generic_table(table)})
 
 
+def _delegation(request) -> str | None:
+    return request.headers.get("Polaris-Generic-Table-Access-Delegation")
+
+
 class GenericTableView(PolarisView):
     audit_securable_type = "table"
 
-    @extend_schema(tags=GENERIC_TAGS, operation_id="loadGenericTable",
+    @extend_schema(tags=GENERIC_TAGS, operation_id="loadGenericTable", parameters=[DELEGATION],
                    responses={200: wire.LoadGenericTableResponse, **ERRORS})
     def get(self, request, prefix, namespace, table):
-        row = generic_tables.load_generic_table(caller=request.user, prefix=prefix, namespace=namespace, name=table)
-        return Response({"table": wire.generic_table(row)})
+        row, configs = generic_tables.load_generic_table(caller=request.user, prefix=prefix, namespace=namespace,
+                                                         name=table, delegation=_delegation(request))
+        body = {"table": wire.generic_table(row)}
+        if configs is not None:
+            body["storage-access-configs"] = configs
+        return Response(body)
 
     @extend_schema(tags=GENERIC_TAGS, operation_id="dropGenericTable", responses={204: NO_CONTENT, **ERRORS})
     def delete(self, request, prefix, namespace, table):

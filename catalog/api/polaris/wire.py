@@ -27,7 +27,11 @@ CreateGenericTableRequest = inline_serializer("CreateGenericTableRequest", {
     "name": serializers.CharField(), "format": serializers.CharField(),
     "base-location": serializers.CharField(required=False), "doc": serializers.CharField(required=False),
     "properties": serializers.DictField(child=serializers.CharField(), required=False)})
-LoadGenericTableResponse = inline_serializer("LoadGenericTableResponse", {"table": GenericTable})
+StorageAccessConfig = inline_serializer("StorageAccessConfig", {
+    "prefix": serializers.CharField(), "config": serializers.DictField(child=serializers.CharField())})
+LoadGenericTableResponse = inline_serializer("LoadGenericTableResponse", {
+    "table": GenericTable,
+    "storage-access-configs": serializers.ListField(child=StorageAccessConfig, required=False)})
 ListGenericTablesResponse = inline_serializer("ListGenericTablesResponse", {
     "next-page-token": serializers.CharField(required=False),
     "identifiers": serializers.ListField(child=_identifier("GenericTableIdentifier"))})
