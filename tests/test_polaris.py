@@ -752,3 +752,17 @@ def test_generic_table_credentials_are_scoped_to_the_table_on_s3(lake, connect, 
         assert not allowed(lambda k=key: s3.get_object(Bucket=bucket, Key=keys[k])), key
     assert not allowed(lambda: s3.put_object(Bucket=bucket, Key=keys["inside"], Body=b"overwritten"))
     assert AuditEvent.objects.filter(action="generateTemporaryTableCredentials", principal="bob").count() == 1
+
+
+def test_the_unity_catalog_sdk_reads_generic_tables(polaris, uc_sdk):
+    from unitycatalog.client import TablesApi
+
+    for name, data_format in (("c", "csv"), ("d", "delta"), ("j", "json")):
+        polaris.tables.create_generic_table(CATALOG, "default", CreateGenericTableRequest(
+            name=name, format=data_format, doc=f"a {data_format} table"))
+    listed = uc_sdk.run(TablesApi, "admin", lambda api: api.list_tables("unity", "default"))
+    assert [(t.name, t.data_source_format.value, t.table_type.value, t.comment) for t in listed.tables] == [
+        ("c", "CSV", "EXTERNAL", "a csv table"), ("d", "DELTA", "EXTERNAL", "a delta table"),
+        ("j", "JSON", "EXTERNAL", "a json table")]
+    uc_sdk.run(TablesApi, "admin", lambda api: api.delete_table("unity.default.d"))
+    assert [i.name for i in polaris.tables.list_generic_tables(CATALOG, "default").identifiers] == ["c", "j"]
