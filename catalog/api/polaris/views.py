@@ -48,6 +48,12 @@ class PolarisView(CatalogAPIView):
     def get_exception_handler(self):
         return iceberg_exception_handler
 
+    def finalize_response(self, request, response, *args, **kwargs):
+        # A refused change is audited under the name of what it was aimed at.
+        parts = [kwargs.get(key) for key in ("prefix", "namespace", "policy", "table")]
+        kwargs.setdefault("name", ".".join(part for part in parts if part))
+        return super().finalize_response(request, response, *args, **kwargs)
+
 
 class GenericTablesView(PolarisView):
     audit_securable_type = "table"
