@@ -277,6 +277,7 @@ def test_policy_lifecycle(polaris):
 
 @pytest.mark.parametrize(("policy_type", "body"), [
     (EXPIRY, "not json"),
+    (EXPIRY, "[" * 50_000 + "]" * 50_000),
     (EXPIRY, "[1, 2]"),
     (EXPIRY, json.dumps({"version": "2025-02-03"})),                         # enable is required
     (EXPIRY, json.dumps({"enable": "yes"})),

@@ -62,6 +62,8 @@ def parse_content(policy_type: str, content) -> dict:
         document = json.loads(content)
     except ValueError as exc:
         raise InvalidParameter(f"content is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise InvalidParameter("content is nested too deeply.") from None
     if not isinstance(document, dict):
         raise InvalidParameter("content must be a JSON object.")
     own_fields, scalar_config = _RULES[policy_type]
