@@ -334,7 +334,7 @@ def test_attachments_one_policy_of_a_type_per_target(polaris, iceberg):
     assert not PolicyAttachment.objects.exists()
 
 
-def test_inheritance_catalog_namespace_table(polaris, iceberg, uc):
+def test_inheritance_catalog_namespace_table(polaris, iceberg, uc, django_assert_num_queries):
     """Overrides at each level; the deepest attachment of each type wins (Polaris's
     getEffectivePolicies). ucweb namespaces have one level: catalog → namespace → table."""
     uc("POST", "/schemas", json={"name": "sales", "catalog_name": "unity"}).raise_for_status()
@@ -369,8 +369,9 @@ def test_inheritance_catalog_namespace_table(polaris, iceberg, uc):
                                              EXPIRY: ("expire-7d", True, ["default"])}
 
     # The same resolution, for the maintenance that the policies configure.
-    orders = Table.objects.get(name="orders")
-    effective = policies.effective_policies(orders)
+    orders = Table.objects.select_related("schema__catalog").get(name="orders")
+    with django_assert_num_queries(1):
+        effective = policies.effective_policies(orders)
     assert {kind: item.policy.name for kind, item in effective.items()} == {
         COMPACTION: "no-compaction", EXPIRY: "expire-30d"}
     assert effective[COMPACTION].content == {"enable": False}
