@@ -768,3 +768,36 @@ def test_the_unity_catalog_sdk_reads_generic_tables(polaris, uc_sdk):
         ("j", "JSON", "EXTERNAL", "a json table")]
     uc_sdk.run(TablesApi, "admin", lambda api: api.delete_table("unity.default.d"))
     assert [i.name for i in polaris.tables.list_generic_tables(CATALOG, "default").identifiers] == ["c", "j"]
+
+
+def test_concurrent_attachments_of_one_type_to_one_target(connect, polaris):
+    """Two different policies of one type attached to one target at the same time: one wins, the
+    other is 409, never both."""
+    import threading
+
+    names = [f"race-{i}" for i in range(6)]
+    for name in names:
+        polaris.create_policy("default", name)
+    barrier = threading.Barrier(len(names))
+    outcomes = {}
+    clients = {name: connect() for name in names}   # tokens made here: the threads only send requests
+
+    def attach(name):
+        client = clients[name]
+        barrier.wait()
+        try:
+            client.attach("default", name, "namespace", ["default"])
+            outcomes[name] = 204
+        except ApiException as refused:
+            outcomes[name] = (refused.status, json.loads(refused.body)["error"]["type"])
+
+    threads = [threading.Thread(target=attach, args=(name,)) for name in names]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    winners = [name for name, outcome in outcomes.items() if outcome == 204]
+    assert len(winners) == 1, outcomes
+    assert all(outcome == (409, "ConflictPolicyAttachmentException")
+               for name, outcome in outcomes.items() if name not in winners), outcomes
+    assert list(PolicyAttachment.objects.values_list("policy__name", flat=True)) == winners
