@@ -801,3 +801,15 @@ def test_concurrent_attachments_of_one_type_to_one_target(connect, polaris):
     assert all(outcome == (409, "ConflictPolicyAttachmentException")
                for name, outcome in outcomes.items() if name not in winners), outcomes
     assert list(PolicyAttachment.objects.values_list("policy__name", flat=True)) == winners
+
+
+def test_config_advertises_the_polaris_endpoints(live_server, make_token, bootstrap):
+    from apache_polaris.sdk.catalog.api.configuration_api import ConfigurationAPI
+
+    client = ApiClient(Configuration(host=f"{live_server.url}/api/catalog"))
+    client.set_default_header("Authorization", f"Bearer {make_token('admin', admin=True)}")
+    endpoints = set(ConfigurationAPI(client).get_config(warehouse=CATALOG).endpoints)
+    assert {"POST /polaris/v1/{prefix}/namespaces/{namespace}/generic-tables",
+            "GET /polaris/v1/{prefix}/applicable-policies",
+            "POST /v1/{prefix}/namespaces/{namespace}/register-view",
+            "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/notifications"} <= endpoints

@@ -56,6 +56,19 @@ ENDPOINTS = [
     "POST /v1/{prefix}/namespaces/{namespace}/views/{view}",
     "DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}",
     "POST /v1/{prefix}/views/rename",
+    # The Polaris-native API beside it (clients such as Polaris's Spark plugin look for these).
+    "GET /polaris/v1/{prefix}/namespaces/{namespace}/generic-tables",
+    "POST /polaris/v1/{prefix}/namespaces/{namespace}/generic-tables",
+    "GET /polaris/v1/{prefix}/namespaces/{namespace}/generic-tables/{generic-table}",
+    "DELETE /polaris/v1/{prefix}/namespaces/{namespace}/generic-tables/{generic-table}",
+    "GET /polaris/v1/{prefix}/namespaces/{namespace}/policies",
+    "POST /polaris/v1/{prefix}/namespaces/{namespace}/policies",
+    "GET /polaris/v1/{prefix}/namespaces/{namespace}/policies/{policy-name}",
+    "PUT /polaris/v1/{prefix}/namespaces/{namespace}/policies/{policy-name}",
+    "DELETE /polaris/v1/{prefix}/namespaces/{namespace}/policies/{policy-name}",
+    "PUT /polaris/v1/{prefix}/namespaces/{namespace}/policies/{policy-name}/mappings",
+    "POST /polaris/v1/{prefix}/namespaces/{namespace}/policies/{policy-name}/mappings",
+    "GET /polaris/v1/{prefix}/applicable-policies",
 ]
 
 
