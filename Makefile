@@ -14,7 +14,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 # Each stamp's name carries a checksum of its requirements, so editing them triggers a reinstall
 # while repeated runs with unchanged files do nothing.
 SERVER_HASH := $(shell cat requirements.txt 2>/dev/null | cksum | cut -d' ' -f1)
-DEV_HASH := $(shell cat requirements.txt requirements-dev.txt 2>/dev/null | cksum | cut -d' ' -f1)
+DEV_HASH := $(shell cat requirements.txt requirements-dev.txt requirements-nodeps.txt 2>/dev/null | cksum | cut -d' ' -f1)
 STAMP := $(VENV)/.installed-$(SERVER_HASH)
 DEV_STAMP := $(VENV)/.installed-dev-$(DEV_HASH)
 
@@ -42,6 +42,7 @@ $(STAMP): | $(VENV_PY)
 
 $(DEV_STAMP): | $(VENV_PY)
 	$(VENV_PY) -m pip install --disable-pip-version-check -q -r requirements-dev.txt
+	$(VENV_PY) -m pip install --disable-pip-version-check -q --no-deps -r requirements-nodeps.txt
 	rm -f $(VENV)/.installed-*
 	touch $@ $(STAMP)
 

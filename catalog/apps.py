@@ -9,6 +9,8 @@ class CatalogConfig(AppConfig):
     def ready(self):
         from django.conf import settings
 
+        from catalog import admin_policies  # noqa: F401  (registers the policy pages)
+
         if settings.UCWEB_ALLOW_ANONYMOUS:
             import logging
 

@@ -13,6 +13,7 @@ class SecurableType(models.TextChoices):
     REGISTERED_MODEL = "registered_model"
     EXTERNAL_LOCATION = "external_location"
     CREDENTIAL = "credential"
+    POLICY = "policy"
 
 
 class Privilege(models.TextChoices):
@@ -35,6 +36,9 @@ class Privilege(models.TextChoices):
     CREATE_EXTERNAL_VOLUME = "CREATE EXTERNAL VOLUME"
     CREATE_MANAGED_STORAGE = "CREATE MANAGED STORAGE"
     CREATE_STORAGE_CREDENTIAL = "CREATE STORAGE CREDENTIAL"
+    # Polaris policies (see catalog.services.policies for how Polaris's POLICY_* privileges map).
+    CREATE_POLICY = "CREATE POLICY"
+    APPLY_POLICY = "APPLY POLICY"
 
 
 # Which privileges make sense on which securable. A privilege granted on a container is inherited
@@ -60,6 +64,8 @@ PRIVILEGES_BY_SECURABLE: dict[str, frozenset[str]] = {
             Privilege.CREATE_VOLUME,
             Privilege.READ_VOLUME,
             Privilege.CREATE_MODEL,
+            Privilege.CREATE_POLICY,
+            Privilege.APPLY_POLICY,
         }
     ),
     SecurableType.SCHEMA: frozenset(
@@ -73,9 +79,11 @@ PRIVILEGES_BY_SECURABLE: dict[str, frozenset[str]] = {
             Privilege.CREATE_VOLUME,
             Privilege.READ_VOLUME,
             Privilege.CREATE_MODEL,
+            Privilege.CREATE_POLICY,
+            Privilege.APPLY_POLICY,
         }
     ),
-    SecurableType.TABLE: frozenset({Privilege.SELECT, Privilege.MODIFY}),
+    SecurableType.TABLE: frozenset({Privilege.SELECT, Privilege.MODIFY, Privilege.APPLY_POLICY}),
     SecurableType.FUNCTION: frozenset({Privilege.EXECUTE}),
     SecurableType.VOLUME: frozenset({Privilege.READ_VOLUME}),
     SecurableType.REGISTERED_MODEL: frozenset({Privilege.EXECUTE}),
@@ -89,6 +97,7 @@ PRIVILEGES_BY_SECURABLE: dict[str, frozenset[str]] = {
         }
     ),
     SecurableType.CREDENTIAL: frozenset({Privilege.CREATE_EXTERNAL_LOCATION}),
+    SecurableType.POLICY: frozenset({Privilege.APPLY_POLICY}),
 }
 
 
@@ -217,3 +226,19 @@ class ModelVersionOperation(models.TextChoices):
     UNKNOWN_MODEL_VERSION_OPERATION = "UNKNOWN_MODEL_VERSION_OPERATION"
     READ_MODEL_VERSION = "READ_MODEL_VERSION"
     READ_WRITE_MODEL_VERSION = "READ_WRITE_MODEL_VERSION"
+
+
+# -- Polaris policies -----------------------------------------------------------------------------
+class PolicyType(models.TextChoices):
+    """The system policy types of Apache Polaris; all of them are inheritable."""
+
+    DATA_COMPACTION = "system.data-compaction"
+    METADATA_COMPACTION = "system.metadata-compaction"
+    SNAPSHOT_EXPIRY = "system.snapshot-expiry"
+    ORPHAN_FILE_REMOVAL = "system.orphan-file-removal"
+
+
+class PolicyTargetType(models.TextChoices):
+    CATALOG = "catalog"
+    NAMESPACE = "namespace"
+    TABLE_LIKE = "table-like"

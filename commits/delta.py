@@ -274,9 +274,18 @@ def _confirm_version_zero(table: Table) -> list[str]:
 
 # -- maintenance policy ----------------------------------------------------------------------------
 # Seed 000: clients may run checkpoints, log compaction and version checksums; OPTIMIZE, VACUUM,
-# REORG and metadata cleanup belong to the catalog. A table or schema property opens them up.
+# REORG and metadata cleanup belong to the catalog. Two ways say otherwise, resolved as one policy:
+# - the table or schema property ucweb.maintenance.client-operations lists operations clients may run;
+# - a Polaris policy of the matching type (OPTIMIZE and REORG: system.data-compaction; VACUUM:
+#   system.orphan-file-removal) applies to the table: `enable: false` says the catalog does not run
+#   it, so clients may; `enable: true` says the catalog does, so clients may not.
+# The deepest statement wins (table, then schema/namespace, then catalog); at the same level the
+# property does. Example: a catalog-wide data-compaction policy with enable=true reserves OPTIMIZE,
+# and the property client-operations=OPTIMIZE on one schema gives it back to clients there.
 CATALOG_OPERATIONS = {"OPTIMIZE": "OPTIMIZE", "VACUUM START": "VACUUM", "VACUUM END": "VACUUM", "REORG": "REORG"}
 POLICY_PROPERTY = "ucweb.maintenance.client-operations"
+POLICY_TYPES = {"OPTIMIZE": "system.data-compaction", "REORG": "system.data-compaction",
+                "VACUUM": "system.orphan-file-removal"}
 
 
 def staged_operation(table_uri, file_name: str) -> str | None:
@@ -293,21 +302,36 @@ def staged_operation(table_uri, file_name: str) -> str | None:
     return operation if isinstance(operation, str) else None
 
 
+def clients_may_run(table: Table, reserved: str) -> bool:
+    """Whether clients may commit the catalog-reserved operation `reserved` to `table`."""
+    from catalog.services.policies import effective_policies
+
+    allowed_at = -1  # the deepest level whose property lets clients run it
+    for level, properties in ((2, table.properties), (1, table.schema.properties)):
+        listed = {item.strip().upper() for item in str(properties.get(POLICY_PROPERTY, "")).split(",")}
+        if reserved in listed:
+            allowed_at = level
+            break
+    policy_type = POLICY_TYPES[reserved]
+    chosen = effective_policies(table, policy_type=policy_type).get(policy_type)
+    if chosen is None or chosen.level <= allowed_at:
+        return allowed_at >= 0
+    try:
+        return chosen.content.get("enable") is False
+    except InvalidParameter:
+        return allowed_at >= 0  # content that no longer validates says nothing
+
+
 def check_maintenance_policy(table: Table, operation: str | None) -> None:
     reserved = CATALOG_OPERATIONS.get((operation or "").strip().upper())
-    if reserved is None:
+    if reserved is None or clients_may_run(table, reserved):
         return
-    allowed = {
-        item.strip().upper()
-        for properties in (table.properties, table.schema.properties)
-        for item in str(properties.get(POLICY_PROPERTY, "")).split(",")
-    }
-    if reserved not in allowed:
-        raise PermissionDenied(
-            f"The maintenance policy of table {table.full_name} reserves {reserved} for the catalog "
-            f"(clients may run checkpoints, log compaction and version checksums). A table or schema "
-            f"property {POLICY_PROPERTY}={reserved} allows clients to run it."
-        )
+    raise PermissionDenied(
+        f"The maintenance policy of table {table.full_name} reserves {reserved} for the catalog "
+        f"(clients may run checkpoints, log compaction and version checksums). A table or schema "
+        f"property {POLICY_PROPERTY}={reserved}, or a {POLICY_TYPES[reserved]} policy with enable=false, "
+        f"allows clients to run it."
+    )
 
 
 def _nudge_publication(table: Table) -> None:

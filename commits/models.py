@@ -59,6 +59,9 @@ class IcebergMetadata(models.Model):
     metadata_location = models.TextField()
     metadata_json = models.TextField()
     updated_at = models.DateTimeField(auto_now=True)
+    # For a table whose metadata another system writes: the timestamp of the last notification
+    # admitted (POST .../notifications); an older or equal one is refused.
+    notification_timestamp = models.BigIntegerField(null=True, blank=True)
 
     def __str__(self):
         return self.metadata_location

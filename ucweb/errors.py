@@ -77,6 +77,13 @@ SchemaNotEmpty = _error("SchemaNotEmpty", 400, "SCHEMA_NOT_EMPTY", "NamespaceNot
 CommitFailed = _error("CommitFailed", 409, "ABORTED", "CommitFailedException")
 ViewDoesNotExist = _error("ViewDoesNotExist", 404, "TABLE_DOES_NOT_EXIST", "NoSuchViewException")
 UnprocessableEntity = _error("UnprocessableEntity", 422, "INVALID_PARAMETER_VALUE", "UnprocessableEntityException")
+# Polaris-native API (policies, generic tables); the types are those of the Polaris spec.
+PolicyDoesNotExist = _error("PolicyDoesNotExist", 404, "NOT_FOUND", "NoSuchPolicyException")
+PolicyVersionMismatch = _error("PolicyVersionMismatch", 409, "ABORTED", "PolicyVersionMismatchException")
+PolicyInUse = _error("PolicyInUse", 400, "INVALID_PARAMETER_VALUE", "PolicyInUseException")
+PolicyAttachmentConflict = _error(
+    "PolicyAttachmentConflict", 409, "ALREADY_EXISTS", "ConflictPolicyAttachmentException")
+PolicyMappingDoesNotExist = _error("PolicyMappingDoesNotExist", 404, "NOT_FOUND", "NoSuchMappingException")
 
 
 def uc_body(exc: CatalogError) -> dict:
@@ -148,11 +155,34 @@ def render(exc: CatalogError, request=None) -> Response:
 
 
 def exception_handler(exc, context):
-    request = context.get("request")
+    return _handle(exc, lambda error: render(error, context.get("request")))
+
+
+def iceberg_exception_handler(exc, context):
+    """For view classes that always answer the IcebergErrorResponse envelope, wherever they are
+    mounted (`APIView.get_exception_handler`)."""
+    return _handle(exc, lambda error: Response(iceberg_body(error), status=iceberg_status(error)))
+
+
+def _handle(exc, respond):
     error = _translate(exc)
     if error is None:
         return None  # a real server bug: let Django log it and answer 500
-    response = render(error, request)
+    response = respond(error)
     if isinstance(exc, drf_exceptions.NotAuthenticated | drf_exceptions.AuthenticationFailed):
         response["WWW-Authenticate"] = 'Bearer realm="ucweb"'
     return response
+
+
+def not_found(request, exception=None):
+    """Django's 404 for a URL that no route matches: the envelope of the API the path is under,
+    never an HTML page."""
+    from django.http import JsonResponse
+    from django.views.defaults import page_not_found
+
+    if not request.path.startswith("/api/"):
+        return page_not_found(request, exception)
+    error = NotFound(f"No endpoint at {request.method} {request.path}.")
+    if _is_iceberg_request(request):
+        return JsonResponse(iceberg_body(error), status=404)
+    return JsonResponse(uc_body(error), status=404)

@@ -7,6 +7,7 @@ from ucweb.views import health, landing
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/2.1/unity-catalog/", include("catalog.api.uc.urls")),
+    path("api/catalog/polaris/", include("catalog.api.polaris.urls")),
     path("api/catalog/", include("catalog.api.iceberg.urls")),
     path("api/schema/", SpectacularAPIView.as_view(permission_classes=[], authentication_classes=[]), name="schema"),
     path(
@@ -17,3 +18,5 @@ urlpatterns = [
     path("healthz", health),
     path("", landing, name="landing"),
 ]
+
+handler404 = "ucweb.errors.not_found"

@@ -1,6 +1,7 @@
 from .assets import Credential, ExternalLocation, Function, ModelVersion, RegisteredModel, Volume
 from .governance import AuditEvent, Grant, Principal, Token
 from .namespace import Catalog, Column, Metastore, Schema, StagingTable, Table
+from .policies import Policy, PolicyAttachment
 
 __all__ = [
     "AuditEvent",
@@ -11,6 +12,8 @@ __all__ = [
     "Function",
     "Grant",
     "Metastore",
+    "Policy",
+    "PolicyAttachment",
     "ModelVersion",
     "Principal",
     "RegisteredModel",

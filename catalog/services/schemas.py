@@ -94,7 +94,7 @@ def drop_schema_contents(schema: Schema) -> None:
 
 def _has_contents(schema: Schema) -> bool:
     return any(related.exists() for related in (
-        schema.tables, schema.volumes, schema.functions, schema.registered_models))
+        schema.tables, schema.volumes, schema.functions, schema.registered_models, schema.policies))
 
 
 @transaction.atomic
@@ -105,7 +105,7 @@ def delete_schema(*, caller: Principal, full_name: str, force: bool) -> None:
     access.require(access.owns(), f"Only the owner of schema {schema.full_name} or a metastore admin may delete it.")
     if not force and _has_contents(schema):
         raise SchemaNotEmpty(
-            f"Schema '{schema.full_name}' is not empty; delete its tables, volumes, functions and models first "
+            f"Schema '{schema.full_name}' is not empty; delete its tables, volumes, functions, models and policies first "
             "or pass force=true."
         )
     schema_id, name = schema.id, schema.full_name

@@ -13,6 +13,19 @@ def _metastore(full_name: str):
     return metastore
 
 
+def _policy(full_name: str):
+    from catalog.models import Policy
+    from catalog.services.names import split_full_name
+    from ucweb.errors import PolicyDoesNotExist
+
+    catalog_name, schema_name, name = split_full_name(full_name, 3, what="policy")
+    policy = Policy.objects.select_related("schema__catalog").filter(
+        schema__catalog__name=catalog_name, schema__name=schema_name, name=name).first()
+    if policy is None:
+        raise PolicyDoesNotExist(f"Policy {full_name} does not exist.")
+    return policy
+
+
 RESOLVERS = {
     SecurableType.METASTORE: _metastore,
     SecurableType.CATALOG: selectors.get_catalog,
@@ -23,6 +36,7 @@ RESOLVERS = {
     SecurableType.REGISTERED_MODEL: asset_selectors.get_registered_model,
     SecurableType.EXTERNAL_LOCATION: asset_selectors.get_external_location,
     SecurableType.CREDENTIAL: asset_selectors.get_credential,
+    SecurableType.POLICY: _policy,
 }
 
 

@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 from catalog import selectors
 from catalog.api.base import CatalogAPIView
 from catalog.api.iceberg import idempotency
-from catalog.services import iceberg, principals
+from catalog.services import iceberg, iceberg_external, principals
 from catalog.services.common import validate_optional_bool
 from ucweb.parsers import LenientJSONParser
 from ucweb.errors import InvalidParameter, Unauthenticated
@@ -43,6 +43,8 @@ ENDPOINTS = [
     "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}",
     "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}",
     "POST /v1/{prefix}/namespaces/{namespace}/register",
+    "POST /v1/{prefix}/namespaces/{namespace}/register-view",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/notifications",
     "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials",
     "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
     "POST /v1/{prefix}/tables/rename",
@@ -54,6 +56,19 @@ ENDPOINTS = [
     "POST /v1/{prefix}/namespaces/{namespace}/views/{view}",
     "DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}",
     "POST /v1/{prefix}/views/rename",
+    # The Polaris-native API beside it (clients such as Polaris's Spark plugin look for these).
+    "GET /polaris/v1/{prefix}/namespaces/{namespace}/generic-tables",
+    "POST /polaris/v1/{prefix}/namespaces/{namespace}/generic-tables",
+    "GET /polaris/v1/{prefix}/namespaces/{namespace}/generic-tables/{generic-table}",
+    "DELETE /polaris/v1/{prefix}/namespaces/{namespace}/generic-tables/{generic-table}",
+    "GET /polaris/v1/{prefix}/namespaces/{namespace}/policies",
+    "POST /polaris/v1/{prefix}/namespaces/{namespace}/policies",
+    "GET /polaris/v1/{prefix}/namespaces/{namespace}/policies/{policy-name}",
+    "PUT /polaris/v1/{prefix}/namespaces/{namespace}/policies/{policy-name}",
+    "DELETE /polaris/v1/{prefix}/namespaces/{namespace}/policies/{policy-name}",
+    "PUT /polaris/v1/{prefix}/namespaces/{namespace}/policies/{policy-name}/mappings",
+    "POST /polaris/v1/{prefix}/namespaces/{namespace}/policies/{policy-name}/mappings",
+    "GET /polaris/v1/{prefix}/applicable-policies",
 ]
 
 
@@ -327,6 +342,29 @@ class RegisterTableView(IcebergView):
     def post(self, request, prefix, namespace):
         return table_result(iceberg.register_table(caller=request.user, prefix=prefix, namespace=namespace,
                                                    body=self.body(request)))
+
+
+class RegisterViewView(IcebergView):
+    @extend_schema(tags=TAGS, operation_id="registerView", responses=JSON_OBJECT,
+                   request=inline_serializer("RegisterViewRequest", {
+                       "name": serializers.CharField(), "metadata-location": serializers.CharField()}))
+    def post(self, request, prefix, namespace):
+        return table_result(iceberg_external.register_view(caller=request.user, prefix=prefix, namespace=namespace,
+                                                           body=self.body(request)))
+
+
+class NotificationsView(IcebergView):
+    @extend_schema(
+        tags=TAGS, operation_id="sendNotification", responses={204: NO_CONTENT},
+        request=inline_serializer("NotificationRequest", {
+            "notification-type": serializers.ChoiceField(choices=["CREATE", "UPDATE", "DROP", "VALIDATE"]),
+            "payload": inline_serializer("TableUpdateNotification", {
+                "table-name": serializers.CharField(), "timestamp": serializers.IntegerField(),
+                "table-uuid": serializers.CharField(), "metadata-location": serializers.CharField()})}))
+    def post(self, request, prefix, namespace, table):
+        iceberg_external.send_notification(caller=request.user, prefix=prefix, namespace=namespace, name=table,
+                                           body=self.body(request))
+        return Response(status=204)
 
 
 class RenameTableView(IcebergView):

@@ -1,0 +1,164 @@
+"""The Polaris-native API at /api/catalog/polaris/v1: generic tables and policies. Thin views:
+parse, call one service, render. Errors are always the IcebergErrorResponse envelope."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.response import Response
+
+from catalog import selectors
+from catalog.api.base import CatalogAPIView
+from catalog.api.polaris import wire
+from catalog.services import generic_tables, policies
+from catalog.services.common import validate_optional_bool
+from ucweb.errors import iceberg_exception_handler
+
+GENERIC_TAGS = ["Polaris Generic Table API"]
+POLICY_TAGS = ["Polaris Policy API"]
+NO_CONTENT = OpenApiResponse(description="Success, no content.")
+PAGE = [
+    OpenApiParameter("pageToken", str, description="Absent: every item; empty or a token: one page."),
+    OpenApiParameter("pageSize", int),
+]
+POLICY_TYPE = OpenApiParameter("policyType", str, description="Only policies of this type.")
+DELEGATION = OpenApiParameter(
+    "Polaris-Generic-Table-Access-Delegation", str, OpenApiParameter.HEADER, enum=["vended-credentials"],
+    description="vended-credentials: the answer carries short-lived credentials for the table's location.")
+ERRORS = {code: wire.IcebergErrorResponse for code in (400, 401, 403, 404)}
+CONFLICT = {**ERRORS, 409: wire.IcebergErrorResponse}
+
+
+def _page(request, queryset):
+    if "pageToken" not in request.query_params:
+        return list(queryset.order_by("name")), None
+    return selectors.paginate(queryset, max_results=request.query_params.get("pageSize"),
+                              page_token=request.query_params.get("pageToken") or None)
+
+
+def _listing(key: str, items, token) -> dict:
+    body = {key: [{"namespace": [item.schema.name], "name": item.name} for item in items]}
+    if token:
+        body["next-page-token"] = token
+    return body
+
+
+class PolarisView(CatalogAPIView):
+    audit_securable_type = "policy"
+
+    def get_exception_handler(self):
+        return iceberg_exception_handler
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        # A refused change is audited under the name of what it was aimed at.
+        parts = [kwargs.get(key) for key in ("prefix", "namespace", "policy", "table")]
+        kwargs.setdefault("name", ".".join(part for part in parts if part))
+        return super().finalize_response(request, response, *args, **kwargs)
+
+
+class GenericTablesView(PolarisView):
+    audit_securable_type = "table"
+
+    @extend_schema(tags=GENERIC_TAGS, operation_id="listGenericTables", parameters=PAGE,
+                   responses={200: wire.ListGenericTablesResponse, **ERRORS})
+    def get(self, request, prefix, namespace):
+        items, token = _page(request, generic_tables.list_generic_tables(
+            caller=request.user, prefix=prefix, namespace=namespace))
+        return Response(_listing("identifiers", items, token))
+
+    @extend_schema(tags=GENERIC_TAGS, operation_id="createGenericTable", request=wire.CreateGenericTableRequest,
+                   responses={200: wire.LoadGenericTableResponse, **CONFLICT})
+    def post(self, request, prefix, namespace):
+        table = generic_tables.create_generic_table(caller=request.user, prefix=prefix, namespace=namespace,
+                                                    body=self.body(request))
+        return Response({"table": wire.generic_table(table)})
+
+
+def _delegation(request) -> str | None:
+    return request.headers.get("Polaris-Generic-Table-Access-Delegation")
+
+
+class GenericTableView(PolarisView):
+    audit_securable_type = "table"
+
+    @extend_schema(tags=GENERIC_TAGS, operation_id="loadGenericTable", parameters=[DELEGATION],
+                   responses={200: wire.LoadGenericTableResponse, **ERRORS})
+    def get(self, request, prefix, namespace, table):
+        row, configs = generic_tables.load_generic_table(caller=request.user, prefix=prefix, namespace=namespace,
+                                                         name=table, delegation=_delegation(request))
+        body = {"table": wire.generic_table(row)}
+        if configs is not None:
+            body["storage-access-configs"] = configs
+        return Response(body)
+
+    @extend_schema(tags=GENERIC_TAGS, operation_id="dropGenericTable", responses={204: NO_CONTENT, **ERRORS})
+    def delete(self, request, prefix, namespace, table):
+        generic_tables.drop_generic_table(caller=request.user, prefix=prefix, namespace=namespace, name=table)
+        return Response(status=204)
+
+
+class PoliciesView(PolarisView):
+    @extend_schema(tags=POLICY_TAGS, operation_id="listPolicies", parameters=[*PAGE, POLICY_TYPE],
+                   responses={200: wire.ListPoliciesResponse, **ERRORS})
+    def get(self, request, prefix, namespace):
+        items, token = _page(request, policies.list_policies(
+            caller=request.user, prefix=prefix, namespace=namespace,
+            policy_type=request.query_params.get("policyType")))
+        return Response(_listing("identifiers", items, token))
+
+    @extend_schema(tags=POLICY_TAGS, operation_id="createPolicy", request=wire.CreatePolicyRequest,
+                   responses={200: wire.LoadPolicyResponse, **CONFLICT})
+    def post(self, request, prefix, namespace):
+        policy = policies.create_policy(caller=request.user, prefix=prefix, namespace=namespace,
+                                        body=self.body(request))
+        return Response({"policy": wire.policy(policy)})
+
+
+class PolicyView(PolarisView):
+    @extend_schema(tags=POLICY_TAGS, operation_id="loadPolicy", responses={200: wire.LoadPolicyResponse, **ERRORS})
+    def get(self, request, prefix, namespace, policy):
+        row = policies.load_policy(caller=request.user, prefix=prefix, namespace=namespace, name=policy)
+        return Response({"policy": wire.policy(row)})
+
+    @extend_schema(tags=POLICY_TAGS, operation_id="updatePolicy", request=wire.UpdatePolicyRequest,
+                   responses={200: wire.LoadPolicyResponse, **CONFLICT})
+    def put(self, request, prefix, namespace, policy):
+        row = policies.update_policy(caller=request.user, prefix=prefix, namespace=namespace, name=policy,
+                                     body=self.body(request))
+        return Response({"policy": wire.policy(row)})
+
+    @extend_schema(tags=POLICY_TAGS, operation_id="dropPolicy", responses={204: NO_CONTENT, **ERRORS},
+                   parameters=[OpenApiParameter("detach-all", bool)])
+    def delete(self, request, prefix, namespace, policy):
+        detach_all = validate_optional_bool(request.query_params.get("detach-all"), field="detach-all")
+        policies.drop_policy(caller=request.user, prefix=prefix, namespace=namespace, name=policy,
+                             detach_all=detach_all)
+        return Response(status=204)
+
+
+class PolicyMappingsView(PolarisView):
+    @extend_schema(tags=POLICY_TAGS, operation_id="attachPolicy", request=wire.AttachPolicyRequest,
+                   responses={204: NO_CONTENT, **CONFLICT})
+    def put(self, request, prefix, namespace, policy):
+        policies.attach_policy(caller=request.user, prefix=prefix, namespace=namespace, name=policy,
+                               body=self.body(request))
+        return Response(status=204)
+
+    @extend_schema(tags=POLICY_TAGS, operation_id="detachPolicy", request=wire.DetachPolicyRequest,
+                   responses={204: NO_CONTENT, **ERRORS})
+    def post(self, request, prefix, namespace, policy):
+        policies.detach_policy(caller=request.user, prefix=prefix, namespace=namespace, name=policy,
+                               body=self.body(request))
+        return Response(status=204)
+
+
+class ApplicablePoliciesView(PolarisView):
+    @extend_schema(tags=POLICY_TAGS, operation_id="getApplicablePolicies",
+                   parameters=[*PAGE, OpenApiParameter("namespace", str), OpenApiParameter("target-name", str),
+                               POLICY_TYPE],
+                   responses={200: wire.GetApplicablePoliciesResponse, **ERRORS})
+    def get(self, request, prefix):
+        params = request.query_params
+        items = policies.applicable_policies(
+            caller=request.user, prefix=prefix, namespace=params.get("namespace") or None,
+            target_name=params.get("target-name") or None, policy_type=params.get("policyType"))
+        return Response({"applicable-policies": [wire.applicable(item) for item in items]})

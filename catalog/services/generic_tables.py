@@ -1,0 +1,149 @@
+"""Apache Polaris generic tables: tables of a format other than Iceberg (Delta, CSV, Parquet...),
+as rows of the one Table model. `format` is `data_source_format`, `base-location` the storage
+location, `doc` the comment. Every table of the namespace that is neither Iceberg nor a view is a
+generic table, whichever API created it: a Delta table created through the Unity Catalog API is a
+generic table of format `delta`, and a generic table is a Unity Catalog table. Names are shared
+with Iceberg tables and views (one name, one table)."""
+
+from __future__ import annotations
+
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from catalog.choices import DataSourceFormat, Privilege, TableType
+from catalog.models import Principal, Table
+from catalog.services import audit, grants
+from catalog.services.common import validate_properties, validate_storage_url
+from catalog.services.iceberg import namespace_levels, single_level, warehouse
+from catalog.services.names import validate_name
+from catalog.services.policies import namespace_schema
+from catalog.services.tables import drop_table_row, visible_tables
+from ucweb.errors import InvalidParameter, TableAlreadyExists, TableDoesNotExist
+
+VIEW_TYPES = (TableType.VIEW, TableType.MATERIALIZED_VIEW, TableType.METRIC_VIEW)
+# The formats a Unity Catalog client can read back (its DataSourceFormat enum); Iceberg tables
+# belong to the Iceberg REST API.
+FORMATS = {value.lower(): value for value in DataSourceFormat.values if value != DataSourceFormat.ICEBERG}
+GENERIC = Q(data_source_format__in=list(FORMATS.values())) & ~Q(table_type__in=VIEW_TYPES)
+
+
+def _format(value) -> str:
+    if not isinstance(value, str) or not value:
+        raise InvalidParameter("format is required.")
+    if value.lower() == "iceberg":
+        raise InvalidParameter("Iceberg tables are created through the Iceberg REST API, not as generic tables.")
+    if value.lower() not in FORMATS:
+        raise InvalidParameter(f"Unsupported format {value!r}; supported: {', '.join(sorted(FORMATS))}.")
+    return FORMATS[value.lower()]
+
+
+def _schema(prefix: str, namespace):
+    return namespace_schema(warehouse(prefix), namespace)
+
+
+def _find(prefix: str, namespace, name: str, *, for_update: bool = False) -> Table:
+    schema = _schema(prefix, namespace)
+    queryset = Table.objects.select_related("schema__catalog")
+    if for_update:
+        queryset = queryset.select_for_update(of=("self",))
+    table = queryset.filter(GENERIC, schema=schema, name=name).first()
+    if table is None:
+        raise TableDoesNotExist(f"Generic table {schema.name}.{name} does not exist.")
+    return table
+
+
+def create_generic_table(*, caller: Principal, prefix: str, namespace: str, body: dict) -> Table:
+    schema = _schema(prefix, namespace)
+    name = validate_name(body.get("name"))
+    data_format = _format(body.get("format"))
+    doc = body.get("doc")
+    if doc is not None and not isinstance(doc, str):
+        raise InvalidParameter("doc must be a string.")
+    properties = validate_properties(body.get("properties"))
+    location = validate_storage_url(body.get("base-location"), field="base-location")
+    access = grants.Access.load(caller, schema)
+    grants.require_schema_use(access)
+    access.require(access.has(Privilege.CREATE_TABLE), f"Missing CREATE TABLE on schema {schema.full_name}.")
+    if location is not None:
+        # The rule of Unity Catalog EXTERNAL tables: inside an external location the caller holds
+        # CREATE EXTERNAL TABLE on, never in managed storage (admins may name any other URL).
+        from catalog.services.external_locations import require_external_location
+
+        require_external_location(caller, location, Privilege.CREATE_EXTERNAL_TABLE)
+    if Table.objects.filter(schema=schema, name=name).exists():
+        raise TableAlreadyExists(f"Table {schema.full_name}.{name} already exists.")
+    try:
+        with transaction.atomic():
+            table = Table.objects.create(
+                schema=schema, name=name, table_type=TableType.EXTERNAL, data_source_format=data_format,
+                storage_location=location, comment=doc, properties=properties, owner=caller.name,
+                created_by=caller.name, updated_at=timezone.now(), updated_by=caller.name,
+            )
+            audit.record(principal=caller.name, action="createGenericTable", securable_type="table",
+                         securable_name=table.full_name, securable_id=table.id,
+                         details={"format": data_format.lower(), "base_location": location})
+    except IntegrityError:
+        raise TableAlreadyExists(f"Table {schema.full_name}.{name} already exists.") from None
+    return table
+
+
+def load_generic_table(*, caller: Principal, prefix: str, namespace: str, name: str,
+                       delegation: str | None = None) -> tuple[Table, list[dict] | None]:
+    """The table, and the storage access configs the delegation header asks for (or None)."""
+    table = _find(prefix, namespace, name)
+    access = grants.Access.load(caller, table)
+    grants.require_schema_use(access)
+    access.require(access.has(Privilege.SELECT) or access.has(Privilege.MODIFY),
+                   f"Missing SELECT on table {table.full_name}.")
+    return table, storage_access_configs(caller=caller, table=table, delegation=delegation)
+
+
+DELEGATION_MODES = {"vended-credentials"}
+
+
+def storage_access_configs(*, caller: Principal, table: Table, delegation: str | None) -> list[dict] | None:
+    """What the header Polaris-Generic-Table-Access-Delegation asks for: None without the header;
+    with `vended-credentials`, short-lived credentials for the table's location (read-only without
+    MODIFY), vended and audited as the Unity Catalog temporary table credentials are. A request
+    that cannot be served fails, as the spec says, instead of answering without credentials."""
+    if delegation in (None, ""):
+        return None
+    if delegation not in DELEGATION_MODES:
+        raise InvalidParameter(f"Unsupported access delegation {delegation!r}; supported: vended-credentials.")
+    if not table.storage_location:
+        raise InvalidParameter(f"Table {table.full_name} has no base location to vend credentials for.")
+    from catalog.choices import TableOperation
+    from catalog.services import temporary_credentials
+    from catalog.services.iceberg import storage_config
+
+    vended = temporary_credentials.for_table(caller=caller, table_id=str(table.id),
+                                             operation=TableOperation.READ_WRITE)
+    config = dict(storage_config(vended["url"]))
+    keys = vended.get("aws_temp_credentials")
+    if keys:
+        config.update({"s3.access-key-id": keys["access_key_id"], "s3.secret-access-key": keys["secret_access_key"],
+                       "s3.session-token": keys["session_token"]})
+        config["s3.session-token-expires-at-ms"] = str(vended["expiration_time"])
+    return [{"prefix": vended["url"], "config": config}]
+
+
+def list_generic_tables(*, caller: Principal, prefix: str, namespace: str):
+    catalog = warehouse(prefix)
+    schema_name = single_level(namespace_levels(namespace))
+    return (visible_tables(caller=caller, catalog_name=catalog.name, schema_name=schema_name)
+            .filter(GENERIC).prefetch_related(None).select_related(None).select_related("schema")
+            .only("name", "schema__name"))
+
+
+def drop_generic_table(*, caller: Principal, prefix: str, namespace: str, name: str) -> None:
+    """Drops the row; the files of a managed table are purged, an external table's are left."""
+    with transaction.atomic():
+        table = _find(prefix, namespace, name, for_update=True)
+        access = grants.Access.load(caller, table)
+        grants.require_schema_use(access)
+        access.require(access.owns(), f"Only the owner of {table.full_name} or a metastore admin may drop it.")
+        full_name, table_id = table.full_name, table.id
+        drop_table_row(table, dropped_by=caller.name)
+        audit.record(principal=caller.name, action="dropGenericTable", securable_type="table",
+                     securable_name=full_name, securable_id=table_id)

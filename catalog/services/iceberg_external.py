@@ -1,0 +1,182 @@
+"""Iceberg tables and views whose metadata another system writes (seed 001, Polaris): views
+registered from an existing metadata file, and table notifications (CREATE, UPDATE, DROP,
+VALIDATE) that move the catalog's pointer to the metadata file the other system wrote.
+
+The metadata file a client names must lie in an external location the caller holds CREATE
+EXTERNAL TABLE on, as the location of a Unity Catalog EXTERNAL table must (metastore admins may
+name any URL outside managed storage). Notifications are applied under the table's row lock, and
+one whose timestamp is not newer than the last one admitted is refused (409)."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db import transaction
+from django.utils import timezone
+
+from catalog.choices import DataSourceFormat, Privilege, TableType
+from catalog.models import Principal, Table
+from catalog.services import audit, grants
+from catalog.services.external_locations import require_external_location
+from catalog.services.iceberg import (
+    Loaded,
+    _columns_of,
+    _new_row,
+    _require,
+    _require_create,
+    _schema,
+    _view_sql,
+    namespace_levels,
+    storage_config,
+    warehouse,
+)
+from catalog.services.names import validate_name
+from catalog.services.tables import drop_table_row, replace_columns
+from catalog.storage import StorageError, storage_for
+from commits import iceberg
+from commits.models import IcebergMetadata
+from ucweb.errors import AlreadyExists, InvalidParameter, TableDoesNotExist
+
+NOTIFICATION_TYPES = {"CREATE", "UPDATE", "DROP", "VALIDATE"}
+
+
+def _read(caller: Principal, location, *, field: str = "metadata-location") -> str:
+    if not isinstance(location, str) or not location:
+        raise InvalidParameter(f"{field} is required.")
+    require_external_location(caller, location, Privilege.CREATE_EXTERNAL_TABLE)
+    try:
+        return storage_for(location).read(location).decode()
+    except StorageError as exc:
+        raise InvalidParameter(f"Cannot read {location}: {exc}") from None
+    except UnicodeDecodeError:
+        raise InvalidParameter(f"{location} is not a metadata file.") from None
+
+
+# -- register-view --------------------------------------------------------------------------------
+def register_view(*, caller: Principal, prefix: str, namespace: str, body: dict) -> Loaded:
+    schema = _schema(warehouse(prefix), namespace_levels(namespace))
+    name = validate_name(body.get("name"))
+    _require_create(caller, schema)
+    location = body.get("metadata-location")
+    text = _read(caller, location)
+    try:
+        metadata = iceberg.parse_view_metadata(text)
+    except ValueError as exc:
+        raise InvalidParameter(f"{location} is not Iceberg view metadata: {exc}") from None
+    _require_location(caller, metadata.location)
+    try:
+        view_id = uuid.UUID(str(metadata.view_uuid))
+    except ValueError:
+        raise InvalidParameter(f"{location} has a view-uuid that is not a UUID.") from None
+    with transaction.atomic():
+        table = _new_row(caller=caller, schema=schema, name=name, table_id=view_id,
+                         location=metadata.location, table_type=TableType.VIEW, view=True)
+        IcebergMetadata.objects.create(table=table, metadata_location=location, metadata_json=text)
+        table.view_definition = _view_sql(metadata)
+        table.save()
+        audit.record(principal=caller.name, action="registerIcebergView", securable_type="table",
+                     securable_name=table.full_name, securable_id=table.id, details={"metadata_location": location})
+    return Loaded(table, location, text, {})
+
+
+# -- notifications ----------------------------------------------------------------------------------
+def _payload(name: str, body: dict) -> tuple[str, dict]:
+    kind = body.get("notification-type")
+    if not isinstance(kind, str) or kind not in NOTIFICATION_TYPES:
+        raise InvalidParameter(f"notification-type must be one of {', '.join(sorted(NOTIFICATION_TYPES))}.")
+    payload = body.get("payload")
+    if not isinstance(payload, dict):
+        raise InvalidParameter("payload is required (a TableUpdateNotification).")
+    if payload.get("table-name") != name:
+        raise InvalidParameter(f"payload.table-name must be the table of the path ({name}).")
+    timestamp = payload.get("timestamp")
+    if not isinstance(timestamp, int) or isinstance(timestamp, bool) or not 0 <= timestamp < 2**63:
+        raise InvalidParameter("payload.timestamp must be a non-negative integer (milliseconds).")
+    for field in ("table-uuid", "metadata-location"):
+        if not isinstance(payload.get(field), str) or not payload[field]:
+            raise InvalidParameter(f"payload.{field} is required.")
+    return kind, payload
+
+
+def _require_location(caller: Principal, location) -> None:
+    """The table or view location a metadata file declares is where the catalog will vend
+    credentials for and purge: the same rule as the file itself, so that a file in the caller's
+    own external location cannot point the catalog at someone else's storage."""
+    if not isinstance(location, str) or not location:
+        raise InvalidParameter("The metadata declares no location.")
+    require_external_location(caller, location, Privilege.CREATE_EXTERNAL_TABLE)
+
+
+def _parse_table(location: str, text: str, table_uuid: str):
+    try:
+        metadata = iceberg.parse_metadata(text)
+    except ValueError as exc:
+        raise InvalidParameter(f"{location} is not Iceberg table metadata: {exc}") from None
+    if str(metadata.table_uuid) != table_uuid.lower():
+        raise InvalidParameter(f"{location} describes table {metadata.table_uuid}, not {table_uuid}.")
+    return metadata
+
+
+def _apply(table: Table, location: str, text: str, metadata, timestamp: int) -> None:
+    IcebergMetadata.objects.update_or_create(table=table, defaults={
+        "metadata_location": location, "metadata_json": text, "notification_timestamp": timestamp})
+    replace_columns(table, _columns_of(metadata))
+    table.properties = dict(metadata.properties)
+    table.storage_location = metadata.location
+
+
+def send_notification(*, caller: Principal, prefix: str, namespace: str, name: str, body: dict) -> None:
+    schema = _schema(warehouse(prefix), namespace_levels(namespace))
+    kind, payload = _payload(name, body)
+    timestamp, location = payload["timestamp"], payload["metadata-location"]
+    if kind == "VALIDATE":
+        _require_create(caller, schema)
+        require_external_location(caller, location, Privilege.CREATE_EXTERNAL_TABLE)
+        return
+    text = metadata = None
+    if kind != "DROP":
+        text = _read(caller, location, field="payload.metadata-location")
+        metadata = _parse_table(location, text, payload["table-uuid"])
+        _require_location(caller, metadata.location)
+    with transaction.atomic():
+        table = (Table.objects.select_related("schema__catalog").select_for_update(of=("self",))
+                 .filter(schema=schema, name=name).first())
+        if table is None:
+            if kind == "DROP":
+                raise TableDoesNotExist(f"Table {schema.name}.{name} does not exist.")
+            _require_create(caller, schema)
+            table = _new_row(caller=caller, schema=schema, name=name, table_id=metadata.table_uuid,
+                             location=metadata.location, table_type=TableType.EXTERNAL)
+            _apply(table, location, text, metadata, timestamp)
+            table.save()
+            action = "createTableByNotification"
+        else:
+            state = IcebergMetadata.objects.filter(table=table).first()
+            if (table.data_source_format != DataSourceFormat.ICEBERG or table.table_type != TableType.EXTERNAL
+                    or state is None):
+                raise InvalidParameter(
+                    f"{table.full_name} is not an external Iceberg table: its metadata is not another system's.")
+            if str(table.id) != payload["table-uuid"].lower():
+                raise InvalidParameter(f"{table.full_name} is table {table.id}, not {payload['table-uuid']}.")
+            if state.notification_timestamp is not None and timestamp <= state.notification_timestamp:
+                raise AlreadyExists(
+                    f"A notification with a newer timestamp ({state.notification_timestamp}) has been admitted "
+                    f"for table {table.full_name}.")
+            if kind == "DROP":
+                access = grants.Access.load(caller, table)
+                grants.require_schema_use(access)
+                access.require(access.owns(), f"Only the owner of {table.full_name} or a metastore admin may drop it.")
+                full_name, table_id = table.full_name, table.id
+                drop_table_row(table, dropped_by=caller.name, purge=False)
+                audit.record(principal=caller.name, action="dropTableByNotification", securable_type="table",
+                             securable_name=full_name, securable_id=table_id, details={"timestamp": timestamp})
+                return
+            _require(caller, table, Privilege.MODIFY)
+            _apply(table, location, text, metadata, timestamp)
+            table.updated_at = timezone.now()
+            table.updated_by = caller.name
+            table.save()
+            action = "updateTableByNotification"
+        audit.record(principal=caller.name, action=action, securable_type="table", securable_name=table.full_name,
+                     securable_id=table.id, details={"timestamp": timestamp, "metadata_location": location,
+                                                     "notification_type": kind})
