@@ -16,8 +16,8 @@ list); the server answers with what it can give:
   (catalog.storage.signing): reads with SELECT or MODIFY, writes with MODIFY.
 
 Tables on file:// storage need neither: nothing is added. When the token service cannot vend
-(an S3 server without STS), loadTable and its siblings answer without keys, as they would to a
-client that asked for nothing, and log a warning; `GET .../credentials` answers 503.
+(an S3 server without STS), loadTable, its siblings and `GET .../credentials` answer without keys,
+as they would to a client that asked for nothing, and log a warning.
 """
 
 from __future__ import annotations
@@ -175,9 +175,11 @@ def load_credentials(*, caller: Principal, prefix: str, namespace: str, name: st
         return answer
     try:
         vended = _vend(caller, table.full_name, table.id, location, write=_can_write(caller, table))
-    except TemporarilyUnavailable:
-        logger.warning("No credentials vended for Iceberg table %s: the token service failed", table.full_name)
-        raise
+    except TemporarilyUnavailable as exc:
+        # An S3 server without STS: the settings without keys, as before vending existed (such a
+        # server still serves remote signing).
+        logger.warning("No credentials vended for Iceberg table %s: %s", table.full_name, exc)
+        return answer
     except PermissionDenied:
         return answer  # stored outside managed storage and every external location: nothing to vend
     for entry in answer["storage-credentials"]:
