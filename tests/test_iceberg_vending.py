@@ -390,3 +390,14 @@ def test_delete_objects_binds_its_body():
     assert "secret" not in str(headers)
     with pytest.raises(signing.Refused):
         signing.check(method="POST", url="http://s3.local:8333/lake?delete", headers={}, body=None, target=TARGET)
+
+
+def test_payload_hashes():
+    url = "http://s3.local:8333/lake/tables/t1/data/a"
+    for value in ("UNSIGNED-PAYLOAD", "STREAMING-UNSIGNED-PAYLOAD-TRAILER", "a" * 64):
+        checked = signing.check(method="PUT", url=url, headers={"X-Amz-Content-SHA256": value}, body=None,
+                                target=TARGET)
+        assert checked.payload_hash == value and "X-Amz-Content-SHA256" not in checked.headers
+    for value in ("STREAMING-AWS4-HMAC-SHA256-PAYLOAD", "nothex", "A" * 64):
+        with pytest.raises(signing.Refused):
+            signing.check(method="PUT", url=url, headers={"x-amz-content-sha256": value}, body=None, target=TARGET)

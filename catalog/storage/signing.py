@@ -47,6 +47,8 @@ _FORBIDDEN_HEADER = re.compile(r"^(x-amz-acl|x-amz-grant-.*|x-amz-object-lock-.*
 # Headers that the signature itself sets (a client's own values are dropped).
 _SIGNATURE_HEADERS = {"authorization", "x-amz-date", "x-amz-security-token", "x-amz-content-sha256", "host"}
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
+# Payloads the signature does not cover (the object store checks a trailing checksum, if any).
+_UNSIGNED_PAYLOADS = {UNSIGNED_PAYLOAD, "STREAMING-UNSIGNED-PAYLOAD-TRAILER"}
 
 
 class Refused(Exception):
@@ -173,8 +175,9 @@ def check(*, method: str, url: str, headers: dict[str, str], body: str | None, t
         if _FORBIDDEN_HEADER.match(name):
             raise Refused(f"Requests with a {name} header are not signed.")
     payload = lowered.get("x-amz-content-sha256", UNSIGNED_PAYLOAD)
-    if payload != UNSIGNED_PAYLOAD and not _HEX64.match(payload):
-        raise Refused("x-amz-content-sha256 must be UNSIGNED-PAYLOAD or a SHA-256 hex digest.")
+    if payload not in _UNSIGNED_PAYLOADS and not _HEX64.match(payload):
+        raise Refused("x-amz-content-sha256 must be UNSIGNED-PAYLOAD, STREAMING-UNSIGNED-PAYLOAD-TRAILER or "
+                      "a SHA-256 hex digest (chunk signatures need the key, which stays on the server).")
 
     if key:
         if not _within(key, target.prefix):
