@@ -401,3 +401,54 @@ def test_payload_hashes():
     for value in ("STREAMING-AWS4-HMAC-SHA256-PAYLOAD", "nothex", "A" * 64):
         with pytest.raises(signing.Refused):
             signing.check(method="PUT", url=url, headers={"x-amz-content-sha256": value}, body=None, target=TARGET)
+
+
+def test_a_staged_table_is_signed_for_its_creator_only(lake):
+    schema = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": False}]}
+    staged = lake.http("POST", "/namespaces/default/tables", name="writer", delegation="remote-signing",
+                       json={"name": "ctas", "schema": schema, "stage-create": True}).json()
+    config, location = staged["config"], staged["metadata"]["location"]
+    endpoint = config["s3.signer.endpoint"]
+    assert endpoint.startswith("v1/unity/namespaces/default/tables/ctas/sign/")
+    uri = f"{config['s3.endpoint']}/{lake.server.bucket}/{lake.key(location)}/data/part-0.parquet"
+
+    def sign(path, name="writer", target=uri):
+        return requests.post(f"{config['s3.signer.uri']}/{path}", timeout=60,
+                             headers={"Authorization": f"Bearer {lake.token[name]}"},
+                             json={"region": "us-east-1", "method": "PUT", "uri": target, "headers": {}})
+
+    signed = sign(endpoint)
+    assert signed.status_code == 200, signed.text
+    headers = {name: ", ".join(values) for name, values in signed.json()["headers"].items()}
+    put = requests.put(uri, data=b"parquet bytes", headers=headers, timeout=60)
+    assert put.status_code == 200, put.text
+    assert lake.server.client().get_object(Bucket=lake.server.bucket,
+                                           Key=f"{lake.key(location)}/data/part-0.parquet")["Body"].read()
+    # Another principal cannot use the creator's endpoint; a changed token is refused; the
+    # token's location is the only one signed; without the token the table does not exist.
+    assert sign(endpoint, name="reader").status_code == 403
+    assert sign(endpoint[:-3] + ("AAA" if not endpoint.endswith("AAA") else "BBB")).status_code == 403
+    other = f"{config['s3.endpoint']}/{lake.server.bucket}/{lake.key(location)}x/data/a"
+    assert sign(endpoint, target=other).status_code == 403
+    assert sign("v1/unity/namespaces/default/tables/ctas/sign").status_code == 404
+
+
+def test_admin_pages_show_no_server_key(lake, client):
+    from django.contrib.auth import get_user_model
+
+    table = lake.catalog("writer").create_table(("default", "shown"), schema=SCHEMA)
+    table.append(rows((1, "a")))
+    lake.http("GET", "/namespaces/default/tables/shown/credentials", name="writer")
+    client.force_login(get_user_model().objects.create_superuser("governance", "gov@example.com", "pw"))
+    from catalog.models import Table
+
+    row = Table.objects.get(name="shown")
+    pages = ["/admin/catalog/auditevent/", "/admin/catalog/table/", f"/admin/catalog/table/{row.id}/change/"]
+    pages += [f"/admin/catalog/auditevent/{event.id}/change/"
+              for event in AuditEvent.objects.filter(action="vendIcebergCredentials")]
+    assert len(pages) > 3
+    for page in pages:
+        response = client.get(page)
+        assert response.status_code == 200, page
+        body = response.content.decode()
+        assert lake.server.secret_key not in body and lake.server.access_key not in body, page

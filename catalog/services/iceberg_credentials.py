@@ -29,6 +29,8 @@ import time
 from dataclasses import dataclass, replace
 from urllib.parse import quote
 
+from django.core import signing as signing_tokens
+
 from catalog.choices import Privilege, SecurableType
 from catalog.models import Principal, Table
 from catalog.services import audit, credentials, grants, iceberg
@@ -124,13 +126,37 @@ def _delegate(loaded: iceberg.Loaded, *, caller: Principal, delegation: Delegati
             config.update(vended)
             storage_credentials = [{"prefix": normalize(location), "config": {**loaded.config, **vended}}]
     if delegation.remote_signing:
+        endpoint = f"{path}/sign"
+        if table is None:
+            # A staged table has no row until its create commits: the signer endpoint carries the
+            # staged location, signed by the server, for this caller only.
+            endpoint += "/" + _staged_token(caller, location)
         config.update({
             "s3.remote-signing-enabled": "true",
             "s3.signer": "S3V4RestSigner",
             "s3.signer.uri": delegation.base_uri,
-            "s3.signer.endpoint": f"{path}/sign",
+            "s3.signer.endpoint": endpoint,
         })
     return replace(loaded, config=config, storage_credentials=storage_credentials)
+
+
+_STAGED_SALT = "ucweb.iceberg.staged-signing"
+
+
+def _staged_token(caller: Principal, location: str) -> str:
+    return signing_tokens.dumps({"p": caller.name, "l": normalize(location)}, salt=_STAGED_SALT, compress=True)
+
+
+def _staged_location(caller: Principal, token: str) -> str:
+    """The staged location a signer token names, if the token is this server's, for this caller,
+    and younger than the credential lifetime."""
+    try:
+        data = signing_tokens.loads(token, salt=_STAGED_SALT, max_age=lifetime_seconds())
+    except signing_tokens.BadSignature:
+        raise PermissionDenied("The staged-table signer token is invalid or expired.") from None
+    if not isinstance(data, dict) or data.get("p") != caller.name or not isinstance(data.get("l"), str):
+        raise PermissionDenied("The staged-table signer token was issued to another principal.")
+    return data["l"]
 
 
 def _can_write(caller: Principal, table: Table) -> bool:
@@ -265,10 +291,30 @@ def _signing_keys_for(location: str, *, write: bool, caller: Principal) -> _Sign
     return _SigningKeys(sts.access_key_id, sts.secret_access_key, sts.session_token, endpoint, region)
 
 
-def sign_request(*, caller: Principal, prefix: str, namespace: str, name: str, body: dict) -> dict:
-    """`POST .../sign` (RemoteSignRequest -> RemoteSignResult)."""
-    loaded = iceberg.load_table(caller=caller, prefix=prefix, namespace=namespace, name=name)
-    table = loaded.table
+def _staged_target(caller: Principal, prefix: str, namespace: str, name: str, token: str) -> tuple[str, str]:
+    """(full name, location) of a table the caller is creating (stage-create), from the token of
+    its signer endpoint. The caller must still hold CREATE TABLE on the namespace, and once the
+    table exists it must be the staged one."""
+    location = _staged_location(caller, token)
+    schema = iceberg._schema(iceberg.warehouse(prefix), iceberg.namespace_levels(namespace))
+    iceberg._require_create(caller, schema)
+    existing = Table.objects.filter(schema=schema, name=name).only("storage_location").first()
+    if existing is not None and normalize(existing.storage_location or "") != location:
+        raise PermissionDenied(f"Table {schema.full_name}.{name} exists at another location.")
+    return f"{schema.full_name}.{name}", location
+
+
+def sign_request(*, caller: Principal, prefix: str, namespace: str, name: str, body: dict,
+                 staged: str | None = None) -> dict:
+    """`POST .../sign` (RemoteSignRequest -> RemoteSignResult); `staged` is the token of a staged
+    table's signer endpoint."""
+    if staged is not None:
+        full_name, location = _staged_target(caller, prefix, namespace, name, staged)
+        write = True
+    else:
+        table = iceberg.load_table(caller=caller, prefix=prefix, namespace=namespace, name=name).table
+        full_name, location = table.full_name, table.storage_location
+        write = None
     method, uri, payload = body.get("method"), body.get("uri"), body.get("body")
     if not isinstance(method, str) or not isinstance(uri, str) or not uri:
         raise InvalidParameter("method and uri are required strings.")
@@ -278,20 +324,20 @@ def sign_request(*, caller: Principal, prefix: str, namespace: str, name: str, b
     if provider not in ("s3", None):
         raise InvalidParameter("Only s3 requests are signed.")
     headers = _headers(body.get("headers"))
-    location = table.storage_location
     if not _is_s3(location):
-        raise InvalidParameter(f"Table {table.full_name} is not stored on S3: there is nothing to sign.")
+        raise InvalidParameter(f"Table {full_name} is not stored on S3: there is nothing to sign.")
     canonical = parse(normalize(location))
-    write = _can_write(caller, table)
+    if write is None:
+        write = _can_write(caller, table)
     keys = _signing_keys_for(canonical.url, write=write, caller=caller)
     target = signing.Target(bucket=canonical.bucket, prefix=canonical.key.rstrip("/"), endpoint=keys.endpoint,
                             region=keys.region)
     try:
         checked = signing.check(method=method, url=uri, headers=headers, body=payload, target=target)
     except signing.Refused as exc:
-        raise PermissionDenied(f"Not signed for table {table.full_name}: {exc}") from None
+        raise PermissionDenied(f"Not signed for table {full_name}: {exc}") from None
     if checked.access == signing.WRITE and not write:
-        raise PermissionDenied(f"Missing MODIFY on {table.full_name}: {method.upper()} requests are not signed.")
+        raise PermissionDenied(f"Missing MODIFY on {full_name}: {method.upper()} requests are not signed.")
     signed = signing.sign(method=method, url=uri, checked=checked, region=keys.region,
                           access_key_id=keys.access_key_id, secret_access_key=keys.secret_access_key,
                           session_token=keys.session_token)

@@ -15,6 +15,7 @@ urlpatterns = [
     path(f"{NS}/tables/<str:table>/credentials", views.CredentialsView.as_view()),
     path(f"{NS}/tables/<str:table>/metrics", views.MetricsView.as_view()),
     path(f"{NS}/tables/<str:table>/sign", views.SignView.as_view()),
+    path(f"{NS}/tables/<str:table>/sign/<str:staged>", views.SignView.as_view()),
     path(f"{NS}/register", views.RegisterTableView.as_view()),
     path("v1/<str:prefix>/tables/rename", views.RenameTableView.as_view()),
     path("v1/<str:prefix>/transactions/commit", views.TransactionsView.as_view()),

@@ -387,9 +387,9 @@ class SignView(IcebergView):
             "headers": serializers.DictField(child=serializers.ListField(child=serializers.CharField())),
             "body": serializers.CharField(required=False), "provider": serializers.CharField(required=False)}),
     )
-    def post(self, request, prefix, namespace, table):
+    def post(self, request, prefix, namespace, table, staged=None):
         signed = iceberg_credentials.sign_request(caller=request.user, prefix=prefix, namespace=namespace, name=table,
-                                                  body=self.body(request))
+                                                  body=self.body(request), staged=staged)
         response = Response(signed)
         response["Cache-Control"] = "no-cache"
         return response
