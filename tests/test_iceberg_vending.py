@@ -326,7 +326,10 @@ def test_sign_requests_outside_the_rules_are_refused(lake):
     assert sign("GET", f"{endpoint}/{bucket}/{prefix}/data/a", name="reader").status_code == 200
     for bad in ({"method": "GET"}, {"method": "GET", "uri": 5, "headers": {}},
                 {"method": "GET", "uri": f"{endpoint}/{bucket}/{prefix}/a", "headers": {"a": [1]}},
-                {"method": "GET", "uri": f"{endpoint}/{bucket}/{prefix}/a", "headers": {"a\nb": ["x"]}}):
+                {"method": "GET", "uri": f"{endpoint}/{bucket}/{prefix}/a", "headers": {"a\nb": ["x"]}},
+                {"method": "GET", "uri": f"{endpoint}/{bucket}/{prefix}/a", "headers": {"a": ["\u00e9"]}},
+                {"method": ["GET"], "uri": f"{endpoint}/{bucket}/{prefix}/a", "headers": {}},
+                {"method": "GET", "uri": f"{endpoint}/{bucket}/{prefix}/a", "headers": [], "body": 3}):
         assert lake.http("POST", sign_path, name="writer", delegation=None, json=bad).status_code == 400
     # No grant on the table at all: nothing is signed.
     grants.update_assignments(securable_type="catalog", securable=Catalog.objects.get(name="unity"),
@@ -452,3 +455,12 @@ def test_admin_pages_show_no_server_key(lake, client):
         assert response.status_code == 200, page
         body = response.content.decode()
         assert lake.server.secret_key not in body and lake.server.access_key not in body, page
+
+
+def test_non_ascii_uris_are_refused():
+    with pytest.raises(signing.Refused):
+        signing.check(method="GET", url="http://s3.local:8333/lake/tables/t1/\u00e9", headers={}, body=None,
+                      target=TARGET)
+    percent = signing.check(method="GET", url="http://s3.local:8333/lake/tables/t1/%C3%A9", headers={}, body=None,
+                            target=TARGET)
+    assert percent.access == signing.READ

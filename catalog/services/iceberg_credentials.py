@@ -226,8 +226,8 @@ def _headers(value) -> dict[str, str]:
         if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
             raise InvalidParameter("headers must be an object of header names to arrays of strings.")
         if not header or any(ord(c) <= 32 or ord(c) >= 127 or c == ":" for c in header) \
-                or any(c in v for v in values for c in "\r\n\x00"):
-            raise InvalidParameter("Header names and values must be printable text on one line.")
+                or any(not v.isascii() or c in v for v in values for c in "\r\n\x00"):
+            raise InvalidParameter("Header names and values must be printable ASCII text on one line.")
         headers[header] = ",".join(values)
     return headers
 

@@ -90,6 +90,8 @@ def _hosts(target: Target) -> tuple[str, list[str]]:
 
 def _bucket_and_key(url: str, target: Target) -> tuple[str, str, str]:
     """(bucket, decoded key, raw query) of a path-style or virtual-hosted S3 URL of the target."""
+    if not url.isascii():
+        raise Refused("The uri must be ASCII (percent-encode the key).")
     try:
         parts = urlsplit(url)
         netloc = parts.netloc.lower()
