@@ -73,12 +73,24 @@ def _jars_module():
     return module
 
 
+def _aws_module():
+    spec = importlib.util.spec_from_file_location("ucweb_aws_sdk_jar", _SCRIPT.parent / "aws_sdk_jar.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def iceberg_jars_conf() -> dict[str, str]:
-    """``{"spark.jars": ...}`` (or ``spark.jars.packages`` with UCWEB_SPARK_JARS_SOURCE=maven)."""
+    """``{"spark.jars": ...}`` (or ``spark.jars.packages`` with UCWEB_SPARK_JARS_SOURCE=maven), with
+    the AWS SDK v2 that S3FileIO needs (scripts/aws_sdk_jar.py)."""
     module = _jars_module()
+    aws = _aws_module()
     try:
-        return module.spark_jars_conf()
-    except module.AssemblyError as exc:
+        conf = module.spark_jars_conf()
+        if "spark.jars" in conf:
+            conf["spark.jars"] += "," + str(aws.ensure_aws_sdk_jar())
+        return conf
+    except (module.AssemblyError, aws._jars_module().AssemblyError) as exc:
         raise RuntimeError(f"Iceberg jars for Spark are not available: {exc}") from exc
 
 

@@ -214,6 +214,7 @@ class Loaded:
     metadata_location: str
     metadata_json: str
     config: dict
+    storage_credentials: list | None = None  # delegated access (catalog.services.iceberg_credentials)
 
     def etag(self, snapshots: str | None = None) -> str:
         return etag_for(self.metadata_location, snapshots)

@@ -104,6 +104,19 @@ def _credential_sts(credential) -> vending.StsSettings:
     )
 
 
+def sts_for_url(canonical: str) -> vending.StsSettings:
+    """As whom and where credentials for canonical s3:// `canonical` are obtained: the credential
+    of the external location that contains it, or the server's own for managed storage.
+    PermissionDenied anywhere else."""
+    location = containing_location(canonical)
+    if location is not None:
+        return _credential_sts(location.credential)
+    if any(is_within(canonical, root) for root in managed_roots()):
+        return _server_sts()
+    raise PermissionDenied(f"No external location or managed storage contains {canonical}; "
+                           "no credential can be vended for it.")
+
+
 def vend_for_url(url: str, *, write: bool, caller: Principal) -> dict:
     """TemporaryCredentials for an already authorized storage URL."""
     try:
@@ -118,14 +131,7 @@ def vend_for_url(url: str, *, write: bool, caller: Principal) -> dict:
         return answer
     if scheme != "s3":
         raise InvalidParameter(f"Cannot vend credentials for {scheme}:// storage; only file:// and s3://.")
-    location = containing_location(canonical)
-    if location is not None:
-        sts = _credential_sts(location.credential)
-    elif any(is_within(canonical, root) for root in managed_roots()):
-        sts = _server_sts()
-    else:
-        raise PermissionDenied(f"No external location or managed storage contains {canonical}; "
-                               "no credential can be vended for it.")
+    sts = sts_for_url(canonical)
     try:
         vended = vending.vend(sts, url=canonical, write=write, principal=caller.name,
                               duration_seconds=lifetime_seconds())

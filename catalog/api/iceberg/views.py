@@ -16,12 +16,13 @@ from rest_framework.views import APIView
 from catalog import selectors
 from catalog.api.base import CatalogAPIView
 from catalog.api.iceberg import idempotency
-from catalog.services import iceberg, iceberg_external, principals
+from catalog.services import iceberg, iceberg_credentials, iceberg_external, principals
 from catalog.services.common import validate_optional_bool
 from ucweb.parsers import LenientJSONParser
 from ucweb.errors import InvalidParameter, Unauthenticated
 
 TAGS = ["Iceberg REST"]
+ICEBERG_ROOT = "/api/catalog/"
 JSON_OBJECT = OpenApiResponse(description="See the Apache Iceberg REST catalog specification.")
 NO_CONTENT = OpenApiResponse(description="No content.")
 PAGE = [
@@ -47,6 +48,7 @@ ENDPOINTS = [
     "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/notifications",
     "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials",
     "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/sign",
     "POST /v1/{prefix}/tables/rename",
     "POST /v1/{prefix}/transactions/commit",
     "GET /v1/{prefix}/namespaces/{namespace}/views",
@@ -120,11 +122,27 @@ def table_result(loaded: iceberg.Loaded, *, snapshots: str | None = None, status
     if snapshots == "refs":
         metadata_json = iceberg.only_referenced_snapshots(metadata_json)
     location = json.dumps(loaded.metadata_location)
-    body = f'{{"metadata-location":{location},"metadata":{metadata_json},"config":{json.dumps(loaded.config)}}}'
+    extra = ""
+    if loaded.storage_credentials:
+        extra = f',"storage-credentials":{json.dumps(loaded.storage_credentials)}'
+    body = (f'{{"metadata-location":{location},"metadata":{metadata_json},"config":{json.dumps(loaded.config)}'
+            f'{extra}}}')
     response = HttpResponse(body, content_type="application/json", status=status)
     if loaded.metadata_location:
         response["ETag"] = loaded.etag(snapshots)
     return response
+
+
+def delegation(request) -> iceberg_credentials.Delegation:
+    """The access the client can use (`X-Iceberg-Access-Delegation`), and the catalog's base URI."""
+    return iceberg_credentials.Delegation.parse(
+        request.META.get("HTTP_X_ICEBERG_ACCESS_DELEGATION"), base_uri=request.build_absolute_uri(ICEBERG_ROOT))
+
+
+DELEGATION = OpenApiParameter(
+    "X-Iceberg-Access-Delegation", str, location=OpenApiParameter.HEADER,
+    description="vended-credentials and/or remote-signing (comma-separated): S3 keys scoped to the table, "
+                "or a signer endpoint, in config.")
 
 
 def _none_match(header: str | None, etag: str) -> bool:
@@ -279,12 +297,13 @@ class TablesView(IcebergView):
             body["next-page-token"] = token
         return Response(body)
 
-    @extend_schema(tags=TAGS, operation_id="createTable", responses=JSON_OBJECT, request=None)
+    @extend_schema(tags=TAGS, operation_id="createTable", responses=JSON_OBJECT, request=None, parameters=[DELEGATION])
     def post(self, request, prefix, namespace):
         body = self.body(request)
         if self.view_objects:
             return table_result(iceberg.create_view(caller=request.user, prefix=prefix, namespace=namespace, body=body))
-        return table_result(iceberg.create_table(caller=request.user, prefix=prefix, namespace=namespace, body=body))
+        return table_result(iceberg_credentials.create_table(caller=request.user, prefix=prefix, namespace=namespace,
+                                                             body=body, delegation=delegation(request)))
 
 
 class ViewsView(TablesView):
@@ -295,13 +314,13 @@ class TableView(IcebergView):
     view_objects = False
 
     @extend_schema(tags=TAGS, operation_id="loadTable", responses=JSON_OBJECT,
-                   parameters=[OpenApiParameter("snapshots", str, enum=["all", "refs"])])
+                   parameters=[OpenApiParameter("snapshots", str, enum=["all", "refs"]), DELEGATION])
     def get(self, request, prefix, namespace, table):
         snapshots = request.query_params.get("snapshots")
         if snapshots not in (None, "all", "refs"):
             raise InvalidParameter("snapshots must be all or refs.")
-        loaded = iceberg.load_table(caller=request.user, prefix=prefix, namespace=namespace, name=table,
-                                    view=self.view_objects)
+        loaded = iceberg_credentials.load_table(caller=request.user, prefix=prefix, namespace=namespace, name=table,
+                                                delegation=delegation(request), view=self.view_objects)
         etag = loaded.etag(snapshots)
         if _none_match(request.META.get("HTTP_IF_NONE_MATCH"), etag):
             response = HttpResponse(status=304)
@@ -338,10 +357,11 @@ class ViewView(TableView):
 
 
 class RegisterTableView(IcebergView):
-    @extend_schema(tags=TAGS, operation_id="registerTable", responses=JSON_OBJECT, request=None)
+    @extend_schema(tags=TAGS, operation_id="registerTable", responses=JSON_OBJECT, request=None,
+                   parameters=[DELEGATION])
     def post(self, request, prefix, namespace):
-        return table_result(iceberg.register_table(caller=request.user, prefix=prefix, namespace=namespace,
-                                                   body=self.body(request)))
+        return table_result(iceberg_credentials.register_table(caller=request.user, prefix=prefix, namespace=namespace,
+                                                               body=self.body(request), delegation=delegation(request)))
 
 
 class RegisterViewView(IcebergView):
@@ -390,7 +410,27 @@ class TransactionsView(IcebergView):
 class CredentialsView(IcebergView):
     @extend_schema(tags=TAGS, operation_id="loadCredentials", responses=JSON_OBJECT)
     def get(self, request, prefix, namespace, table):
-        return Response(iceberg.credentials(caller=request.user, prefix=prefix, namespace=namespace, name=table))
+        return Response(iceberg_credentials.load_credentials(caller=request.user, prefix=prefix, namespace=namespace,
+                                                             name=table))
+
+
+class SignView(IcebergView):
+    """The S3 signer of remote signing: signs one S3 request for objects of this table."""
+
+    @extend_schema(
+        tags=TAGS, operation_id="signRequest", responses=JSON_OBJECT,
+        request=inline_serializer("RemoteSignRequest", {
+            "region": serializers.CharField(), "uri": serializers.CharField(),
+            "method": serializers.ChoiceField(["PUT", "GET", "HEAD", "POST", "DELETE", "PATCH", "OPTIONS"]),
+            "headers": serializers.DictField(child=serializers.ListField(child=serializers.CharField())),
+            "body": serializers.CharField(required=False), "provider": serializers.CharField(required=False)}),
+    )
+    def post(self, request, prefix, namespace, table, staged=None):
+        signed = iceberg_credentials.sign_request(caller=request.user, prefix=prefix, namespace=namespace, name=table,
+                                                  body=self.body(request), staged=staged)
+        response = Response(signed)
+        response["Cache-Control"] = "no-cache"
+        return response
 
 
 class MetricsView(IcebergView):

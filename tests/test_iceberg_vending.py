@@ -1,0 +1,466 @@
+"""Iceberg engines with no storage keys of their own, on SeaweedFS with STS and IAM
+(tests/seaweedfs_sts.py): vended credentials scoped to one table (pyiceberg, DuckDB, raw S3 calls
+with the vended keys) and remote signing (pyiceberg's own S3 signer on a boto3 client, and raw
+sign requests). The object store enforces the vended session policies; ucweb refuses to sign
+what the caller may not do. The server's own keys appear in no response and no log line."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from urllib.parse import urlsplit
+
+import boto3
+import duckdb
+import pyarrow as pa
+import pytest
+import requests
+from botocore import UNSIGNED
+from botocore.config import Config
+from botocore.exceptions import ClientError
+from pyiceberg.catalog.rest import RestCatalog
+from pyiceberg.io.fsspec import S3V4RestSigner
+from pyiceberg.schema import Schema
+from pyiceberg.types import LongType, NestedField, StringType
+
+from catalog.models import AuditEvent, Catalog, Principal
+from catalog.services import grants
+from catalog.storage import signing
+from tests.seaweedfs_sts import sts_s3_server  # noqa: F401 - the module-scoped server fixture
+from tests.test_iceberg_duckdb import EXTENSIONS, extension_path, sql_string
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.s3]
+
+ICEBERG = "/api/catalog"
+WAREHOUSE = "unity"
+SCHEMA = Schema(NestedField(1, "id", LongType(), required=False), NestedField(2, "name", StringType(), required=False))
+ARROW = pa.schema([pa.field("id", pa.int64()), pa.field("name", pa.string())])
+
+
+def rows(*items):
+    return pa.Table.from_pylist([{"id": i, "name": n} for i, n in items], schema=ARROW)
+
+
+class Recorder:
+    """Every response body the tests received, to search for the server's keys."""
+
+    def __init__(self):
+        self.bodies: list[str] = []
+
+    def hook(self, response, *args, **kwargs):
+        self.bodies.append(response.text)
+
+
+@pytest.fixture
+def lake(sts_s3_server, settings, live_server, bootstrap, make_token, caplog):  # noqa: F811
+    """Managed storage on SeaweedFS with STS; principals admin, writer (SELECT and MODIFY) and
+    reader (SELECT) on schema unity.default; clients that hold no S3 keys."""
+    for name, value in sts_s3_server.env().items():
+        setattr(settings, name, value)
+    settings.UCWEB_STORAGE_ROOT = sts_s3_server.url(f"run-{uuid.uuid4().hex[:8]}")
+    caplog.set_level(logging.DEBUG)
+    recorder = Recorder()
+    tokens = {"admin": make_token("admin", admin=True), "writer": make_token("writer"), "reader": make_token("reader")}
+    admin = Principal.objects.get(name="admin")
+    catalog = Catalog.objects.get(name="unity")
+    for principal, privileges in (("writer", ["USE CATALOG", "USE SCHEMA", "SELECT", "MODIFY", "CREATE TABLE"]),
+                                  ("reader", ["USE CATALOG", "USE SCHEMA", "SELECT"])):
+        grants.update_assignments(securable_type="catalog", securable=catalog, caller=admin, access=None,
+                                  changes=[{"principal": principal, "add": privileges, "remove": []}])
+
+    class Lake:
+        server = sts_s3_server
+        uri = f"{live_server.url}{ICEBERG}"
+
+        def catalog(self, name="admin", **properties) -> RestCatalog:
+            catalog = RestCatalog(f"ucweb-{name}", uri=self.uri, warehouse=WAREHOUSE, token=tokens[name],
+                                  **properties)
+            catalog._session.hooks["response"].append(recorder.hook)
+            return catalog
+
+        def http(self, method, path, name="admin", delegation="vended-credentials", **kwargs):
+            headers = {"Authorization": f"Bearer {tokens[name]}"}
+            if delegation:
+                headers["X-Iceberg-Access-Delegation"] = delegation
+            response = requests.request(method, f"{self.uri}/v1/{WAREHOUSE}{path}", headers=headers, timeout=60,
+                                        **kwargs)
+            recorder.hook(response)
+            return response
+
+        def s3(self, config):
+            return sts_s3_server.client(access_key=config["s3.access-key-id"],
+                                        secret_key=config["s3.secret-access-key"],
+                                        session_token=config["s3.session-token"])
+
+        def key(self, url):
+            return urlsplit(url).path.lstrip("/")
+
+        token = tokens
+
+    yield Lake()
+    # The server's own keys are in no response and no log record of the test.
+    secrets = (sts_s3_server.secret_key, sts_s3_server.access_key)
+    for body in recorder.bodies:
+        assert not any(secret in body for secret in secrets)
+    for record in caplog.records:
+        assert not any(secret in record.getMessage() for secret in secrets), record.getMessage()
+    for event in AuditEvent.objects.all():
+        assert not any(secret in str(event.details) for secret in secrets)
+
+
+def allowed(call) -> bool:
+    try:
+        call()
+        return True
+    except ClientError as exc:
+        assert exc.response["Error"]["Code"] in {"AccessDenied", "403"}, exc.response
+        return False
+
+
+# == vended credentials ================================================================================
+def test_pyiceberg_creates_appends_and_scans_with_vended_credentials(lake):
+    catalog = lake.catalog("writer")
+    table = catalog.create_table(("default", "trips"), schema=SCHEMA)
+    table.append(rows((1, "a"), (2, "b")))
+    table.append(rows((3, "c")))
+    assert sorted(catalog.load_table(("default", "trips")).scan().to_arrow().column("id").to_pylist()) == [1, 2, 3]
+
+    loaded = lake.http("GET", "/namespaces/default/tables/trips", name="writer").json()
+    config = loaded["config"]
+    assert config["s3.session-token"] and config["s3.access-key-id"] != lake.server.access_key
+    assert int(config["s3.session-token-expires-at-ms"]) > 0
+    assert config["client.refresh-credentials-enabled"] == "true"
+    assert config["client.refresh-credentials-endpoint"] == "v1/unity/namespaces/default/tables/trips/credentials"
+    location = loaded["metadata"]["location"]
+    assert loaded["storage-credentials"] == [{"prefix": location, "config": config}]
+
+    # The refresh endpoint, resolved against the catalog URI, answers fresh keys for the same prefix.
+    refreshed = requests.get(f"{lake.uri}/{config['client.refresh-credentials-endpoint']}", timeout=60,
+                             headers={"Authorization": f"Bearer {lake.token['writer']}"}).json()
+    [credential] = refreshed["storage-credentials"]
+    assert credential["prefix"] == location and credential["config"]["s3.session-token"]
+    s3 = lake.s3(credential["config"])
+    key = lake.key(location) + "/data/extra.txt"
+    s3.put_object(Bucket=lake.server.bucket, Key=key, Body=b"x")
+    s3.delete_object(Bucket=lake.server.bucket, Key=key)
+    assert AuditEvent.objects.filter(action="vendIcebergCredentials", principal="writer",
+                                     securable_name="unity.default.trips").exists()
+
+
+def test_select_only_reads_and_the_storage_refuses_its_writes(lake):
+    lake.catalog("writer").create_table(("default", "trips"), schema=SCHEMA).append(rows((1, "a")))
+    reader = lake.catalog("reader")
+    table = reader.load_table(("default", "trips"))
+    assert table.scan().to_arrow().column("id").to_pylist() == [1]
+    before = table.metadata_location
+    with pytest.raises(OSError, match="(?i)denied|forbidden|403"):
+        table.append(rows((2, "b")))
+    assert reader.load_table(("default", "trips")).metadata_location == before
+
+    config = lake.http("GET", "/namespaces/default/tables/trips", name="reader").json()["config"]
+    s3 = lake.s3(config)
+    prefix = lake.key(table.metadata.location)
+    metadata_key = lake.key(before)
+    assert s3.get_object(Bucket=lake.server.bucket, Key=metadata_key)["Body"].read()
+    assert not allowed(lambda: s3.put_object(Bucket=lake.server.bucket, Key=f"{prefix}/data/x.parquet", Body=b"x"))
+    assert not allowed(lambda: s3.delete_object(Bucket=lake.server.bucket, Key=metadata_key))
+
+
+def test_a_credential_for_one_table_is_denied_on_another(lake):
+    writer = lake.catalog("writer")
+    a = writer.create_table(("default", "a"), schema=SCHEMA)
+    a.append(rows((1, "a")))
+    b = writer.create_table(("default", "b"), schema=SCHEMA)
+    b.append(rows((2, "b")))
+    s3 = lake.s3(lake.http("GET", "/namespaces/default/tables/a", name="writer").json()["config"])
+    bucket = lake.server.bucket
+    b_metadata = lake.key(writer.load_table(("default", "b")).metadata_location)
+    b_prefix = lake.key(b.metadata.location)
+    assert s3.get_object(Bucket=bucket, Key=lake.key(writer.load_table(("default", "a")).metadata_location))
+    assert not allowed(lambda: s3.get_object(Bucket=bucket, Key=b_metadata))
+    assert not allowed(lambda: s3.list_objects_v2(Bucket=bucket, Prefix=b_prefix + "/"))
+    assert not allowed(lambda: s3.put_object(Bucket=bucket, Key=f"{b_prefix}/data/evil.parquet", Body=b"x"))
+    assert not allowed(lambda: s3.delete_object(Bucket=bucket, Key=b_metadata))
+    assert lake.server.client().get_object(Bucket=bucket, Key=b_metadata)["Body"].read()
+
+
+def test_stage_create_and_register_vend_write_credentials(lake):
+    schema = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": False}]}
+    staged = lake.http("POST", "/namespaces/default/tables", name="writer",
+                       json={"name": "staged", "schema": schema, "stage-create": True}).json()
+    assert staged["metadata-location"] is None
+    s3 = lake.s3(staged["config"])
+    key = lake.key(staged["metadata"]["location"]) + "/data/first.parquet"
+    s3.put_object(Bucket=lake.server.bucket, Key=key, Body=b"x")
+    assert staged["storage-credentials"][0]["prefix"] == staged["metadata"]["location"]
+
+    created = lake.catalog("admin").create_table(("default", "original"), schema=SCHEMA)
+    created.append(rows((1, "a")))
+    metadata_location = lake.catalog("admin").load_table(("default", "original")).metadata_location
+    assert lake.http("DELETE", "/namespaces/default/tables/original").status_code == 204
+    registered = lake.http("POST", "/namespaces/default/register",
+                           json={"name": "again", "metadata-location": metadata_location})
+    assert registered.status_code == 200, registered.text
+    config = registered.json()["config"]
+    assert config["s3.session-token"]
+    assert lake.s3(config).get_object(Bucket=lake.server.bucket, Key=lake.key(metadata_location))
+
+
+def test_without_the_header_nothing_is_vended(lake):
+    lake.catalog("admin").create_table(("default", "plain"), schema=SCHEMA)
+    loaded = lake.http("GET", "/namespaces/default/tables/plain", delegation=None).json()
+    assert "storage-credentials" not in loaded
+    assert not any(key.startswith("s3.") and "key" in key or "token" in key for key in loaded["config"])
+
+
+def test_duckdb_attaches_with_default_delegation_and_no_keys(lake, live_server):
+    lake.catalog("writer").create_table(("default", "events"), schema=SCHEMA).append(rows((1, "a"), (2, "b")))
+    con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
+    for name in EXTENSIONS:
+        con.execute(f"LOAD {sql_string(str(extension_path(name)))}")
+    con.execute(f"CREATE SECRET ucweb (TYPE ICEBERG, TOKEN {sql_string(lake.token['writer'])})")
+    con.execute(f"ATTACH {sql_string(WAREHOUSE)} AS lake (TYPE ICEBERG, SECRET ucweb, "
+                f"ENDPOINT {sql_string(lake.uri)})")
+    assert con.execute("SELECT count(*) FROM lake.default.events").fetchone() == (2,)
+    con.execute("INSERT INTO lake.default.events VALUES (3, 'c')")
+    assert con.execute("SELECT sum(id) FROM lake.default.events").fetchone() == (6,)
+    con.close()
+    assert sorted(lake.catalog("reader").load_table(("default", "events")).scan().to_arrow()
+                  .column("id").to_pylist()) == [1, 2, 3]
+
+
+# == remote signing ==================================================================================
+def signing_client(lake, name, table):
+    """A boto3 S3 client with no keys whose requests pyiceberg's own S3V4RestSigner sends to the
+    catalog to be signed, configured from loadTable's config as pyiceberg would be."""
+    config = lake.http("GET", f"/namespaces/default/tables/{table}", name=name, delegation="remote-signing").json()
+    config = config["config"]
+    assert config["s3.remote-signing-enabled"] == "true" and "s3.access-key-id" not in config
+    signer = S3V4RestSigner({"uri": lake.uri, "token": lake.token[name], **config})
+    client = boto3.session.Session().client(
+        "s3", endpoint_url=config["s3.endpoint"], region_name=config["s3.region"],
+        config=Config(signature_version=UNSIGNED, s3={"addressing_style": "path"}, retries={"max_attempts": 1}))
+    client.meta.events.register("before-sign.s3", signer)
+    return client
+
+
+def test_remote_signing_reads_and_writes_the_table_only(lake):
+    writer = lake.catalog("writer")
+    table = writer.create_table(("default", "signed"), schema=SCHEMA)
+    table.append(rows((1, "a")))
+    other = writer.create_table(("default", "other"), schema=SCHEMA)
+    bucket = lake.server.bucket
+    prefix = lake.key(table.metadata.location)
+    metadata_key = lake.key(writer.load_table(("default", "signed")).metadata_location)
+
+    s3 = signing_client(lake, "writer", "signed")
+    assert s3.get_object(Bucket=bucket, Key=metadata_key)["Body"].read().startswith(b"{")
+    assert s3.head_object(Bucket=bucket, Key=metadata_key)["ContentLength"] > 0
+    listed = s3.list_objects_v2(Bucket=bucket, Prefix=prefix + "/metadata/")
+    assert metadata_key in [item["Key"] for item in listed["Contents"]]
+    s3.put_object(Bucket=bucket, Key=f"{prefix}/data/signed.txt", Body=b"hello")
+    assert lake.server.client().get_object(Bucket=bucket, Key=f"{prefix}/data/signed.txt")["Body"].read() == b"hello"
+    upload = s3.create_multipart_upload(Bucket=bucket, Key=f"{prefix}/data/big.bin")
+    part = s3.upload_part(Bucket=bucket, Key=f"{prefix}/data/big.bin", UploadId=upload["UploadId"], PartNumber=1,
+                          Body=b"z" * 1024)
+    s3.complete_multipart_upload(Bucket=bucket, Key=f"{prefix}/data/big.bin", UploadId=upload["UploadId"],
+                                 MultipartUpload={"Parts": [{"ETag": part["ETag"], "PartNumber": 1}]})
+    s3.delete_object(Bucket=bucket, Key=f"{prefix}/data/signed.txt")
+
+    from pyiceberg.exceptions import SignError
+
+    other_key = lake.key(other.metadata_location)
+    with pytest.raises(SignError, match="403"):
+        s3.get_object(Bucket=bucket, Key=other_key)
+    with pytest.raises(SignError, match="403"):
+        s3.list_objects_v2(Bucket=bucket, Prefix=prefix.rsplit("/", 1)[0] + "/")
+
+    reader = signing_client(lake, "reader", "signed")
+    assert reader.get_object(Bucket=bucket, Key=metadata_key)["Body"].read().startswith(b"{")
+    with pytest.raises(SignError, match="403"):
+        reader.put_object(Bucket=bucket, Key=f"{prefix}/data/nope.txt", Body=b"x")
+    with pytest.raises(SignError, match="403"):
+        reader.delete_object(Bucket=bucket, Key=metadata_key)
+    assert lake.server.client().get_object(Bucket=bucket, Key=metadata_key)["Body"].read()
+
+
+def test_sign_requests_outside_the_rules_are_refused(lake):
+    writer = lake.catalog("writer")
+    table = writer.create_table(("default", "t1"), schema=SCHEMA)
+    writer.create_table(("default", "t2"), schema=SCHEMA)
+    config = lake.http("GET", "/namespaces/default/tables/t1", name="writer", delegation="remote-signing").json()
+    config = config["config"]
+    endpoint, bucket = config["s3.endpoint"], lake.server.bucket
+    prefix = lake.key(table.metadata.location)
+    sign_path = "/namespaces/default/tables/t1/sign"
+
+    def sign(method, uri, name="writer", **extra):
+        body = {"region": "us-east-1", "method": method, "uri": uri, "headers": {}, **extra}
+        return lake.http("POST", sign_path, name=name, delegation=None, json=body)
+
+    ok = sign("GET", f"{endpoint}/{bucket}/{prefix}/metadata/x.json")
+    assert ok.status_code == 200, ok.text
+    assert ok.json()["headers"]["Authorization"][0].startswith("AWS4-HMAC-SHA256")
+    assert ok.headers["Cache-Control"] == "no-cache"
+    refused = [
+        ("GET", f"{endpoint}/{bucket}/{prefix.rsplit('/', 1)[0]}/other/metadata/x.json", {}),  # another table
+        ("GET", f"{endpoint}/{bucket}/{prefix}x/a", {}),  # a sibling sharing the text prefix
+        ("GET", f"{endpoint}/{bucket}/{prefix}/../other/a", {}),  # dot segments
+        ("GET", f"{endpoint}/{bucket}/{prefix}/%2E%2E/other/a", {}),  # encoded dot segments
+        ("GET", f"{endpoint}/other-bucket/{prefix}/a", {}),  # another bucket
+        ("GET", f"http://evil.example/{bucket}/{prefix}/a", {}),  # another host
+        ("PUT", f"{endpoint}/{bucket}/{prefix}/a?acl", {}),  # not a data call
+        ("GET", f"{endpoint}/{bucket}?list-type=2&prefix={prefix.rsplit('/', 1)[0]}/", {}),  # lists beyond
+        ("GET", f"{endpoint}/{bucket}?list-type=2", {}),  # lists the bucket
+        ("PUT", f"{endpoint}/{bucket}/{prefix}/a", {"headers": {"x-amz-acl": ["public-read"]}}),
+        ("PUT", f"{endpoint}/{bucket}/{prefix}/a", {"headers": {"x-amz-copy-source": [f"{bucket}/elsewhere/a"]}}),
+        ("POST", f"{endpoint}/{bucket}?delete",
+         {"body": f"<Delete><Object><Key>{prefix}/a</Key></Object><Object><Key>elsewhere/b</Key></Object></Delete>"}),
+        ("DELETE", f"{endpoint}/{bucket}", {}),  # the bucket itself
+    ]
+    for method, uri, extra in refused:
+        response = sign(method, uri, **extra)
+        assert response.status_code == 403, (method, uri, response.text)
+        assert response.json()["error"]["type"] == "ForbiddenException"
+    assert sign("PUT", f"{endpoint}/{bucket}/{prefix}/data/a", name="reader").status_code == 403
+    assert sign("GET", f"{endpoint}/{bucket}/{prefix}/data/a", name="reader").status_code == 200
+    for bad in ({"method": "GET"}, {"method": "GET", "uri": 5, "headers": {}},
+                {"method": "GET", "uri": f"{endpoint}/{bucket}/{prefix}/a", "headers": {"a": [1]}},
+                {"method": "GET", "uri": f"{endpoint}/{bucket}/{prefix}/a", "headers": {"a\nb": ["x"]}},
+                {"method": "GET", "uri": f"{endpoint}/{bucket}/{prefix}/a", "headers": {"a": ["\u00e9"]}},
+                {"method": ["GET"], "uri": f"{endpoint}/{bucket}/{prefix}/a", "headers": {}},
+                {"method": "GET", "uri": f"{endpoint}/{bucket}/{prefix}/a", "headers": [], "body": 3}):
+        assert lake.http("POST", sign_path, name="writer", delegation=None, json=bad).status_code == 400
+    # No grant on the table at all: nothing is signed.
+    grants.update_assignments(securable_type="catalog", securable=Catalog.objects.get(name="unity"),
+                              caller=Principal.objects.get(name="admin"), access=None,
+                              changes=[{"principal": "reader", "add": [], "remove": ["SELECT"]}])
+    assert sign("GET", f"{endpoint}/{bucket}/{prefix}/data/a", name="reader").status_code == 403
+
+
+# == the request checks (pure) ==========================================================================
+TARGET = signing.Target(bucket="lake", prefix="tables/t1", endpoint="http://s3.local:8333", region="us-east-1")
+
+
+@pytest.mark.parametrize("method,uri,expected", [
+    ("GET", "http://s3.local:8333/lake/tables/t1/metadata/v1.json", signing.READ),
+    ("HEAD", "http://s3.local:8333/lake/tables/t1/data/a%20b.parquet", signing.READ),
+    ("GET", "http://lake.s3.local:8333/tables/t1/metadata/v1.json", signing.READ),
+    ("GET", "http://s3.local:8333/lake?list-type=2&prefix=tables/t1/data/", signing.READ),
+    ("PUT", "http://s3.local:8333/lake/tables/t1/data/f.parquet", signing.WRITE),
+    ("PUT", "http://s3.local:8333/lake/tables/t1/data/f.parquet?partNumber=2&uploadId=u", signing.WRITE),
+    ("POST", "http://s3.local:8333/lake/tables/t1/data/f.parquet?uploads", signing.WRITE),
+    ("POST", "http://s3.local:8333/lake/tables/t1/data/f.parquet?uploadId=u", signing.WRITE),
+    ("DELETE", "http://s3.local:8333/lake/tables/t1/data/f.parquet?uploadId=u", signing.WRITE),
+    ("DELETE", "http://s3.local:8333/lake/tables/t1/data/f.parquet", signing.WRITE),
+])
+def test_allowed_requests(method, uri, expected):
+    assert signing.check(method=method, url=uri, headers={}, body=None, target=TARGET).access == expected
+
+
+@pytest.mark.parametrize("method,uri", [
+    ("GET", "https://s3.local:8333/lake/tables/t1/a"),
+    ("GET", "http://s3.local:8333/lake/tables/t1"),
+    ("GET", "http://s3.local:8333/lake/tables/t1//a"),
+    ("GET", "http://s3.local:8333/lake/tables/t1/./a"),
+    ("GET", "http://s3.local:8333/lake/tables/t1/a?acl"),
+    ("GET", "http://s3.local:8333/lake/tables/t1/a?tagging"),
+    ("GET", "http://s3.local:8333/lake/tables/t1/a?versionId=1&versionId=2"),
+    ("PUT", "http://s3.local:8333/lake/tables/t1/a?tagging"),
+    ("PUT", "http://s3.local:8333/lake/tables/t1/a?partNumber=1"),
+    ("PATCH", "http://s3.local:8333/lake/tables/t1/a"),
+    ("OPTIONS", "http://s3.local:8333/lake/tables/t1/a"),
+    ("GET", "http://s3.local:8333/lake?prefix=tables/t1"),
+    ("GET", "http://s3.local:8333/lake?list-type=2&prefix=tables/t1/&x=1"),
+    ("GET", "http://s3.local:8333/lake?policy"),
+    ("PUT", "http://s3.local:8333/lake?policy"),
+    ("GET", "http://u:p@s3.local:8333/lake/tables/t1/a"),
+    ("GET", "http://s3.local:8333/lake/tables/t1/a#x"),
+])
+def test_refused_requests(method, uri):
+    with pytest.raises(signing.Refused):
+        signing.check(method=method, url=uri, headers={}, body=None, target=TARGET)
+
+
+def test_delete_objects_binds_its_body():
+    body = "<Delete><Object><Key>tables/t1/data/a</Key></Object></Delete>"
+    checked = signing.check(method="POST", url="http://s3.local:8333/lake?delete", headers={}, body=body,
+                            target=TARGET)
+    assert checked.access == signing.WRITE and checked.payload_hash != signing.UNSIGNED_PAYLOAD
+    headers = signing.sign(method="POST", url="http://s3.local:8333/lake?delete", checked=checked,
+                           region="us-east-1", access_key_id="AKID", secret_access_key="secret")
+    assert headers["X-Amz-Content-SHA256"] == [checked.payload_hash]
+    assert "secret" not in str(headers)
+    with pytest.raises(signing.Refused):
+        signing.check(method="POST", url="http://s3.local:8333/lake?delete", headers={}, body=None, target=TARGET)
+
+
+def test_payload_hashes():
+    url = "http://s3.local:8333/lake/tables/t1/data/a"
+    for value in ("UNSIGNED-PAYLOAD", "STREAMING-UNSIGNED-PAYLOAD-TRAILER", "a" * 64):
+        checked = signing.check(method="PUT", url=url, headers={"X-Amz-Content-SHA256": value}, body=None,
+                                target=TARGET)
+        assert checked.payload_hash == value and "X-Amz-Content-SHA256" not in checked.headers
+    for value in ("STREAMING-AWS4-HMAC-SHA256-PAYLOAD", "nothex", "A" * 64):
+        with pytest.raises(signing.Refused):
+            signing.check(method="PUT", url=url, headers={"x-amz-content-sha256": value}, body=None, target=TARGET)
+
+
+def test_a_staged_table_is_signed_for_its_creator_only(lake):
+    schema = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": False}]}
+    staged = lake.http("POST", "/namespaces/default/tables", name="writer", delegation="remote-signing",
+                       json={"name": "ctas", "schema": schema, "stage-create": True}).json()
+    config, location = staged["config"], staged["metadata"]["location"]
+    endpoint = config["s3.signer.endpoint"]
+    assert endpoint.startswith("v1/unity/namespaces/default/tables/ctas/sign/")
+    uri = f"{config['s3.endpoint']}/{lake.server.bucket}/{lake.key(location)}/data/part-0.parquet"
+
+    def sign(path, name="writer", target=uri):
+        return requests.post(f"{config['s3.signer.uri']}/{path}", timeout=60,
+                             headers={"Authorization": f"Bearer {lake.token[name]}"},
+                             json={"region": "us-east-1", "method": "PUT", "uri": target, "headers": {}})
+
+    signed = sign(endpoint)
+    assert signed.status_code == 200, signed.text
+    headers = {name: ", ".join(values) for name, values in signed.json()["headers"].items()}
+    put = requests.put(uri, data=b"parquet bytes", headers=headers, timeout=60)
+    assert put.status_code == 200, put.text
+    assert lake.server.client().get_object(Bucket=lake.server.bucket,
+                                           Key=f"{lake.key(location)}/data/part-0.parquet")["Body"].read()
+    # Another principal cannot use the creator's endpoint; a changed token is refused; the
+    # token's location is the only one signed; without the token the table does not exist.
+    assert sign(endpoint, name="reader").status_code == 403
+    assert sign(endpoint[:-3] + ("AAA" if not endpoint.endswith("AAA") else "BBB")).status_code == 403
+    other = f"{config['s3.endpoint']}/{lake.server.bucket}/{lake.key(location)}x/data/a"
+    assert sign(endpoint, target=other).status_code == 403
+    assert sign("v1/unity/namespaces/default/tables/ctas/sign").status_code == 404
+
+
+def test_admin_pages_show_no_server_key(lake, client):
+    from django.contrib.auth import get_user_model
+
+    table = lake.catalog("writer").create_table(("default", "shown"), schema=SCHEMA)
+    table.append(rows((1, "a")))
+    lake.http("GET", "/namespaces/default/tables/shown/credentials", name="writer")
+    client.force_login(get_user_model().objects.create_superuser("governance", "gov@example.com", "pw"))
+    from catalog.models import Table
+
+    row = Table.objects.get(name="shown")
+    pages = ["/admin/catalog/auditevent/", "/admin/catalog/table/", f"/admin/catalog/table/{row.id}/change/"]
+    pages += [f"/admin/catalog/auditevent/{event.id}/change/"
+              for event in AuditEvent.objects.filter(action="vendIcebergCredentials")]
+    assert len(pages) > 3
+    for page in pages:
+        response = client.get(page)
+        assert response.status_code == 200, page
+        body = response.content.decode()
+        assert lake.server.secret_key not in body and lake.server.access_key not in body, page
+
+
+def test_non_ascii_uris_are_refused():
+    with pytest.raises(signing.Refused):
+        signing.check(method="GET", url="http://s3.local:8333/lake/tables/t1/\u00e9", headers={}, body=None,
+                      target=TARGET)
+    percent = signing.check(method="GET", url="http://s3.local:8333/lake/tables/t1/%C3%A9", headers={}, body=None,
+                            target=TARGET)
+    assert percent.access == signing.READ
