@@ -11,6 +11,7 @@ from django.utils.safestring import mark_safe
 
 from catalog.admin import charts
 from catalog.choices import DataSourceFormat
+from catalog.services import policies
 
 COMMITS_SHOWN = 25
 
@@ -153,24 +154,14 @@ def health_section(table) -> dict:
 
 
 def policies_section(table) -> list[dict]:
-    """Polaris policies that apply to the table (attached to it, or inherited from its schema or
-    catalog). Empty until the policy model exists (catalog.models.policies)."""
-    policy_model = _model("catalog", "Policy")
-    if policy_model is None:
-        return []
-    try:
-        from catalog.services import policies  # noqa: PLC0415 - present only with the policy model
-    except ImportError:
-        return []
-    effective = getattr(policies, "effective_policies", None)
-    if effective is None:
-        return []
-    try:
-        found = effective(table)
-    except TypeError:
-        return []
-    return [{"name": str(getattr(p, "name", p)), "type": str(getattr(p, "policy_type", "")),
-             "where": str(getattr(p, "attached_to", ""))} for p in found]
+    """Polaris policies that apply to the table: attached to it, or inherited from its schema or
+    catalog (the deepest of each type wins)."""
+    levels = ("catalog", "namespace", "table")
+    return [
+        {"name": applicable.policy.name, "type": policy_type,
+         "where": f"{levels[applicable.level]}{' (inherited)' if applicable.inherited else ''}"}
+        for policy_type, applicable in sorted(policies.effective_policies(table).items())
+    ]
 
 
 def table_sections(table) -> dict:

@@ -19,6 +19,7 @@ from catalog.models import (
     Function,
     Grant,
     Metastore,
+    Policy,
     Principal,
     RegisteredModel,
     Schema,
@@ -42,6 +43,7 @@ SECURABLE_MODELS: dict[str, type] = {
     SecurableType.REGISTERED_MODEL: RegisteredModel,
     SecurableType.EXTERNAL_LOCATION: ExternalLocation,
     SecurableType.CREDENTIAL: Credential,
+    SecurableType.POLICY: Policy,
 }
 RELATED_FIELDS = {
     Schema: ("catalog",),
@@ -49,6 +51,7 @@ RELATED_FIELDS = {
     Volume: ("schema__catalog",),
     Function: ("schema__catalog",),
     RegisteredModel: ("schema__catalog",),
+    Policy: ("schema__catalog",),
     ExternalLocation: ("credential",),
 }
 
