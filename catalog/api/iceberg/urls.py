@@ -15,7 +15,7 @@ urlpatterns = [
     path(f"{NS}/tables/<str:table>/credentials", views.CredentialsView.as_view()),
     path(f"{NS}/tables/<str:table>/metrics", views.MetricsView.as_view()),
     path(f"{NS}/tables/<str:table>/sign", views.SignView.as_view()),
-    path(f"{NS}/tables/<str:table>/sign/<str:staged>", views.SignView.as_view()),
+    path(f"{NS}/tables/<str:table>/sign/<str:staged>", views.StagedSignView.as_view()),
     path(f"{NS}/register", views.RegisterTableView.as_view()),
     path(f"{NS}/register-view", views.RegisterViewView.as_view()),
     path(f"{NS}/tables/<str:table>/notifications", views.NotificationsView.as_view()),

@@ -6,7 +6,7 @@ import json
 
 from django.conf import settings
 from django.http import HttpResponse
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view, inline_serializer
 from rest_framework import serializers
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import FormParser
@@ -431,6 +431,11 @@ class SignView(IcebergView):
         response = Response(signed)
         response["Cache-Control"] = "no-cache"
         return response
+
+
+@extend_schema_view(post=extend_schema(operation_id="signStagedRequest"))
+class StagedSignView(SignView):
+    """The signer endpoint handed out by stage-create: objects of a table not yet committed."""
 
 
 class MetricsView(IcebergView):
