@@ -402,17 +402,24 @@ def _is_catalog_managed(table: Table) -> bool:
     return table.table_type == TableType.MANAGED and table.latest_version is not None
 
 
-def describe(table: Table) -> dict:
-    """The loadTable answer, from the row (columns prefetched) and its unbackfilled commits."""
-    columns, partitions = render_columns(table)
+def catalog_properties(table: Table) -> dict:
+    """The table's properties as clients discover it. A table created through the seed 000 path
+    stores no protocol projection; its version 0 was checked for at least REQUIRED_PROTOCOL, and
+    readers (DuckDB, Delta) decide "catalog-managed" by delta.feature.catalogManaged, so the
+    projection is added here (the Delta log stays authoritative for the full protocol)."""
     properties = dict(table.properties or {})
-    managed = _is_catalog_managed(table)
-    if managed and MIN_READER not in properties:
-        # Created through the seed 000 path, whose version 0 was checked for at least this protocol:
-        # readers decide "catalog-managed" by delta.feature.catalogManaged (the log stays authoritative).
+    if _is_catalog_managed(table) and MIN_READER not in properties:
         for key, value in _protocol_properties(REQUIRED_PROTOCOL).items():
             properties.setdefault(key, value)
         properties.setdefault(delta_log.TABLE_ID_PROPERTY, str(table.id))
+    return properties
+
+
+def describe(table: Table) -> dict:
+    """The loadTable answer, from the row (columns prefetched) and its unbackfilled commits."""
+    columns, partitions = render_columns(table)
+    properties = catalog_properties(table)
+    managed = _is_catalog_managed(table)
     properties.setdefault(LAST_UPDATE_VERSION, "0")
     properties.setdefault(LAST_COMMIT_TIMESTAMP, str(_millis(table.created_at)))
     try:

@@ -95,3 +95,40 @@ def test_duckdb_reads_and_writes_a_managed_table(v1, duck):
     # Through /delta/v1 updateTable, as the audit trail says.
     assert AuditEvent.objects.filter(securable_id=table_id, action="updateDeltaTable").count() >= 2
     assert not AuditEvent.objects.filter(securable_id=table_id, action="commitDelta").exists()
+
+
+# -- Sail (legacy /delta/preview/commits) and DuckDB (/delta/v1) on one table ------------------------
+from tests.test_sail import connect, managed, rows, sail, sail_catalog, sail_storage, sail_token  # noqa: E402,F401
+
+
+@pytest.mark.spark
+def test_sail_and_duckdb_write_the_same_table_alternately(connect, live_server, make_token):
+    token = make_token("admin", admin=True)
+
+    def duck_session():
+        con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
+        for name in EXTENSIONS:
+            con.execute(f"LOAD {sql_string(str(extension_path(name)))}")
+        con.execute(f"CREATE SECRET ucweb (TYPE unity_catalog, TOKEN {sql_string(token)}, "
+                    f"ENDPOINT {sql_string(live_server.url)}, AWS_REGION 'us-east-1')")
+        con.execute("ATTACH 'unity' AS lake (TYPE unity_catalog, SECRET ucweb, DEFAULT_SCHEMA 'default')")
+        return con
+
+    spark = connect()
+    spark.sql("CREATE TABLE unity.default.mixed (id INT, city STRING) USING DELTA")
+    spark.sql("INSERT INTO unity.default.mixed VALUES (1, 'Lisbon')")
+    assert sorted(duck_session().execute("SELECT id, city FROM lake.default.mixed").fetchall()) == [(1, "Lisbon")]
+    duck_session().execute("INSERT INTO lake.default.mixed VALUES (2, 'Porto')")
+    assert rows(spark, "SELECT id, city FROM unity.default.mixed") == [(1, "Lisbon"), (2, "Porto")]
+    spark.sql("INSERT INTO unity.default.mixed VALUES (3, 'Braga')")
+    duck_session().execute("INSERT INTO lake.default.mixed VALUES (4, 'Faro')")
+    expected = [(1, "Lisbon"), (2, "Porto"), (3, "Braga"), (4, "Faro")]
+    assert sorted(duck_session().execute("SELECT id, city FROM lake.default.mixed").fetchall()) == expected
+    assert rows(connect(), "SELECT id, city FROM unity.default.mixed") == expected
+    table = managed("mixed")
+    assert table.latest_version == 4
+    assert list(DeltaCommit.objects.filter(table=table).order_by("version").values_list("version", flat=True)) == [
+        1, 2, 3, 4]
+    actions = list(AuditEvent.objects.filter(securable_id=table.id, action__in=["commitDelta", "updateDeltaTable"])
+                   .values_list("action", flat=True))
+    assert "commitDelta" in actions and "updateDeltaTable" in actions
