@@ -33,6 +33,7 @@ import hashlib
 import json
 
 from django.db import transaction
+from django.db.models import prefetch_related_objects
 from django.utils import timezone
 
 from catalog import selectors
@@ -491,7 +492,7 @@ def load_table(*, caller: Principal, catalog: str, schema: str, name: str) -> di
     table = _table(catalog, schema, name)
     _require(caller, table, Privilege.SELECT)
     _require_delta(table)
-    return describe(Table.objects.select_related("schema__catalog").prefetch_related("columns").get(id=table.id))
+    return _after(table)
 
 
 def table_exists(*, caller: Principal, catalog: str, schema: str, name: str) -> None:
@@ -696,6 +697,7 @@ def rename_table(*, caller: Principal, catalog: str, schema: str, name: str, bod
 def report_metrics(*, caller: Principal, catalog: str, schema: str, name: str, body: dict) -> None:
     """Stored as the legacy /delta/metrics report of the same table (one metrics model)."""
     table = _table(catalog, schema, name)
+    _require(caller, table, Privilege.SELECT)
     if str(parse_uuid(body.get("table-id"), field="table-id")) != str(table.id):
         raise InvalidParameter(f"table-id does not match table {table.full_name}.")
     report = _object(body.get("report"), "report", required=False) or {}
@@ -850,8 +852,9 @@ def _check_backfill(table: Table, version: int) -> None:
         if not publication.publish_one(table.storage_location, commit):
             raise InvalidParameter(
                 f"Version {commit.version} of table {table.full_name} is not published: "
-                f"{publication.log_file(table.storage_location, commit.version)} is missing and the staged "
-                f"commit {commit.file_name} is gone. The catalog keeps its record of it."
+                f"{publication.log_file(table.storage_location, commit.version)} is missing or differs from "
+                f"the ratified commit {commit.file_name}, and the server cannot publish it. The catalog keeps "
+                "its record of it."
             )
 
 
@@ -964,7 +967,10 @@ def update_table(*, caller: Principal, catalog: str, schema: str, name: str, bod
 
 
 def _after(table: Table) -> dict:
-    return describe(Table.objects.select_related("schema__catalog").prefetch_related("columns").get(id=table.id))
+    """The loadTable answer for a row already read (and, after an update, saved)."""
+    table._prefetched_objects_cache = {}
+    prefetch_related_objects([table], "columns")
+    return describe(table)
 
 
 def staged_commit_url(table: Table, file_name: str) -> str:
