@@ -754,7 +754,7 @@ class _Update:
     def __init__(self, actions: dict):
         self.actions = actions
         get = actions.get
-        self.set_properties = _string_map(get("set-properties")["updates"], "set-properties.updates") \
+        self.set_properties = _string_map(get("set-properties").get("updates"), "set-properties.updates") \
             if "set-properties" in actions else None
         self.remove_properties = _strings(get("remove-properties").get("removals"), "remove-properties.removals") \
             if "remove-properties" in actions else None

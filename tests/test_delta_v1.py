@@ -413,6 +413,8 @@ def test_create_table_errors(v1, table, admin_client, make_client):
     v1.create_table("unity", "default", "dup")
     response = admin_client.post(TABLES, _create_body(second, name="dup"), format="json")
     assert response.status_code == 409 and error_of(response) == "AlreadyExistsException"
+    response = admin_client.post(TABLES, "{oops", content_type="application/json")
+    assert response.status_code == 400 and error_of(response) == "BadRequestException"
     response = admin_client.post(f"{V1}/catalogs/unity/schemas/nope/tables", _create_body(staging), format="json")
     assert response.status_code == 404 and error_of(response) == "NoSuchSchemaException"
     writer = make_client("writer")
@@ -438,6 +440,8 @@ def test_staging_errors(v1, table, admin_client, make_client):
     ]:
         response = admin_client.post(url, body, format="json")
         assert response.status_code == status and error_of(response) == kind, body
+    response = admin_client.post(staging_url, "{oops", content_type="application/json")
+    assert response.status_code == 400 and error_of(response) == "BadRequestException"
     response = make_client("mallory").post(staging_url, {"name": "x"}, format="json")
     assert response.status_code == 403 and error_of(response) == "PermissionDeniedException"
     assert StagingTable.objects.count() == count
@@ -494,6 +498,8 @@ def test_metrics(v1, table, admin_client, make_client):
     ]:
         response = admin_client.post(f"{TABLES}/events/metrics", body, format="json")
         assert response.status_code == status and error_of(response) == kind, body
+    response = admin_client.post(f"{TABLES}/events/metrics", "{oops", content_type="application/json")
+    assert response.status_code == 400 and error_of(response) == "BadRequestException"
     response = admin_client.post(f"{TABLES}/nope/metrics", report, format="json")
     assert response.status_code == 404 and error_of(response) == "NoSuchTableException"
     response = make_client("mallory").post(f"{TABLES}/events/metrics", report, format="json")
@@ -520,6 +526,8 @@ def test_exists_list_rename_and_delete(v1, table, admin_client, make_client):
     assert admin_client.get(f"{TABLES}/renamed").json()["metadata"]["table-uuid"] == table["table-uuid"]
     response = writer.delete(f"{TABLES}/renamed")
     assert response.status_code == 403 and error_of(response) == "PermissionDeniedException"
+    response = admin_client.delete(f"{TABLES}/events")
+    assert response.status_code == 404 and error_of(response) == "NoSuchTableException"
     assert admin_client.delete(f"{TABLES}/renamed").status_code == 204
     response = admin_client.get(f"{TABLES}/renamed")
     assert response.status_code == 404 and error_of(response) == "NoSuchTableException"
