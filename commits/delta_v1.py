@@ -53,6 +53,7 @@ from ucweb.errors import (
     PermissionDenied,
     TableAlreadyExists,
     TableDoesNotExist,
+    TemporarilyUnavailable,
 )
 
 PROTOCOL_VERSION = "1.0"
@@ -594,9 +595,14 @@ def path_credentials(*, caller: Principal, location, operation) -> dict:
 def create_staging_table(*, caller: Principal, catalog: str, schema: str, body: dict) -> dict:
     staging = managed_tables.create_staging_table(
         caller=caller, name=body.get("name"), catalog_name=catalog, schema_name=schema)
-    credentials = _credentials(
-        temporary_credentials.vend_for_url(staging.staging_location, write=True, caller=caller),
-        TableOperation.READ_WRITE)
+    try:
+        credentials = _credentials(
+            temporary_credentials.vend_for_url(staging.staging_location, write=True, caller=caller),
+            TableOperation.READ_WRITE)
+    except TemporarilyUnavailable:
+        # The staging table exists; a token service that is down must not make the client retry
+        # into a second one. It asks getStagingTableCredentials again (or uses its own access).
+        credentials = {"storage-credentials": []}
     return {
         "table-id": str(staging.id),
         "table-type": TableType.MANAGED,

@@ -563,3 +563,28 @@ def test_errors_use_the_delta_envelope_by_view_not_by_path(admin_client):
     response = admin_client.get(f"{TABLES}/nope")
     assert response.status_code == 404 and error_of(response) == "NoSuchTableException"
     assert json.loads(response.content)["error"]["message"]
+
+
+def test_the_protocol_on_s3(live_server, bootstrap, make_token, s3_storage_root, settings, no_worker, monkeypatch,
+                           admin_client):
+    """On a real S3 server: creation from a 0.json on S3, commits, server-side publication at the
+    bound (a conditional PUT copy), the read path, and the purge on delete."""
+    settings.UCWEB_MAX_UNPUBLISHED_COMMITS = 3
+    v1 = DeltaV1Client(f"{live_server.url}{UC}", make_token("admin", admin=True))
+    loaded = v1.create_table("unity", "default", "events")
+    table = {"name": "events", "table-uuid": loaded["metadata"]["table-uuid"],
+             "location": loaded["metadata"]["location"]}
+    assert table["location"].startswith(s3_storage_root + "/tables/")
+    for version in range(1, 8):
+        v1.append(table, version, f"part-{version}.parquet", publish=False)
+    row = Table.objects.get(id=table["table-uuid"])
+    assert row.latest_version == 7 and row.latest_published_version >= 4
+    published = join(table["location"], "_delta_log", log_name(row.latest_published_version))
+    assert storage_for(published).exists(published)
+    assert v1.snapshot("unity", "default", "events") == (7, [f"part-{v}.parquet" for v in range(1, 8)])
+    with pytest.raises(DeltaV1Error) as conflict:
+        v1.commit(table, v1.stage_commit(table["location"], 7, "loser.parquet"))
+    assert conflict.value.status == 409 and conflict.value.type == "CommitVersionConflictException"
+    monkeypatch.undo()  # tasks run again: the purge of the dropped table
+    assert admin_client.delete(f"{TABLES}/events").status_code == 204
+    assert storage_for(table["location"]).list(table["location"]) == []
