@@ -419,7 +419,20 @@ def _trim_history(table: Table) -> None:
     if keep is None:
         return
     cutoff = table.latest_published_version - keep
-    DeltaCommit.objects.filter(table=table, version__lte=cutoff, published_at__isnull=False).delete()
+    # Never forget a commit whose `_delta_log/<v>.json` was not seen (a backfill report is the
+    # client's word): the record goes only once the published file is there. Bounded per call.
+    candidates = DeltaCommit.objects.filter(table=table, version__lte=cutoff, published_at__isnull=False)
+    seen = None
+    for version in candidates.order_by("version").values_list("version", flat=True)[:100]:
+        url = publication.log_file(table.storage_location, version)
+        try:
+            if not storage_for(url).exists(url):
+                break
+        except StorageError:
+            break
+        seen = version
+    if seen is not None:
+        candidates.filter(version__lte=seen).delete()
 
 
 # -- get commits --------------------------------------------------------------------------------------

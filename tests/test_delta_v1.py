@@ -588,3 +588,17 @@ def test_the_protocol_on_s3(live_server, bootstrap, make_token, s3_storage_root,
     monkeypatch.undo()  # tasks run again: the purge of the dropped table
     assert admin_client.delete(f"{TABLES}/events").status_code == 204
     assert storage_for(table["location"]).list(table["location"]) == []
+
+
+def test_retention_never_trims_a_commit_whose_log_file_was_not_seen(delta, table, settings):
+    """UC OSS #1912 on the legacy path: a premature backfill report does not let the retention
+    forget the only record of a commit; it goes once `_delta_log/<v>.json` exists."""
+    settings.UCWEB_DELTA_COMMIT_RETENTION = 0
+    table_id, location = table["table-uuid"], table["location"]
+    info = delta.stage_commit(location, 1, "a.parquet")
+    delta.ratify(table_id, location, info)
+    delta.backfill(table_id, location, 1)  # reported, never copied
+    assert list(DeltaCommit.objects.filter(table_id=table_id).values_list("version", flat=True)) == [1]
+    delta.publish(location, info)
+    delta.append(table_id, location, 2, "b.parquet")  # published and reported: both may go now
+    assert not DeltaCommit.objects.filter(table_id=table_id).exists()
