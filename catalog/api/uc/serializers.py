@@ -105,9 +105,11 @@ class TableInfo(SecurableInfo):
 
     def to_representation(self, instance):
         data = super().to_representation(instance)
-        if isinstance(instance, Table) and instance.latest_version is not None:
-            # A catalog-managed table says so in its properties (delta.feature.catalogManaged),
-            # as the Delta REST API does: DuckDB decides how to read it from this listing.
+        if isinstance(instance, Table) and instance.latest_published_version is not None:
+            # A catalog-managed table whose version 0 was checked says so in its properties
+            # (delta.feature.catalogManaged), as the Delta REST API does: DuckDB decides how to read
+            # it from this listing. Not before: Sail compares these with the protocol it is about
+            # to write in a CTAS, and refuses "a different protocol".
             from commits.delta_v1 import catalog_properties
 
             data["properties"] = catalog_properties(instance)
