@@ -1,5 +1,7 @@
 """Ratified Delta commits per second through the HTTP API, beside what PostgreSQL itself does for
-the same transaction (row lock + insert + update) under pgbench.
+the same transaction (row lock + insert + update) under pgbench. Both commit paths are measured:
+the legacy `/delta/commit` (seed 000) and the Delta REST API `/delta/v1` updateTable with
+`add-commit` (managed tables spec 1.0); they share one ratification.
 
     make bench                      # or: .venv/bin/python bench/commits.py --seconds 10
 
@@ -33,7 +35,7 @@ from harness import ROOT, Server, free_port, manage, recreate_database
 UC = "/api/2.1/unity-catalog"
 
 
-def create_tables(base: str, token: str, count: int) -> list[tuple[str, str]]:
+def create_tables(base: str, token: str, count: int) -> list[tuple[str, str, str]]:
     from catalog.storage import join, storage_for  # the server's own storage code
 
     http = urllib3.PoolManager()
@@ -61,7 +63,7 @@ def create_tables(base: str, token: str, count: int) -> list[tuple[str, str]]:
         table = http.request("POST", f"{base}{UC}/tables", headers=headers, body=json.dumps({
             "name": name, "catalog_name": "unity", "schema_name": "default", "table_type": "MANAGED",
             "data_source_format": "DELTA", "storage_location": staging["staging_location"], "columns": []})).json()
-        tables.append((table["table_id"], table["storage_location"]))
+        tables.append((table["table_id"], table["storage_location"], name))
     return tables
 
 
@@ -86,7 +88,11 @@ def policy_read_cost(location: str, reads: int = 2000) -> float:
     return (time.perf_counter() - started) / reads * 1e6
 
 
-def run_writers(base, token, tables, writers, seconds):
+def v1_path(base: str, name: str) -> str:
+    return f"{base}{UC}/delta/v1/catalogs/unity/schemas/default/tables/{name}"
+
+
+def run_writers(base, token, tables, writers, seconds, api="legacy"):
     from catalog.storage import join, storage_for
 
     http = urllib3.PoolManager(maxsize=writers * 2)
@@ -95,31 +101,41 @@ def run_writers(base, token, tables, writers, seconds):
     lock = threading.Lock()
     deadline = time.perf_counter() + seconds
 
-    def latest(table_id, location):
+    def latest(table_id, location, name):
+        if api == "v1":
+            return http.request("GET", v1_path(base, name), headers=headers).json()["latest-table-version"]
         response = http.request("GET", f"{base}{UC}/delta/commits", headers=headers,
                                 fields={"table_id": table_id, "table_uri": location})
         return response.json()["latest_table_version"]
+
+    def propose(table_id, location, name, version, file_name):
+        if api == "v1":
+            return http.request("POST", v1_path(base, name), headers=headers, body=json.dumps({
+                "requirements": [{"type": "assert-table-uuid", "uuid": table_id}],
+                "updates": [{"action": "add-commit", "commit": {
+                    "version": version, "timestamp": 1700000000000 + version, "file-name": file_name,
+                    "file-size": len(STAGED_COMMIT), "file-modification-timestamp": 1700000000000}}]}))
+        return http.request("POST", f"{base}{UC}/delta/commit", headers=headers, body=json.dumps({
+            "table_id": table_id, "table_uri": location, "commit_info": {
+                "version": version, "timestamp": 1700000000000 + version, "file_name": file_name,
+                "file_size": len(STAGED_COMMIT), "file_modification_timestamp": 1700000000000}}))
 
     def writer(seed):
         rng = random.Random(seed)
         known = {}
         local = []
         while time.perf_counter() < deadline:
-            table_id, location = rng.choice(tables)
+            table_id, location, name = rng.choice(tables)
             if table_id not in known:
-                known[table_id] = latest(table_id, location)
+                known[table_id] = latest(table_id, location, name)
             version = known[table_id] + 1
             file_name = f"{version:020d}.{uuid.uuid4()}.json"
             # Like a Delta client, stage the commit file first: the server reads its
             # commitInfo.operation for the maintenance policy before ratifying.
             staged = join(location, "_delta_log", "_staged_commits", file_name)
             storage_for(staged).put(staged, STAGED_COMMIT)
-            body = json.dumps({"table_id": table_id, "table_uri": location, "commit_info": {
-                "version": version, "timestamp": 1700000000000 + version,
-                "file_name": file_name, "file_size": len(STAGED_COMMIT),
-                "file_modification_timestamp": 1700000000000}})
             started = time.perf_counter()
-            response = http.request("POST", f"{base}{UC}/delta/commit", headers=headers, body=body)
+            response = propose(table_id, location, name, version, file_name)
             local.append((time.perf_counter() - started, response.status))
             if response.status == 200:
                 known[table_id] = version
@@ -187,6 +203,7 @@ def main():
     parser.add_argument("--writers", default="1,8,32")
     parser.add_argument("--tables", default="1,100")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
+    parser.add_argument("--apis", default="legacy,v1", help="commit paths: legacy (/delta/commit), v1 (/delta/v1)")
     args = parser.parse_args()
 
     database_url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/ucweb_bench")
@@ -213,20 +230,22 @@ def main():
         rows = []
         for tables in table_counts:
             for writers in [int(n) for n in args.writers.split(",")]:
-                api = run_writers(server.url, token, all_tables[:tables], writers, args.seconds)
                 pg = pgbench(database_url, writers, tables, args.seconds)
-                rows.append((writers, tables, api, pg))
-                print(f"writers={writers} tables={tables} api={api} pgbench={pg}", file=sys.stderr)
+                for path in args.apis.split(","):
+                    api = run_writers(server.url, token, all_tables[:tables], writers, args.seconds, api=path)
+                    rows.append((path, writers, tables, api, pg))
+                    print(f"path={path} writers={writers} tables={tables} api={api} pgbench={pg}", file=sys.stderr)
         policy_us = policy_read_cost(all_tables[0][1])
     finally:
         server.stop()
 
     print(f"\nucweb ratified commits, {args.seconds} s per run, gunicorn {args.workers} workers x 16 threads, "
           f"{os.cpu_count()} CPUs shared by server, writers and PostgreSQL\n")
-    print("| writers | tables | commits/s | attempts/s | 409s | p50 ms | p99 ms | pgbench tps (same txn) | pgbench avg ms |")
-    print("|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
-    for writers, tables, api, pg in rows:
-        print(f"| {writers} | {tables} | {api['commits_per_s']:.0f} | {api['attempts_per_s']:.0f} | {api['conflicts']} "
+    print("| path | writers | tables | commits/s | attempts/s | 409s | p50 ms | p99 ms | pgbench tps (same txn) "
+          "| pgbench avg ms |")
+    print("|--|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    for path, writers, tables, api, pg in rows:
+        print(f"| {path} | {writers} | {tables} | {api['commits_per_s']:.0f} | {api['attempts_per_s']:.0f} | {api['conflicts']} "
               f"| {api['p50_ms']:.1f} | {api['p99_ms']:.1f} | {pg['tps']:.0f} | {pg['latency_ms']:.2f} |")
         if api["errors"]:
             print(f"(!) {api['errors']} requests failed with neither 200 nor 409", file=sys.stderr)

@@ -44,7 +44,7 @@ from catalog.services.common import validate_properties
 from catalog.services.tables import replace_columns, validate_columns
 from catalog.storage import InvalidStorageUrl, StorageError, join, normalize, storage_for
 from catalog.asset_selectors import parse_uuid
-from commits import delta_log
+from commits import delta_log, publication
 from commits.models import CommitReport, DeltaCommit
 from ucweb.errors import AlreadyExists, InvalidParameter, PermissionDenied, ResourceExhausted, TableDoesNotExist
 
@@ -359,12 +359,7 @@ def _ratify(table: Table, commit: CommitInfo, *, caller, metadata, uniform, oper
         )
     check_maintenance_policy(table, operation)
     confirmed = _confirm_version_zero(table)
-    unpublished = latest - table.latest_published_version
-    if unpublished >= settings.UCWEB_MAX_UNPUBLISHED_COMMITS:
-        raise ResourceExhausted(
-            f"Table {table.full_name} has {unpublished} ratified commits that are not published; "
-            f"publish them (latest_published_version) before committing more."
-        )
+    confirmed += _stay_under_the_bound(table)
     DeltaCommit.objects.create(
         table=table,
         version=commit.version,
@@ -384,6 +379,26 @@ def _ratify(table: Table, commit: CommitInfo, *, caller, metadata, uniform, oper
         table.uniform_iceberg = uniform
         changed.append("uniform_iceberg")
     return changed
+
+
+def _stay_under_the_bound(table: Table) -> list[str]:
+    """At the bound of unpublished commits the server publishes the oldest ones itself (see
+    commits.publication), so the bound never depends on a worker's speed; 429 only when none of
+    them can be published (the staged file is gone and `_delta_log/<v>.json` is missing)."""
+    bound = settings.UCWEB_MAX_UNPUBLISHED_COMMITS
+    unpublished = table.latest_version - table.latest_published_version
+    if unpublished < bound:
+        return []
+    publication.publish_oldest(table, limit=max(1, unpublished - bound // 2))
+    unpublished = table.latest_version - table.latest_published_version
+    if unpublished >= bound:
+        raise ResourceExhausted(
+            f"Table {table.full_name} has {unpublished} ratified commits that are not published, and "
+            f"version {table.latest_published_version + 1} cannot be published from its staged file; "
+            f"publish it (latest_published_version) before committing more."
+        )
+    _trim_history(table)
+    return ["latest_published_version"]
 
 
 def _apply_metadata(table: Table, metadata: MetadataChange) -> list[str]:
@@ -428,7 +443,20 @@ def _trim_history(table: Table) -> None:
     if keep is None:
         return
     cutoff = table.latest_published_version - keep
-    DeltaCommit.objects.filter(table=table, version__lte=cutoff, published_at__isnull=False).delete()
+    # Never forget a commit whose `_delta_log/<v>.json` was not seen (a backfill report is the
+    # client's word): the record goes only once the published file is there. Bounded per call.
+    candidates = DeltaCommit.objects.filter(table=table, version__lte=cutoff, published_at__isnull=False)
+    seen = None
+    for version in candidates.order_by("version").values_list("version", flat=True)[:100]:
+        url = publication.log_file(table.storage_location, version)
+        try:
+            if not storage_for(url).exists(url):
+                break
+        except StorageError:
+            break
+        seen = version
+    if seen is not None:
+        candidates.filter(version__lte=seen).delete()
 
 
 # -- get commits --------------------------------------------------------------------------------------

@@ -15,9 +15,12 @@ class DeltaCommit(models.Model):
     ratified_at = models.DateTimeField(auto_now_add=True)
     ratified_by = models.CharField(max_length=255)
     published_at = models.DateTimeField(null=True, blank=True)
+    # commitInfo.txnId of the staged file, when the API read it: a transaction is ratified once.
+    txn_id = models.CharField(max_length=255, null=True, blank=True)
 
     class Meta:
         ordering = ["table", "-version"]
+        indexes = [models.Index(fields=["table", "txn_id"], name="delta_commit_txn")]
         constraints = [models.UniqueConstraint(fields=["table", "version"], name="uniq_delta_commit_version")]
 
     def __str__(self):

@@ -181,9 +181,16 @@ def no_worker(monkeypatch):
 
 
 def test_unpublished_commits_are_bounded(delta, table, settings, no_worker):
+    """At the bound the server publishes the oldest commits itself (commits.publication); the 429
+    remains for a table whose unpublished commits cannot be published: staged files gone."""
     settings.UCWEB_MAX_UNPUBLISHED_COMMITS = 3
     table_id, location = table
     infos = [delta.append(table_id, location, v, f"p{v}.parquet", publish=False) for v in (1, 2, 3)]
+    staged = {}
+    for info in infos:
+        url = join(location, "_delta_log", "_staged_commits", info.file_name)
+        staged[url] = storage_for(url).read(url)
+        storage_for(url).delete(url)
     with pytest.raises(ApiException) as exhausted:
         delta.append(table_id, location, 4, "p4.parquet", publish=False)
     assert exhausted.value.status == 429
@@ -191,6 +198,8 @@ def test_unpublished_commits_are_bounded(delta, table, settings, no_worker):
     # From half the bound on, every ratification asked for publish-verify of this table.
     assert no_worker == [("maintenance.publish_verify_table", (table_id,))] * 3
     assert state(table_id) == (3, 0, 3)
+    for url, data in staged.items():
+        storage_for(url).put(url, data)
     for info in infos:
         delta.publish(location, info)
     # Backfill and the next commit in one request.

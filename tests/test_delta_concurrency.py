@@ -1,5 +1,7 @@
 """Concurrent writers on PostgreSQL: for every version of a table exactly one proposal wins, no
-version is skipped, every loser is told 409, and every winner's commit is recorded."""
+version is skipped, every loser is told 409, and every winner's commit is recorded. Writers of
+the legacy path (/delta/commit) and of the Delta REST API (/delta/v1 updateTable) race on the
+same tables through the one ratification."""
 
 import random
 import threading
@@ -22,9 +24,11 @@ def postgres_only():
         pytest.skip("row locking is tested on PostgreSQL (set DATABASE_URL)")
 
 
-def race(base_url, token, tables, *, writers, attempts):
+def race(base_url, token, tables, *, writers, attempts, v1_writers=0):
     """Each writer reads the latest version and proposes the next one, until `attempts`
-    proposals have been made in all. Returns the outcome of every proposal."""
+    proposals have been made in all. The first `v1_writers` writers use /delta/v1 (loadTable,
+    then updateTable with add-commit), the others the legacy path. Returns the outcome of every
+    proposal."""
     http = urllib3.PoolManager(maxsize=writers)
     headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
     outcomes, lock = [], threading.Lock()
@@ -37,10 +41,32 @@ def race(base_url, token, tables, *, writers, attempts):
             remaining[0] -= 1
             return True
 
-    def writer(seed):
+    def v1_writer(seed):
         rng = random.Random(seed)
         while take():
-            table_id, location = rng.choice(tables)
+            table_id, _, name = rng.choice(tables)
+            path = f"{base_url}{UC}/delta/v1/catalogs/unity/schemas/default/tables/{name}"
+            latest = http.request("GET", path, headers=headers).json()["latest-table-version"]
+            version = latest + 1
+            file_name = f"{version:020d}.{uuid.uuid4()}.json"
+            body = {
+                "requirements": [{"type": "assert-table-uuid", "uuid": table_id}],
+                "updates": [{"action": "add-commit", "commit": {
+                    "version": version, "timestamp": 1700000000000 + version, "file-name": file_name,
+                    "file-size": 100, "file-modification-timestamp": 1700000000000}}],
+            }
+            response = http.request("POST", path, json=body, headers=headers)
+            if response.status == 409:
+                assert response.json()["error"]["type"] == "CommitVersionConflictException", response.data
+            with lock:
+                outcomes.append((table_id, version, file_name, response.status))
+
+    def writer(seed):
+        if seed < v1_writers:
+            return v1_writer(seed)
+        rng = random.Random(seed)
+        while take():
+            table_id, location, _ = rng.choice(tables)
             latest = http.request(
                 "GET", f"{base_url}{UC}/delta/commits", fields={"table_id": table_id, "table_uri": location},
                 headers={"Authorization": headers["Authorization"]},
@@ -67,7 +93,7 @@ def race(base_url, token, tables, *, writers, attempts):
 def check(outcomes, tables):
     statuses = Counter(status for *_, status in outcomes)
     assert set(statuses) <= {200, 409}, statuses
-    for table_id, _ in tables:
+    for table_id, *_ in tables:
         winners = {version: name for t, version, name, status in outcomes if t == table_id and status == 200}
         rows = dict(DeltaCommit.objects.filter(table_id=table_id).values_list("version", "file_name"))
         assert rows == winners, "every winner is recorded, and only winners"
@@ -81,7 +107,7 @@ def make_tables(delta, count):
     tables = []
     for index in range(count):
         created = delta.create_table("unity", "default", f"race_{index}")
-        tables.append((created.table_id, created.storage_location))
+        tables.append((created.table_id, created.storage_location, f"race_{index}"))
     return tables
 
 
@@ -97,5 +123,21 @@ def test_sixteen_writers_on_fifty_tables(delta, live_server, settings):
     settings.UCWEB_MAX_UNPUBLISHED_COMMITS = 10**9
     tables = make_tables(delta, 50)
     outcomes = race(live_server.url, delta.token, tables, writers=16, attempts=2000)
+    statuses = check(outcomes, tables)
+    assert len(outcomes) == 2000 and statuses[200] > 0
+
+
+def test_sixteen_writers_on_one_table_through_both_apis(delta, live_server, settings):
+    settings.UCWEB_MAX_UNPUBLISHED_COMMITS = 10**9
+    tables = make_tables(delta, 1)
+    outcomes = race(live_server.url, delta.token, tables, writers=16, attempts=2000, v1_writers=8)
+    statuses = check(outcomes, tables)
+    assert len(outcomes) == 2000 and statuses[200] > 0 and statuses[409] > 0
+
+
+def test_sixteen_writers_on_fifty_tables_through_both_apis(delta, live_server, settings):
+    settings.UCWEB_MAX_UNPUBLISHED_COMMITS = 10**9
+    tables = make_tables(delta, 50)
+    outcomes = race(live_server.url, delta.token, tables, writers=16, attempts=2000, v1_writers=8)
     statuses = check(outcomes, tables)
     assert len(outcomes) == 2000 and statuses[200] > 0

@@ -57,7 +57,11 @@ def check_error_envelope(response) -> None:
         body = response.json()
     except ValueError:
         raise AssertionError(f"{response.status_code} from {path} is not JSON: {response.text[:200]!r}") from None
-    if path.startswith(UC):
+    if path.startswith(f"{UC}/delta/v1/"):  # the Delta REST API's own envelope (managed tables spec 1.0)
+        assert isinstance(body, dict) and set(body) == {"error"}, body
+        assert set(body["error"]) == {"type", "code", "message"}, body
+        assert body["error"]["code"] == response.status_code, body
+    elif path.startswith(UC):
         assert isinstance(body, dict) and set(body) == {"error_code", "message", "details"}, body
         assert isinstance(body["error_code"], str) and isinstance(body["message"], str), body
     elif path.startswith("/api/catalog/v1/oauth/"):
@@ -102,6 +106,11 @@ def aim_at_real_rows(case) -> None:
         params["full_name"] = "unity.default"
     elif path.endswith("/tables/{full_name}"):
         params["full_name"] = "unity.default.trips"
+    elif "{catalog}" in path:  # the Delta REST API
+        params["catalog"] = "unity"
+        params["schema"] = "default"
+        if "{table}" in path:
+            params["table"] = "trips"
     elif "securable_type" in params:
         if params["securable_type"] not in REAL_FULL_NAMES:
             params["securable_type"] = "table"

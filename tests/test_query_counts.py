@@ -82,3 +82,26 @@ def test_iceberg_load_table(reader, admin_client, storage_root):
             {"id": 1, "name": "id", "type": "long", "required": False}]}}, format="json")
     path = "/api/catalog/v1/unity/namespaces/default/tables/ice"
     assert count(reader, "get", path) == PINS["iceberg load table"]
+
+
+def test_delta_v1_load_table(reader, managed):
+    path = f"{UC}/delta/v1/catalogs/unity/schemas/default/tables/events"
+    assert count(reader, "get", path) == PINS["delta v1 load table"]
+
+
+def test_delta_v1_commit(reader, managed):
+    versions = iter(range(3, 10))
+
+    def body():
+        version = next(versions)
+        return {"requirements": [{"type": "assert-table-uuid", "uuid": managed.table_id}],
+                "updates": [{"action": "add-commit", "commit": {
+                    "version": version, "timestamp": 1, "file-name": f"{version}.json", "file-size": 1,
+                    "file-modification-timestamp": 1}}]}
+
+    path = f"{UC}/delta/v1/catalogs/unity/schemas/default/tables/events"
+    reader.post(path, body(), format="json")
+    with CaptureQueriesContext(connection) as queries:
+        response = reader.post(path, body(), format="json")
+    assert response.status_code == 200, response.content
+    assert len(queries.captured_queries) == PINS["delta v1 commit"]

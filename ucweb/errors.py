@@ -138,6 +138,9 @@ def _translate(exc: Exception) -> CatalogError | None:
     return None
 
 
+translate = _translate  # for the APIs that render their own envelope (catalog.api.delta)
+
+
 def _flatten_validation(detail, prefix: str = "") -> str:
     if isinstance(detail, dict):
         parts = [_flatten_validation(value, f"{prefix}{key}.") for key, value in detail.items()]

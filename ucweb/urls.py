@@ -6,6 +6,7 @@ from ucweb.views import health, landing
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("api/2.1/unity-catalog/delta/v1/", include("catalog.api.delta.urls")),
     path("api/2.1/unity-catalog/", include("catalog.api.uc.urls")),
     path("api/catalog/polaris/", include("catalog.api.polaris.urls")),
     path("api/catalog/", include("catalog.api.iceberg.urls")),

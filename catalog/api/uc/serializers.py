@@ -6,6 +6,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from catalog.choices import ColumnTypeName, DataSourceFormat, Privilege, SecurableType, TableType
+from catalog.models import Table
 
 
 @extend_schema_field(OpenApiTypes.INT64)
@@ -114,6 +115,18 @@ class TableInfo(SecurableInfo):
     table_id = serializers.CharField(source="id")
     view_definition = serializers.CharField(allow_null=True)
     view_dependencies = serializers.JSONField(allow_null=True)
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        if isinstance(instance, Table) and instance.latest_published_version is not None:
+            # A catalog-managed table whose version 0 was checked says so in its properties
+            # (delta.feature.catalogManaged), as the Delta REST API does: DuckDB decides how to read
+            # it from this listing. Not before: Sail compares these with the protocol it is about
+            # to write in a CTAS, and refuses "a different protocol".
+            from commits.delta_v1 import catalog_properties
+
+            data["properties"] = catalog_properties(instance)
+        return data
 
 
 class CreateTable(serializers.Serializer):

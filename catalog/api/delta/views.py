@@ -1,0 +1,184 @@
+"""Thin views of the UC Delta REST API: parse, call one function of commits.delta_v1, render.
+Authorization and every rule live there; errors leave in the Delta envelope (catalog.api.delta.errors)."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+
+from catalog.api.base import CatalogAPIView
+from catalog.api.delta import errors
+from commits import delta_v1
+
+TAGS = ["Delta REST API (managed tables spec 1.0)"]
+ERROR = OpenApiResponse(OpenApiTypes.OBJECT, description='{"error": {"type": ..., "code": ..., "message": ...}}')
+NO_CONTENT = OpenApiResponse(description="No content.")
+
+
+def wire(class_name: str, **fields) -> type[serializers.Serializer]:
+    """A serializer with the spec's hyphenated field names (for the OpenAPI document)."""
+    cls = type(class_name, (serializers.Serializer,), {})
+    cls._declared_fields = fields
+    return cls
+
+
+def _json(**kwargs):
+    return serializers.JSONField(**kwargs)
+
+
+Commit = wire("DeltaCommit", **{
+    "version": serializers.IntegerField(), "timestamp": serializers.IntegerField(),
+    "file-name": serializers.CharField(), "file-size": serializers.IntegerField(),
+    "file-modification-timestamp": serializers.IntegerField()})
+Metadata = wire("DeltaTableMetadata", **{
+    "etag": serializers.CharField(), "table-type": serializers.CharField(), "table-uuid": serializers.UUIDField(),
+    "location": serializers.CharField(), "created-time": serializers.IntegerField(),
+    "updated-time": serializers.IntegerField(), "columns": _json(help_text="DeltaStructType"),
+    "partition-columns": serializers.ListField(child=serializers.CharField()),
+    "properties": serializers.DictField(child=serializers.CharField()),
+    "last-commit-version": serializers.IntegerField(), "last-commit-timestamp-ms": serializers.IntegerField()})
+LoadTable = wire("DeltaLoadTableResponse", **{
+    "metadata": Metadata(), "commits": Commit(many=True, required=False),
+    "uniform": _json(required=False), "latest-table-version": serializers.IntegerField(required=False)})
+Config = wire("DeltaCatalogConfig", **{
+    "endpoints": serializers.ListField(child=serializers.CharField()), "protocol-version": serializers.CharField()})
+StorageCredential = wire("DeltaStorageCredential", **{
+    "prefix": serializers.CharField(), "operation": serializers.CharField(),
+    "expiration-time-ms": serializers.IntegerField(), "config": serializers.DictField(child=serializers.CharField())})
+Credentials = wire("DeltaCredentialsResponse", **{"storage-credentials": StorageCredential(many=True)})
+StagingRequest = wire("DeltaCreateStagingTableRequest", name=serializers.CharField())
+StagingResponse = wire("DeltaStagingTableResponse", **{
+    "table-id": serializers.UUIDField(), "table-type": serializers.CharField(), "location": serializers.CharField(),
+    "storage-credentials": StorageCredential(many=True), "required-protocol": _json(),
+    "suggested-protocol": _json(), "required-properties": _json(), "suggested-properties": _json()})
+CreateTable = wire("DeltaCreateTableRequest", **{
+    "name": serializers.CharField(), "table-type": serializers.ChoiceField(["MANAGED", "EXTERNAL"]),
+    "location": serializers.CharField(), "comment": serializers.CharField(required=False),
+    "columns": _json(help_text="DeltaStructType"),
+    "partition-columns": serializers.ListField(child=serializers.CharField(), required=False),
+    "properties": serializers.DictField(child=serializers.CharField()), "protocol": _json(),
+    "domain-metadata": _json(required=False), "last-commit-timestamp-ms": serializers.IntegerField(),
+    "uniform": _json(required=False)})
+UpdateTable = wire("DeltaUpdateTableRequest", **{
+    "requirements": serializers.ListField(child=_json(), help_text="assert-table-uuid (required), assert-etag"),
+    "updates": serializers.ListField(child=_json(), help_text=(
+        "add-commit, set-latest-backfilled-version, set-properties, remove-properties, set-protocol, "
+        "set-columns, set-partition-columns, set-table-comment, set-domain-metadata, "
+        "remove-domain-metadata, update-metadata-snapshot-version (external tables)"))})
+Rename = wire("DeltaRenameTableRequest", **{"new-name": serializers.CharField()})
+Metrics = wire("DeltaReportMetricsRequest", **{"table-id": serializers.UUIDField(), "report": _json(required=False)})
+TableList = wire("DeltaListTablesResponse", **{"tables": serializers.ListField(child=_json()),
+                                                "next-page-token": serializers.CharField(required=False)})
+OPERATION = OpenApiParameter("operation", str, enum=["READ", "READ_WRITE"], required=True)
+
+
+class DeltaView(CatalogAPIView):
+    """Every view of the Delta API answers errors in the Delta envelope."""
+
+    audit_securable_type = "table"
+
+    def get_exception_handler(self):
+        return errors.exception_handler
+
+
+class ConfigView(DeltaView):
+    @extend_schema(operation_id="deltaGetConfig", tags=TAGS, responses={200: Config, 400: ERROR, 404: ERROR},
+                   parameters=[OpenApiParameter("catalog", str, required=True),
+                               OpenApiParameter("protocol-versions", str, required=True,
+                                                description="Comma-separated, e.g. 1.0")])
+    def get(self, request):
+        return Response(delta_v1.get_config(caller=request.user, catalog=request.query_params.get("catalog"),
+                                            protocol_versions=request.query_params.get("protocol-versions")))
+
+
+class StagingTablesView(DeltaView):
+    @extend_schema(operation_id="deltaCreateStagingTable", tags=TAGS, request=StagingRequest,
+                   responses={200: StagingResponse, 400: ERROR, 403: ERROR, 404: ERROR, 409: ERROR})
+    def post(self, request, catalog, schema):
+        return Response(delta_v1.create_staging_table(caller=request.user, catalog=catalog, schema=schema,
+                                                      body=self.body(request)))
+
+
+class TablesView(DeltaView):
+    @extend_schema(operation_id="deltaListTables", tags=TAGS, responses={200: TableList, 403: ERROR, 404: ERROR},
+                   parameters=[OpenApiParameter("max-results", int), OpenApiParameter("page-token", str)])
+    def get(self, request, catalog, schema):
+        return Response(delta_v1.list_tables(
+            caller=request.user, catalog=catalog, schema=schema,
+            max_results=request.query_params.get("max-results"), page_token=request.query_params.get("page-token")))
+
+    @extend_schema(operation_id="deltaCreateTable", tags=TAGS, request=CreateTable,
+                   responses={200: LoadTable, 400: ERROR, 403: ERROR, 404: ERROR, 409: ERROR})
+    def post(self, request, catalog, schema):
+        return Response(delta_v1.create_table(caller=request.user, catalog=catalog, schema=schema,
+                                              body=self.body(request)))
+
+
+class TableView(DeltaView):
+    @extend_schema(operation_id="deltaLoadTable", tags=TAGS,
+                   responses={200: LoadTable, 400: ERROR, 403: ERROR, 404: ERROR})
+    def get(self, request, catalog, schema, table):
+        return Response(delta_v1.load_table(caller=request.user, catalog=catalog, schema=schema, name=table))
+
+    @extend_schema(operation_id="deltaUpdateTable", tags=TAGS, request=UpdateTable, responses={
+        200: LoadTable, 400: ERROR, 403: ERROR, 404: ERROR, 409: ERROR, 429: ERROR},
+        description="Requirements and updates apply atomically. Replaying an accepted add-commit (same "
+        "version and file-name) is a whole-request no-op answered 200. At the bound of unbackfilled "
+        "commits the server publishes the oldest ones itself; 429 only when it cannot.")
+    def post(self, request, catalog, schema, table):
+        return Response(delta_v1.update_table(caller=request.user, catalog=catalog, schema=schema, name=table,
+                                              body=self.body(request)))
+
+    @extend_schema(operation_id="deltaDeleteTable", tags=TAGS, responses={204: NO_CONTENT, 403: ERROR, 404: ERROR})
+    def delete(self, request, catalog, schema, table):
+        delta_v1.delete_table(caller=request.user, catalog=catalog, schema=schema, name=table)
+        return Response(status=204)
+
+    @extend_schema(operation_id="deltaTableExists", tags=TAGS, responses={204: NO_CONTENT, 404: ERROR})
+    def head(self, request, catalog, schema, table):
+        delta_v1.table_exists(caller=request.user, catalog=catalog, schema=schema, name=table)
+        return Response(status=204)
+
+
+class TableCredentialsView(DeltaView):
+    @extend_schema(operation_id="deltaGetTableCredentials", tags=TAGS, parameters=[OPERATION],
+                   responses={200: Credentials, 400: ERROR, 403: ERROR, 404: ERROR})
+    def get(self, request, catalog, schema, table):
+        return Response(delta_v1.table_credentials(caller=request.user, catalog=catalog, schema=schema, name=table,
+                                                   operation=request.query_params.get("operation")))
+
+
+class MetricsView(DeltaView):
+    @extend_schema(operation_id="deltaReportMetrics", tags=TAGS, request=Metrics,
+                   responses={204: NO_CONTENT, 400: ERROR, 403: ERROR, 404: ERROR})
+    def post(self, request, catalog, schema, table):
+        delta_v1.report_metrics(caller=request.user, catalog=catalog, schema=schema, name=table,
+                                body=self.body(request))
+        return Response(status=204)
+
+
+class RenameView(DeltaView):
+    @extend_schema(operation_id="deltaRenameTable", tags=TAGS, request=Rename,
+                   responses={204: NO_CONTENT, 400: ERROR, 403: ERROR, 404: ERROR, 409: ERROR})
+    def post(self, request, catalog, schema, table):
+        delta_v1.rename_table(caller=request.user, catalog=catalog, schema=schema, name=table,
+                              body=self.body(request))
+        return Response(status=204)
+
+
+class StagingCredentialsView(DeltaView):
+    @extend_schema(operation_id="deltaGetStagingTableCredentials", tags=TAGS,
+                   responses={200: Credentials, 403: ERROR, 404: ERROR})
+    def get(self, request, table_id):
+        return Response(delta_v1.staging_table_credentials(caller=request.user, table_id=table_id))
+
+
+class PathCredentialsView(DeltaView):
+    @extend_schema(operation_id="deltaGetTemporaryPathCredentials", tags=TAGS,
+                   parameters=[OpenApiParameter("location", str, required=True), OPERATION],
+                   responses={200: Credentials, 400: ERROR, 403: ERROR})
+    def get(self, request):
+        return Response(delta_v1.path_credentials(caller=request.user, location=request.query_params.get("location"),
+                                                  operation=request.query_params.get("operation")))
