@@ -3,7 +3,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("commits", "0002_icebergmetadata_icebergmetricsreport_idempotencykey"),
+        ("commits", "0003_polaris_notification_timestamp"),
         ("catalog", "0004_securable_created_at_default"),
     ]
 
