@@ -23,6 +23,9 @@ class CatalogError(Exception):
     error_code = "INVALID_PARAMETER_VALUE"
     iceberg_type = "BadRequestException"
     iceberg_status = None  # where the Iceberg REST spec gives another status than Unity Catalog
+    # A "does not exist" that stands for "exists, but you may not see it" (catalog.resolve). The
+    # caller never learns it; the audit log records the refusal as DENIED.
+    hidden = False
 
     def __init__(self, message: str, *, details: list | None = None):
         super().__init__(message)
@@ -153,6 +156,7 @@ def exception_handler(exc, context):
     if error is None:
         return None  # a real server bug: let Django log it and answer 500
     response = render(error, request)
+    response.hidden_refusal = error.hidden
     if isinstance(exc, drf_exceptions.NotAuthenticated | drf_exceptions.AuthenticationFailed):
         response["WWW-Authenticate"] = 'Bearer realm="ucweb"'
     return response

@@ -58,7 +58,8 @@ class CatalogAPIView(APIView):
                     action=_printable(f"{request.method} {request.path}")[:64],
                     securable_type=self.audit_securable_type,
                     securable_name=_printable(str(kwargs.get("full_name") or kwargs.get("name") or ""))[:800],
-                    outcome=AuditOutcome.DENIED if response.status_code == 403 else AuditOutcome.FAILED,
+                    outcome=AuditOutcome.DENIED if response.status_code == 403 or getattr(
+                        response, "hidden_refusal", False) else AuditOutcome.FAILED,
                     details={"status": response.status_code, "error": _printable(getattr(response, "data", None))},
                 )
         return response

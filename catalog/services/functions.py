@@ -11,7 +11,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from catalog import asset_selectors
+from catalog import resolve
 from catalog.choices import (
     ColumnTypeName,
     FunctionParameterMode,
@@ -29,7 +29,6 @@ from catalog.services.names import split_full_name, validate_name
 from catalog.services.schema_assets import (
     reject_nul,
     schema_access,
-    securable_access,
     validate_long_comment,
     validate_optional_string,
     validate_required_string,
@@ -144,8 +143,7 @@ def visible_functions(*, caller: Principal, catalog_name, schema_name):
 
 
 def get_function(*, caller: Principal, full_name: str) -> Function:
-    function = asset_selectors.get_function(full_name)
-    access = securable_access(caller, function)
+    function, access = resolve.function(caller, full_name)
     access.require(access.has(Privilege.EXECUTE), f"Missing EXECUTE on function {function.full_name}.")
     return function
 
@@ -215,8 +213,7 @@ def create_function(*, caller: Principal, function_info) -> Function:
 
 @transaction.atomic
 def delete_function(*, caller: Principal, full_name: str) -> None:
-    function = asset_selectors.get_function(full_name, for_update=True)
-    access = securable_access(caller, function)
+    function, access = resolve.function(caller, full_name, for_update=True)
     access.require(access.owns(), f"Only the owner of function {function.full_name} or a metastore admin may delete it.")
     function_id, name = function.id, function.full_name
     function.delete()

@@ -17,7 +17,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from catalog import asset_selectors
+from catalog import resolve
 from catalog.choices import Privilege, SecurableType, VolumeType
 from catalog.models import Grant, Principal, Table, Volume
 from catalog.services import audit, grants
@@ -27,7 +27,6 @@ from catalog.services.names import validate_name
 from catalog.services.schema_assets import (
     managed_location,
     schema_access,
-    securable_access,
     validate_long_comment,
     visible,
 )
@@ -41,8 +40,7 @@ def visible_volumes(*, caller: Principal, catalog_name, schema_name):
 
 
 def get_volume(*, caller: Principal, full_name: str) -> Volume:
-    volume = asset_selectors.get_volume(full_name)
-    access = securable_access(caller, volume)
+    volume, access = resolve.volume(caller, full_name)
     access.require(access.has(Privilege.READ_VOLUME), f"Missing READ VOLUME on volume {volume.full_name}.")
     return volume
 
@@ -98,8 +96,7 @@ def create_volume(
 
 @transaction.atomic
 def update_volume(*, caller: Principal, full_name: str, fields: dict) -> Volume:
-    volume = asset_selectors.get_volume(full_name, for_update=True)
-    access = securable_access(caller, volume)
+    volume, access = resolve.volume(caller, full_name, for_update=True)
     access.require(access.owns(), f"Only the owner of volume {volume.full_name} or a metastore admin may update it.")
     new_name = fields.get("new_name")
     if new_name is not None and new_name != volume.name:
@@ -128,8 +125,7 @@ def update_volume(*, caller: Principal, full_name: str, fields: dict) -> Volume:
 def delete_volume(*, caller: Principal, full_name: str) -> None:
     """The row goes; a managed volume's files are purged after commit and grants go with it (the
     post_delete handlers of catalog.models.assets, which also run when a schema is dropped)."""
-    volume = asset_selectors.get_volume(full_name, for_update=True)
-    access = securable_access(caller, volume)
+    volume, access = resolve.volume(caller, full_name, for_update=True)
     access.require(access.owns(), f"Only the owner of volume {volume.full_name} or a metastore admin may delete it.")
     volume_id, name = volume.id, volume.full_name
     volume.delete()

@@ -132,7 +132,7 @@ class ConfigView(CatalogAPIView):
                    parameters=[OpenApiParameter("warehouse", str, description="A catalog name; default: the default catalog.")])
     def get(self, request):
         name = request.query_params.get("warehouse") or settings.UCWEB_DEFAULT_WAREHOUSE
-        catalog = iceberg.warehouse(name)
+        catalog = iceberg.warehouse(name, request.user)
         return Response({
             "defaults": {},
             "overrides": {"prefix": catalog.name},
