@@ -202,6 +202,10 @@ UC_CASES = [
      "id:open.pub.tbl", "id:gone", 404, "TABLE_DOES_NOT_EXIST"),
     ("uc", "post", "/temporary-table-credentials", {"table_id": "{}", "operation": "READ"},
      "id:shop.sales.tbl", "id:gone", 404, "TABLE_DOES_NOT_EXIST"),
+    ("uc", "get", "/delta/preview/commits?table_id={}&table_uri=file:///x&start_version=0", None,
+     "id:open.pub.tbl", "id:gone", 404, "TABLE_DOES_NOT_EXIST"),
+    ("uc", "post", "/delta/preview/commits", {"table_id": "{}", "table_uri": "file:///x", "latest_backfilled_version": 0},
+     "id:shop.sales.tbl", "id:gone", 404, "TABLE_DOES_NOT_EXIST"),
     # metastore-level securables
     ("uc", "get", "/external-locations/{}", None, "landing", "gone", 404, "EXTERNAL_LOCATION_DOES_NOT_EXIST"),
     ("uc", "patch", "/external-locations/{}", {"comment": "x"}, "landing", "gone", 404,
