@@ -19,8 +19,9 @@ _FORBIDDEN = re.compile(r"[./\s\x00-\x1f\x7f]")
 # Names created through the Iceberg REST API may also hold dots and spaces (Polaris and Lakekeeper
 # accept them); never a slash, a back-quote, another white space or a control character.
 _FORBIDDEN_ICEBERG = re.compile(r"[/`\t\n\r\x0b\x0c\x00-\x1f\x7f]")
-# A part that must be back-quoted in a full name.
-_NEEDS_QUOTES = re.compile(r"[.`\s]")
+# A part that must be back-quoted in a full name: only names from the Iceberg API hold these, and
+# those never hold a back-quote (a Unity Catalog name may: `a` is a name of its own).
+_NEEDS_QUOTES = re.compile(r"[.\s]")
 
 
 def validate_name(value, *, field: str = "name", iceberg: bool = False) -> str:
@@ -85,6 +86,17 @@ def _split(text: str) -> list[str] | None:
     return pieces
 
 
+def _parts(text: str, parts: int) -> list[str]:
+    """Back-quotes quote a part when that is what makes the name split into `parts` parts, or
+    when a quoted part holds a dot or a space; otherwise they are characters of a name."""
+    plain = text.split(".")
+    quoted = _split(text)
+    if quoted is not None and len(quoted) == parts and all(quoted):
+        if len(plain) != parts or any(_NEEDS_QUOTES.search(part) for part in quoted):
+            return quoted
+    return plain
+
+
 def split_full_name(full_name: str, parts: int, *, what: str) -> list[str]:
     """`unity.default.t` → ['unity', 'default', 't']; unity.`new.db`.t → ['unity', 'new.db', 't'].
     Clients send full names percent-encoded (`unity%2Edefault%2Et`), sometimes twice; the router
@@ -93,7 +105,7 @@ def split_full_name(full_name: str, parts: int, *, what: str) -> list[str]:
     other character) is still found."""
     decoded = full_name
     while True:
-        pieces = _split(decoded) or []
+        pieces = _parts(decoded, parts)
         if len(pieces) == parts and all(pieces):
             break
         again = unquote(decoded)
