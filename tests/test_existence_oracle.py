@@ -231,6 +231,8 @@ ICEBERG_CASES = [
     ("iceberg", "post", "/{}/namespaces/sales/tables/ice", {"requirements": [], "updates": []},
      "shop", "gone", 404, "NoSuchWarehouseException"),
     ("iceberg", "get", "/{}/namespaces/sales/views/vw", None, "shop", "gone", 404, "NoSuchWarehouseException"),
+    ("iceberg", "get", "/{}/namespaces/sales%1Fdeeper/tables/ice", None, "shop", "gone", 404,
+     "NoSuchWarehouseException"),
     # a namespace bob may not see
     ("iceberg", "get", "/open/namespaces/{}", None, "secret", "gone", 404, "NoSuchNamespaceException"),
     ("iceberg", "head", "/open/namespaces/{}", None, "secret", "gone", 404, None),

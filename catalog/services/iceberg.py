@@ -178,6 +178,8 @@ def _find(caller: Principal, prefix: str, namespace, name: str, *, view: bool,
     levels = namespace_levels(namespace)
     # Spark resolves `db.t.snapshots` by loading table `snapshots` in namespace `db.t` first: a
     # namespace that does not exist must answer "no such table", not "no such namespace".
+    if len(levels) != 1 or not levels[0]:
+        warehouse(prefix, caller)  # a warehouse the caller may not see does not exist either
     schema_name = single_level(levels, missing=missing)
     if for_update:
         queryset = Table.objects.select_related("schema__catalog").select_for_update(of=("self",))
