@@ -56,11 +56,14 @@ def iceberg(live_server, bootstrap, make_token, storage_root) -> RestCatalog:
     (["unity", "a-b%c", "x"], "unity.a-b%c.x"),
 ])
 def test_full_names_round_trip(parts, full_name):
+    """Back-quotes are characters of a Unity Catalog name unless they quote a dot or a space:
+    `a`.`b`.`c` names catalog `a`, schema `b` and table `c`, back-quotes included."""
+    assert split_full_name("`a`.`b`.`c`", 3, what="table") == ["`a`", "`b`", "`c`"]
     assert join_full_name(*parts) == full_name
     assert split_full_name(full_name, 3, what="table") == parts
 
 
-@pytest.mark.parametrize("bad", ["unity.`new.db.t", "unity.`a`b.t", "unity.x`y`.t", "unity..t"])
+@pytest.mark.parametrize("bad", ["unity.`new.db.t", "unity.`a.b`c.t", "unity.x`y.z`.t", "unity..t", "`x`.y"])
 def test_malformed_quoted_full_names_are_refused(admin_client, bad):
     response = admin_client.get(f"{UC}/tables/{quote(bad, safe='')}")
     assert response.status_code == 400 and response.json()["error_code"] == "INVALID_PARAMETER_VALUE"

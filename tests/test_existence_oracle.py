@@ -220,7 +220,6 @@ UC_CASES = [
 
 ICEBERG_CASES = [
     # a warehouse bob may not see
-    ("iceberg", "get", "/config?warehouse={}", None, "shop", "gone", 404, "NoSuchWarehouseException"),
     ("iceberg", "get", "/{}/namespaces", None, "shop", "gone", 404, "NoSuchWarehouseException"),
     ("iceberg", "post", "/{}/namespaces", {"namespace": ["new"]}, "shop", "gone", 404, "NoSuchWarehouseException"),
     ("iceberg", "get", "/{}/namespaces/sales", None, "shop", "gone", 404, "NoSuchWarehouseException"),
@@ -311,6 +310,19 @@ def test_invisible_answers_as_missing(world, protocol, method, template, body, e
         events = AuditEvent.objects.filter(id__gt=last_event, principal="bob").order_by("id")
         assert [(e.outcome, e.details["status"]) for e in events] == [
             (AuditOutcome.DENIED, status), (AuditOutcome.FAILED, status)]
+
+
+def test_config_tells_nothing(world):
+    """pyiceberg asks /v1/config before anything else, also before its principal is granted
+    anything: the answer is the same for a warehouse that exists and one that does not, visible
+    or not."""
+    bob = world["bob"]
+    for name in ("shop", "gone", "open"):
+        response = bob.get(f"{ICE}/config?warehouse={name}")
+        assert response.status_code == 200, response.content
+        assert response.json()["overrides"] == {"prefix": name}
+    assert bob.get(f"{ICE}/config?warehouse=shop").json() == {
+        **bob.get(f"{ICE}/config?warehouse=gone").json(), "overrides": {"prefix": "shop"}}
 
 
 def test_lists_do_not_show_the_invisible(world):
