@@ -16,7 +16,7 @@ shows that list ("Errors: one status per protocol"), and a test keeps the two th
 - tables: 400 TABLE_ALREADY_EXISTS in the Unity Catalog API (seed 000 fixes it), 409 in the Delta
   and Iceberg APIs.
 - catalogs: 400 CATALOG_ALREADY_EXISTS in the Unity Catalog API (what the UC SDK tests expect; no
-  client needs another), 409 in the Iceberg API.
+  client needs another), 409 in the Delta and Iceberg APIs.
 - volumes, functions, registered models, credentials, external locations: 409 ALREADY_EXISTS
   (MLflow's registry client knows ALREADY_EXISTS by name).
 """
