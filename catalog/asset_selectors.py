@@ -7,7 +7,7 @@ import uuid
 
 from catalog import selectors
 from catalog.models import Credential, ExternalLocation, Function, ModelVersion, RegisteredModel, Volume
-from catalog.services.names import split_full_name
+from catalog.services.names import join_full_name, split_full_name
 from ucweb.errors import (
     CredentialDoesNotExist,
     ExternalLocationDoesNotExist,
@@ -19,7 +19,30 @@ from ucweb.errors import (
 )
 
 
-def _in_schema(model, error, what: str, full_name: str, *, for_update: bool = False):
+def _not_found(error, what: str):
+    def make(catalog_name: str, schema_name: str, name: str):
+        return error(f"{what} not found: {join_full_name(catalog_name, schema_name, name)}")
+    return make
+
+
+volume_not_found = _not_found(VolumeDoesNotExist, "Volume")
+function_not_found = _not_found(FunctionDoesNotExist, "Function")
+registered_model_not_found = _not_found(RegisteredModelDoesNotExist, "Registered model")
+
+
+def volume_id_not_found(volume_id) -> VolumeDoesNotExist:
+    return VolumeDoesNotExist(f"Volume not found: {volume_id}")
+
+
+def credential_not_found(name) -> CredentialDoesNotExist:
+    return CredentialDoesNotExist(f"Credential not found: {name}")
+
+
+def external_location_not_found(name) -> ExternalLocationDoesNotExist:
+    return ExternalLocationDoesNotExist(f"External location not found: {name}")
+
+
+def _in_schema(model, not_found, what: str, full_name: str, *, for_update: bool = False):
     """A securable named `catalog.schema.name`; a missing catalog or schema is reported as such."""
     catalog_name, schema_name, name = split_full_name(full_name, 3, what=what)
     queryset = model.objects.select_related("schema__catalog")
@@ -28,20 +51,20 @@ def _in_schema(model, error, what: str, full_name: str, *, for_update: bool = Fa
     row = queryset.filter(schema__catalog__name=catalog_name, schema__name=schema_name, name=name).first()
     if row is None:
         selectors.get_schema(catalog_name, schema_name)
-        raise error(f"{what.capitalize()} '{catalog_name}.{schema_name}.{name}' does not exist.")
+        raise not_found(catalog_name, schema_name, name)
     return row
 
 
 def get_volume(full_name: str, *, for_update: bool = False) -> Volume:
-    return _in_schema(Volume, VolumeDoesNotExist, "volume", full_name, for_update=for_update)
+    return _in_schema(Volume, volume_not_found, "volume", full_name, for_update=for_update)
 
 
 def get_function(full_name: str, *, for_update: bool = False) -> Function:
-    return _in_schema(Function, FunctionDoesNotExist, "function", full_name, for_update=for_update)
+    return _in_schema(Function, function_not_found, "function", full_name, for_update=for_update)
 
 
 def get_registered_model(full_name: str, *, for_update: bool = False) -> RegisteredModel:
-    return _in_schema(RegisteredModel, RegisteredModelDoesNotExist, "registered model", full_name,
+    return _in_schema(RegisteredModel, registered_model_not_found, "registered model", full_name,
                       for_update=for_update)
 
 
@@ -57,7 +80,7 @@ def parse_uuid(value, *, field: str) -> uuid.UUID:
 def get_volume_by_id(volume_id) -> Volume:
     volume = Volume.objects.select_related("schema__catalog").filter(id=parse_uuid(volume_id, field="volume_id")).first()
     if volume is None:
-        raise VolumeDoesNotExist(f"Volume with id {volume_id} does not exist.")
+        raise volume_id_not_found(volume_id)
     return volume
 
 
@@ -83,21 +106,29 @@ def get_model_version(model: RegisteredModel, version, *, for_update: bool = Fal
     return row
 
 
-def get_credential(name: str, *, for_update: bool = False) -> Credential:
+def find_credential(name, *, for_update: bool = False) -> Credential | None:
     queryset = Credential.objects.select_for_update() if for_update else Credential.objects.all()
-    credential = queryset.filter(name=name).first() if isinstance(name, str) else None
+    return queryset.filter(name=name).first() if isinstance(name, str) else None
+
+
+def get_credential(name: str, *, for_update: bool = False) -> Credential:
+    credential = find_credential(name, for_update=for_update)
     if credential is None:
-        raise CredentialDoesNotExist(f"Credential '{name}' does not exist.")
+        raise credential_not_found(name)
     return credential
 
 
-def get_external_location(name: str, *, for_update: bool = False) -> ExternalLocation:
+def find_external_location(name, *, for_update: bool = False) -> ExternalLocation | None:
     queryset = ExternalLocation.objects.select_related("credential")
     if for_update:
         queryset = queryset.select_for_update(of=("self",))
-    location = queryset.filter(name=name).first() if isinstance(name, str) else None
+    return queryset.filter(name=name).first() if isinstance(name, str) else None
+
+
+def get_external_location(name: str, *, for_update: bool = False) -> ExternalLocation:
+    location = find_external_location(name, for_update=for_update)
     if location is None:
-        raise ExternalLocationDoesNotExist(f"External location '{name}' does not exist.")
+        raise external_location_not_found(name)
     return location
 
 

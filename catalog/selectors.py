@@ -9,22 +9,53 @@ import binascii
 from django.conf import settings
 
 from catalog.models import Catalog, Schema, Table
-from catalog.services.names import split_full_name
+from catalog.services.names import join_full_name, split_full_name
 from ucweb.errors import CatalogDoesNotExist, InvalidParameter, SchemaDoesNotExist, TableDoesNotExist
 
 
+# -- "not found", worded as Unity Catalog words it (clients match on `Catalog not found: <name>`) --
+# A missing securable and one the caller may not see (catalog.resolve) answer with the same error.
+def catalog_not_found(name: str) -> CatalogDoesNotExist:
+    return CatalogDoesNotExist(f"Catalog not found: {name}")
+
+
+def schema_not_found(catalog_name: str, schema_name: str) -> SchemaDoesNotExist:
+    return SchemaDoesNotExist(f"Schema not found: {join_full_name(catalog_name, schema_name)}")
+
+
+def table_not_found(catalog_name: str, schema_name: str, table_name: str) -> TableDoesNotExist:
+    return TableDoesNotExist(f"Table not found: {join_full_name(catalog_name, schema_name, table_name)}")
+
+
+def table_id_not_found(table_id) -> TableDoesNotExist:
+    return TableDoesNotExist(f"Table not found: {table_id}")
+
+
+# -- lookups without a caller (the services resolve for a caller through catalog.resolve) ---------
+def find_catalog(name: str, *, for_update: bool = False) -> Catalog | None:
+    queryset = Catalog.objects.select_for_update() if for_update else Catalog.objects.all()
+    return queryset.filter(name=name).first()
+
+
+def find_schema(catalog_name: str, schema_name: str, *, for_update: bool = False) -> Schema | None:
+    queryset = Schema.objects.select_related("catalog")
+    if for_update:
+        queryset = queryset.select_for_update(of=("self",))
+    return queryset.filter(catalog__name=catalog_name, name=schema_name).first()
+
+
 def get_catalog(name: str) -> Catalog:
-    catalog = Catalog.objects.filter(name=name).first()
+    catalog = find_catalog(name)
     if catalog is None:
-        raise CatalogDoesNotExist(f"Catalog '{name}' does not exist.")
+        raise catalog_not_found(name)
     return catalog
 
 
 def get_schema(catalog_name: str, schema_name: str) -> Schema:
-    schema = Schema.objects.select_related("catalog").filter(catalog__name=catalog_name, name=schema_name).first()
+    schema = find_schema(catalog_name, schema_name)
     if schema is None:
         get_catalog(catalog_name)
-        raise SchemaDoesNotExist(f"Schema '{catalog_name}.{schema_name}' does not exist.")
+        raise schema_not_found(catalog_name, schema_name)
     return schema
 
 
@@ -42,7 +73,7 @@ def get_table(catalog_name: str, schema_name: str, table_name: str, *, for_updat
     ).first()
     if table is None:
         get_schema(catalog_name, schema_name)
-        raise TableDoesNotExist(f"Table '{catalog_name}.{schema_name}.{table_name}' does not exist.")
+        raise table_not_found(catalog_name, schema_name, table_name)
     return table
 
 

@@ -37,7 +37,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from catalog.choices import Privilege, TableType
+from catalog import resolve
+from catalog.choices import Privilege, SecurableType, TableType
 from catalog.models import Principal, Table
 from catalog.services import audit, grants, managed_tables
 from catalog.services.common import validate_properties
@@ -205,13 +206,19 @@ def _locked_table(table_id: str, *, for_update: bool) -> Table:
         queryset = queryset.select_for_update(of=("self",))
     table = queryset.filter(id=table_id).first()
     if table is None:
-        raise TableDoesNotExist(f"Table {table_id} does not exist.")
+        raise _missing(table_id)
     return table
 
 
+def _missing(table_id) -> TableDoesNotExist:
+    return TableDoesNotExist(f"Table {table_id} does not exist.")
+
+
 def _authorize(caller: Principal, table: Table, privilege: str) -> None:
+    """A table the caller may not see answers as one that does not exist (catalog.resolve)."""
     access = grants.Access.load(caller, table)
-    grants.require_schema_use(access)
+    if resolve.hidden_level(access, SecurableType.TABLE) is not None:
+        raise resolve.hidden(_missing(table.id))
     access.require(access.has(privilege), f"Missing {privilege} on table {table.full_name}.")
 
 

@@ -82,6 +82,12 @@ def test_staging_errors(delta, admin_client, make_client):
     delta.create_table("unity", "default", "events")
     response = admin_client.post(f"{UC}/staging-tables", {"name": "events", "catalog_name": "unity", "schema_name": "default"}, format="json")
     assert response.status_code == 400 and response.json()["error_code"] == "TABLE_ALREADY_EXISTS"
+    # mallory holds nothing: catalog unity does not exist for her (no existence oracle) ...
+    response = make_client("mallory").post(f"{UC}/staging-tables", {"name": "t", "catalog_name": "unity", "schema_name": "default"}, format="json")
+    assert response.status_code == 404 and response.json()["error_code"] == "CATALOG_DOES_NOT_EXIST"
+    # ... and once she sees the schema, creating in it still needs CREATE TABLE.
+    admin_client.patch(f"{UC}/permissions/catalog/unity", {"changes": [
+        {"principal": "mallory", "add": ["USE CATALOG", "USE SCHEMA"]}]}, format="json")
     response = make_client("mallory").post(f"{UC}/staging-tables", {"name": "t", "catalog_name": "unity", "schema_name": "default"}, format="json")
     assert response.status_code == 403 and response.json()["error_code"] == "PERMISSION_DENIED"
     assert StagingTable.objects.count() == 1
@@ -312,7 +318,8 @@ def test_get_commits_errors(table, admin_client, make_client):
     assert get(table_uri=location).status_code == 400
     assert get(table_id=str(uuid.uuid4()), table_uri=location).json()["error_code"] == "TABLE_DOES_NOT_EXIST"
     assert get(table_id=table_id, table_uri="file:///elsewhere").status_code == 400
-    assert make_client("nobody").get(f"{UC}/delta/commits", {"table_id": table_id, "table_uri": location}).status_code == 403
+    # A table the caller may not see answers as a missing one (no existence oracle).
+    assert make_client("nobody").get(f"{UC}/delta/commits", {"table_id": table_id, "table_uri": location}).status_code == 404
 
 
 def test_get_commits_on_a_table_the_catalog_does_not_manage(admin_client, bootstrap, tmp_path):

@@ -34,7 +34,7 @@ import pytest
 from django.db import connection
 from pyspark.errors import PySparkException
 
-from catalog.models import AuditEvent, Column, Principal, StagingTable, Table, Token
+from catalog.models import AuditEvent, Column, Principal, Schema, StagingTable, Table, Token
 from catalog.services import principals
 from catalog.storage import join, storage_for
 from commits.models import DeltaCommit
@@ -302,6 +302,26 @@ def test_schema_partitions_delete_overwrite_and_cascade(spark, recorder, sail_lo
     assert not Table.objects.filter(id=table.id).exists()
     assert not directory.exists()
     assert rows(spark, "SHOW SCHEMAS IN unity") == [("unity.default", "unity", "Default schema", None)]
+
+
+@pytest.mark.spark
+def test_create_schema_if_not_exists_twice(spark, recorder, sail_log):
+    """Sail implements IF NOT EXISTS by creating and taking a 409 as "exists" (then it reads the
+    schema): the second statement succeeds and the schema keeps its first comment."""
+    spark.sql("CREATE SCHEMA IF NOT EXISTS unity.marts COMMENT 'first'")
+    spark.sql("CREATE SCHEMA IF NOT EXISTS unity.marts COMMENT 'second'")
+
+    creates = recorder.find("POST", "/schemas")
+    assert [c.status for c in creates] == [200, 409]
+    assert creates[1].response["error_code"] == "SCHEMA_ALREADY_EXISTS"
+    assert recorder.find("GET", "/schemas/unity.marts")[-1].status == 200
+    listed = {name: comment for name, _, comment, _ in rows(spark, "SHOW SCHEMAS IN unity")}
+    assert listed["unity.marts"] == "first"
+    assert Schema.objects.get(catalog__name="unity", name="marts").comment == "first"
+    # Without IF NOT EXISTS the same 409 is an error, and nothing changes.
+    with pytest.raises(PySparkException):
+        spark.sql("CREATE SCHEMA unity.marts COMMENT 'third'")
+    assert Schema.objects.get(catalog__name="unity", name="marts").comment == "first"
 
 
 @pytest.mark.spark

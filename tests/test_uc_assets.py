@@ -178,11 +178,12 @@ def test_volume_pagination_and_visibility(sdk):
             break
     assert seen == [f"v{i}" for i in range(5)]
 
-    with pytest.raises(ForbiddenException):
+    # What bob may not see does not exist for him (no existence oracle).
+    with pytest.raises(NotFoundException):
         sdk.run(VolumesApi, "bob", lambda api: api.list_volumes(catalog_name="shop", schema_name="sales"))
     use_schema(sdk, "bob")
     assert sdk.run(VolumesApi, "bob", lambda api: api.list_volumes(catalog_name="shop", schema_name="sales")).volumes == []
-    with pytest.raises(ForbiddenException):
+    with pytest.raises(NotFoundException):
         sdk.run(VolumesApi, "bob", lambda api: api.get_volume("shop.sales.v1"))
     grant(sdk, SecurableType.VOLUME, "shop.sales.v1", "bob", [Privilege.READ_VOLUME])
     listed = sdk.run(VolumesApi, "bob", lambda api: api.list_volumes(catalog_name="shop", schema_name="sales"))
@@ -324,7 +325,7 @@ def test_sql_and_python_functions(sdk):
 
     # EXECUTE lets bob read one function; he sees no other.
     use_schema(sdk, "bob")
-    with pytest.raises(ForbiddenException):
+    with pytest.raises(NotFoundException):
         sdk.run(FunctionsApi, "bob", lambda api: api.get_function("shop.sales.score"))
     grant(sdk, SecurableType.FUNCTION, "shop.sales.score", "bob", [Privilege.EXECUTE])
     assert sdk.run(FunctionsApi, "bob", lambda api: api.get_function("shop.sales.score")).name == "score"
@@ -414,7 +415,7 @@ def test_model_privileges(sdk):
     sdk.run(RegisteredModelsApi, "admin", lambda api: api.create_registered_model(CreateRegisteredModel(
         name="churn", catalog_name="shop", schema_name="sales")))
     use_schema(sdk, "bob")
-    with pytest.raises(ForbiddenException):
+    with pytest.raises(NotFoundException):
         sdk.run(RegisteredModelsApi, "bob", lambda api: api.get_registered_model("shop.sales.churn"))
     assert sdk.run(RegisteredModelsApi, "bob", lambda api: api.list_registered_models()).registered_models == []
     grant(sdk, SecurableType.REGISTERED_MODEL, "shop.sales.churn", "bob", [Privilege.EXECUTE])
@@ -434,7 +435,7 @@ def test_model_privileges(sdk):
     # Without USE SCHEMA nothing inside is reachable, grants or not.
     sdk.run(GrantsApi, "admin", lambda api: api.update(SecurableType.SCHEMA, "shop.sales", UpdatePermissions(
         changes=[PermissionsChange(principal="bob", add=[], remove=[Privilege.USE_SCHEMA])])))
-    with pytest.raises(ForbiddenException):
+    with pytest.raises(NotFoundException):
         sdk.run(RegisteredModelsApi, "bob", lambda api: api.get_registered_model("shop.sales.churn"))
     assert sdk.run(RegisteredModelsApi, "bob", lambda api: api.list_registered_models()).registered_models == []
 
@@ -512,7 +513,7 @@ def test_credentials(sdk, admin_client):
         name="bobs", aws_iam_role=AwsIamRoleRequest(role_arn="arn:aws:iam::123456789012:role/b"))))
     assert mine.owner == "bob"
     assert [c.name for c in sdk.run(CredentialsApi, "bob", lambda api: api.list_credentials()).credentials] == ["bobs"]
-    with pytest.raises(ForbiddenException):
+    with pytest.raises(NotFoundException):
         sdk.run(CredentialsApi, "bob", lambda api: api.get_credential("warehouse"))
     grant(sdk, SecurableType.CREDENTIAL, "warehouse", "bob", [Privilege.CREATE_EXTERNAL_LOCATION])
     assert sdk.run(CredentialsApi, "bob", lambda api: api.get_credential("warehouse")).name == "warehouse"
@@ -561,14 +562,15 @@ def test_external_locations(sdk, external_root, storage_root):
     with pytest.raises(ForbiddenException):
         sdk.run(ExternalLocationsApi, "bob", lambda api: api.create_external_location(use))
     grant(sdk, SecurableType.METASTORE, "ucweb", "bob", [Privilege.CREATE_EXTERNAL_LOCATION])
-    with pytest.raises(ForbiddenException) as on_credential:
+    # A credential bob holds nothing on does not exist for him.
+    with pytest.raises(NotFoundException) as on_credential:
         sdk.run(ExternalLocationsApi, "bob", lambda api: api.create_external_location(use))
-    assert "on credential files" in on_credential.value.body
+    assert "CREDENTIAL_DOES_NOT_EXIST" in on_credential.value.body
     grant(sdk, SecurableType.CREDENTIAL, "files", "bob", [Privilege.CREATE_EXTERNAL_LOCATION])
     assert sdk.run(ExternalLocationsApi, "bob", lambda api: api.create_external_location(use)).owner == "bob"
     assert [loc.name for loc in sdk.run(ExternalLocationsApi, "bob",
                                         lambda api: api.list_external_locations()).external_locations] == ["bobs"]
-    with pytest.raises(ForbiddenException):
+    with pytest.raises(NotFoundException):
         sdk.run(ExternalLocationsApi, "bob", lambda api: api.get_external_location("landing"))
 
     # A credential in use stays unless forced; forced, its locations go with it.

@@ -14,6 +14,11 @@ called by principal `bob` in one role at a time:
 Each call checks the status, that a refusal changed nothing in the database and was audited as
 DENIED, and that a success did what it says and was audited as SUCCESS. List endpoints are
 checked to return only what the caller may see.
+
+No existence oracle: a refusal about something the caller may not see (what the list endpoints
+would not show them) is the 404 of a missing object, with the error code of the outermost level
+the caller may not see; a refusal about something they see is a 403. `sees` below restates that
+rule on its own, from the grants and ownership of the role.
 """
 
 from __future__ import annotations
@@ -176,6 +181,8 @@ class Op:
     action: str | None = None
     # Is the operation about something inside catalog shop (so shop's owner may do it)?
     in_shop: bool = True
+    # The securable whose visibility decides between 404 and 403 (None: always visible).
+    target: str | None = None
     # After a success: did it do what it says?
     done: Callable[[], bool] = field(default=lambda: True, compare=False)
 
@@ -193,65 +200,71 @@ OPS = [
     Op("createCatalog", "post", "/catalogs", {"name": "newcat", "comment": "new"},
        needed=((METASTORE, CREATE_CATALOG),), action="createCatalog", in_shop=False,
        done=lambda: Catalog.objects.filter(name="newcat", owner="bob").exists()),
-    Op("getCatalog", "get", "/catalogs/shop", needed=(("shop", USE_CATALOG),), owns="shop"),
+    Op("getCatalog", "get", "/catalogs/shop", needed=(("shop", USE_CATALOG),), owns="shop", target="shop"),
     Op("updateCatalog", "patch", "/catalogs/shop", {"comment": "changed"}, needed=None, owns="shop",
-       action="updateCatalog", done=lambda: Catalog.objects.get(name="shop").comment == "changed"),
+       action="updateCatalog", target="shop", done=lambda: Catalog.objects.get(name="shop").comment == "changed"),
     Op("deleteCatalog", "delete", "/catalogs/shop?force=true", needed=None, owns="shop",
-       action="deleteCatalog",
+       action="deleteCatalog", target="shop",
        done=lambda: not _catalog_exists("shop") and not Schema.objects.filter(catalog__name="shop").exists()
        and not Grant.objects.filter(securable_name__startswith="shop").exists()),
-    Op("listSchemas", "get", "/schemas?catalog_name=shop", needed=(("shop", USE_CATALOG),), owns="shop"),
+    Op("listSchemas", "get", "/schemas?catalog_name=shop", needed=(("shop", USE_CATALOG),), owns="shop",
+       target="shop"),
     Op("createSchema", "post", "/schemas", {"name": "newschema", "catalog_name": "shop"},
-       needed=(("shop", USE_CATALOG), ("shop", CREATE_SCHEMA)), owns="shop", action="createSchema",
+       needed=(("shop", USE_CATALOG), ("shop", CREATE_SCHEMA)), owns="shop", action="createSchema", target="shop",
        done=lambda: Schema.objects.filter(catalog__name="shop", name="newschema", owner="bob").exists()),
     Op("getSchema", "get", "/schemas/shop.sales", needed=(("shop", USE_CATALOG), ("shop.sales", USE_SCHEMA)),
-       owns="shop.sales", owner_needs=(("shop", USE_CATALOG),)),
+       owns="shop.sales", owner_needs=(("shop", USE_CATALOG),), target="shop.sales"),
     Op("updateSchema", "patch", "/schemas/shop.sales", {"comment": "changed"}, needed=None,
-       owns="shop.sales", owner_needs=(("shop", USE_CATALOG),), action="updateSchema",
+       owns="shop.sales", owner_needs=(("shop", USE_CATALOG),), action="updateSchema", target="shop.sales",
        done=lambda: Schema.objects.get(catalog__name="shop", name="sales").comment == "changed"),
     Op("deleteSchema", "delete", "/schemas/shop.sales?force=true", needed=None,
-       owns="shop.sales", owner_needs=(("shop", USE_CATALOG),), action="deleteSchema",
+       owns="shop.sales", owner_needs=(("shop", USE_CATALOG),), action="deleteSchema", target="shop.sales",
        done=lambda: not _schema_exists("shop", "sales") and not _table_exists("shop.sales.trips")),
     Op("listTables", "get", "/tables?catalog_name=shop&schema_name=sales",
        needed=(("shop", USE_CATALOG), ("shop.sales", USE_SCHEMA)),
-       owns="shop.sales", owner_needs=(("shop", USE_CATALOG),)),
+       owns="shop.sales", owner_needs=(("shop", USE_CATALOG),), target="shop.sales"),
     Op("createTable", "post", "/tables", external_table_body("newtable"),
        needed=(("shop", USE_CATALOG), ("shop.sales", USE_SCHEMA), ("shop.sales", CREATE_TABLE)),
-       owns="shop.sales", owner_needs=(("shop", USE_CATALOG),), action="createTable",
+       owns="shop.sales", owner_needs=(("shop", USE_CATALOG),), action="createTable", target="shop.sales",
        done=lambda: Table.objects.filter(name="newtable", owner="bob", columns__name="amount").exists()),
     Op("getTable", "get", "/tables/shop.sales.trips",
        needed=(("shop", USE_CATALOG), ("shop.sales", USE_SCHEMA), ("shop.sales.trips", SELECT)),
-       owns="shop.sales.trips", owner_needs=(("shop", USE_CATALOG), ("shop.sales", USE_SCHEMA))),
+       owns="shop.sales.trips", owner_needs=(("shop", USE_CATALOG), ("shop.sales", USE_SCHEMA)),
+       target="shop.sales.trips"),
     Op("getTable(MODIFY)", "get", "/tables/shop.sales.trips",
-       needed=(("shop", USE_CATALOG), ("shop.sales", USE_SCHEMA), ("shop.sales.trips", MODIFY))),
+       needed=(("shop", USE_CATALOG), ("shop.sales", USE_SCHEMA), ("shop.sales.trips", MODIFY)),
+       target="shop.sales.trips"),
     Op("deleteTable", "delete", "/tables/shop.sales.trips", needed=None,
        owns="shop.sales.trips", owner_needs=(("shop", USE_CATALOG), ("shop.sales", USE_SCHEMA)),
-       action="deleteTable",
+       action="deleteTable", target="shop.sales.trips",
        done=lambda: not _table_exists("shop.sales.trips") and not Grant.objects.filter(
            securable_name="shop.sales.trips").exists()),
     Op("getPermissions(metastore)", "get", "/permissions/metastore/ucweb", nobody=200, in_shop=False),
-    # Reading one's own privileges needs no grant on the securable itself, only the USE
-    # privileges that reach it; owners and admins read everyone's.
-    Op("getPermissions(catalog)", "get", "/permissions/catalog/shop", nobody=200, owns="shop"),
-    Op("getPermissions(schema)", "get", "/permissions/schema/shop.sales", needed=(("shop", USE_CATALOG),),
-       owns="shop.sales", owner_needs=(("shop", USE_CATALOG),)),
-    Op("getPermissions(table)", "get", "/permissions/table/shop.sales.trips",
+    # Reading one's own privileges needs what seeing the securable needs (a securable one may not
+    # see answers 404, as a missing one does); owners and admins read everyone's.
+    Op("getPermissions(catalog)", "get", "/permissions/catalog/shop", needed=(("shop", USE_CATALOG),),
+       owns="shop", target="shop"),
+    Op("getPermissions(schema)", "get", "/permissions/schema/shop.sales",
        needed=(("shop", USE_CATALOG), ("shop.sales", USE_SCHEMA)),
-       owns="shop.sales.trips", owner_needs=(("shop", USE_CATALOG), ("shop.sales", USE_SCHEMA))),
+       owns="shop.sales", owner_needs=(("shop", USE_CATALOG),), target="shop.sales"),
+    Op("getPermissions(table)", "get", "/permissions/table/shop.sales.trips",
+       needed=(("shop", USE_CATALOG), ("shop.sales", USE_SCHEMA), ("shop.sales.trips", SELECT)),
+       owns="shop.sales.trips", owner_needs=(("shop", USE_CATALOG), ("shop.sales", USE_SCHEMA)),
+       target="shop.sales.trips"),
     Op("updatePermissions(metastore)", "patch", "/permissions/metastore/ucweb",
        _grant_to_dave(CREATE_CATALOG), needed=None, action="updatePermissions", in_shop=False,
        done=lambda: _dave_holds(METASTORE, CREATE_CATALOG)),
     Op("updatePermissions(catalog)", "patch", "/permissions/catalog/shop",
-       _grant_to_dave(USE_CATALOG), needed=None, owns="shop", action="updatePermissions",
+       _grant_to_dave(USE_CATALOG), needed=None, owns="shop", action="updatePermissions", target="shop",
        done=lambda: _dave_holds("shop", USE_CATALOG)),
     Op("updatePermissions(schema)", "patch", "/permissions/schema/shop.sales",
        _grant_to_dave(USE_SCHEMA), needed=None, owns="shop.sales",
-       owner_needs=(("shop", USE_CATALOG),), action="updatePermissions",
+       owner_needs=(("shop", USE_CATALOG),), action="updatePermissions", target="shop.sales",
        done=lambda: _dave_holds("shop.sales", USE_SCHEMA)),
     Op("updatePermissions(table)", "patch", "/permissions/table/shop.sales.trips",
        _grant_to_dave(SELECT), needed=None, owns="shop.sales.trips",
        owner_needs=(("shop", USE_CATALOG), ("shop.sales", USE_SCHEMA)), action="updatePermissions",
-       done=lambda: _dave_holds("shop.sales.trips", SELECT)),
+       target="shop.sales.trips", done=lambda: _dave_holds("shop.sales.trips", SELECT)),
     Op("getMetastoreSummary", "get", "/metastore_summary", nobody=200, in_shop=False),
 ]
 
@@ -307,6 +320,27 @@ def roles_for(op: Op):
     yield Role("admin", admin=True), 200
 
 
+def sees(role: Role, ref: str) -> str | None:
+    """None when `role` sees `ref`; otherwise the error code of the outermost level it does not
+    see. Catalogs need USE CATALOG, schemas USE SCHEMA too, tables SELECT or MODIFY too, each
+    granted on the securable or a container of it, or ownership of one of them."""
+    if role.admin:
+        return None
+    parts = ref.split(".")
+
+    def has(privilege: str, depth: int) -> bool:
+        chain = [".".join(parts[:n]) for n in range(1, depth + 1)]
+        return any(role.owns == link or (link, privilege) in role.grants for link in chain)
+
+    if not has(USE_CATALOG, 1):
+        return "CATALOG_DOES_NOT_EXIST"
+    if len(parts) >= 2 and not has(USE_SCHEMA, 2):
+        return "SCHEMA_DOES_NOT_EXIST"
+    if len(parts) == 3 and not (has(SELECT, 3) or has(MODIFY, 3)):
+        return "TABLE_DOES_NOT_EXIST"
+    return None
+
+
 CASES = [
     pytest.param(op, role, status, id=f"{op.name}-{role.name}")
     for op in OPS
@@ -334,15 +368,20 @@ def test_matrix(world, make_client, op: Op, role: Role, status: int):
     response = call(client, op.method, op.path, op.body)
 
     events = list(AuditEvent.objects.filter(id__gt=last_event).order_by("id"))
+    hidden = sees(role, op.target) if op.target and not role.anonymous else None
+    assert not (status == 200 and hidden), "a case expects success on something the role cannot see"
     if status != 200:
-        assert_uc_error(response, status, {401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED"}[status])
+        code = {401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED"}[status]
+        if status == 403 and hidden:
+            status, code = 404, hidden
+        assert_uc_error(response, status, code)
         assert snapshot() == before, "a refused request changed the database"
         if status == 401:
             assert response["WWW-Authenticate"].startswith("Bearer")
             assert events == [], "an unauthenticated request wrote an audit event"
         elif op.mutation:
             assert [(e.principal, e.outcome) for e in events] == [("bob", AuditOutcome.DENIED)]
-            assert events[0].details["status"] == 403
+            assert events[0].details["status"] == status
         else:
             assert events == []
         return
@@ -394,7 +433,8 @@ def test_token_of_another_principal_acts_as_that_principal(world, make_client):
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"bearer {token}")
     assert client.get(f"{UC}/tables/shop.sales.trips").status_code == 200
-    assert client.get(f"{UC}/tables/shop.sales.refunds").status_code == 403
+    # carol holds nothing on refunds: to her it does not exist.
+    assert_uc_error(client.get(f"{UC}/tables/shop.sales.refunds"), 404, "TABLE_DOES_NOT_EXIST")
 
 
 # -- what the list endpoints show ---------------------------------------------------------------------
@@ -516,7 +556,8 @@ def test_non_owners_read_only_their_own_privileges(world, make_client):
     client = make_client("bob")
     grant("bob", "shop", USE_CATALOG)
     grant("bob", "shop.sales", USE_SCHEMA)
-    assert _assignments(client.get(f"{UC}/permissions/table/shop.sales.trips")) == {}
+    # Holding nothing on the table, bob does not see it: its privileges are not found either.
+    assert_uc_error(client.get(f"{UC}/permissions/table/shop.sales.trips"), 404, "TABLE_DOES_NOT_EXIST")
     grant("bob", "shop.sales.trips", MODIFY)
     assert _assignments(client.get(f"{UC}/permissions/table/shop.sales.trips")) == {"bob": [MODIFY]}
     assert _assignments(client.get(f"{UC}/permissions/catalog/shop")) == {"bob": [USE_CATALOG]}
@@ -547,7 +588,7 @@ def test_a_grant_by_an_owner_takes_effect_and_revoking_removes_it(world, make_cl
     owner = make_client("bob")
     make_owner("bob", "shop")
     dave = make_client("dave")
-    assert dave.get(f"{UC}/tables/shop.sales.trips").status_code == 403
+    assert_uc_error(dave.get(f"{UC}/tables/shop.sales.trips"), 404, "CATALOG_DOES_NOT_EXIST")
     response = owner.patch(f"{UC}/permissions/catalog/shop", {"changes": [
         {"principal": "dave", "add": [USE_CATALOG, USE_SCHEMA, SELECT]}]}, format="json")
     assert _assignments(response)["dave"] == sorted([USE_CATALOG, USE_SCHEMA, SELECT])
@@ -556,7 +597,7 @@ def test_a_grant_by_an_owner_takes_effect_and_revoking_removes_it(world, make_cl
         "refunds", "trips"]
     owner.patch(f"{UC}/permissions/catalog/shop", {"changes": [{"principal": "dave", "remove": [SELECT]}]},
                 format="json")
-    assert_uc_error(dave.get(f"{UC}/tables/shop.hr.salaries"), 403, "PERMISSION_DENIED")
+    assert_uc_error(dave.get(f"{UC}/tables/shop.hr.salaries"), 404, "TABLE_DOES_NOT_EXIST")
 
 
 def test_a_grantee_cannot_grant_further(world, make_client):
@@ -583,8 +624,9 @@ def test_only_the_owner_or_an_admin_changes_the_owner(world, make_client):
     response = bob.patch(f"{UC}/schemas/shop.sales", {"owner": "carol"}, format="json")
     assert response.status_code == 200, response.content
     assert response.json()["owner"] == "carol"
-    # bob gave it away: he may no longer update it.
-    assert_uc_error(bob.patch(f"{UC}/schemas/shop.sales", {"comment": "mine"}, format="json"), 403)
+    # bob gave it away: he may no longer update it, nor see it (he holds no USE SCHEMA on it).
+    assert_uc_error(bob.patch(f"{UC}/schemas/shop.sales", {"comment": "mine"}, format="json"), 404,
+                    "SCHEMA_DOES_NOT_EXIST")
     assert Schema.objects.get(name="sales").comment == "original"
 
 

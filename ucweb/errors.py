@@ -3,6 +3,22 @@ handler renders it in the envelope of the API the request came to (Unity Catalog
 
 Unity Catalog envelope: {"error_code": "TABLE_DOES_NOT_EXIST", "message": "...", "details": []}
 Iceberg envelope:       {"error": {"message": "...", "type": "NoSuchTableException", "code": 404}}
+
+One row per error, with a status per protocol, as Unity Catalog OSS's ErrorCode.java has them:
+`status` is the Unity Catalog API's (/api/2.1/unity-catalog, seed 000's Delta commits included),
+`delta_status` the Delta REST API's (/delta/v1, managed tables spec 1.0) and `iceberg_status` the
+Iceberg REST API's; None means "as the Unity Catalog API". `status_table()` lists them; the README
+shows that list ("Errors: one status per protocol"), and a test keeps the two the same.
+
+"Already exists", decided per securable so that every client that sends it is satisfied:
+- schemas: 409 everywhere. Sail implements CREATE SCHEMA IF NOT EXISTS by creating and taking a
+  409 as "exists" (Unity Catalog OSS answers 409).
+- tables: 400 TABLE_ALREADY_EXISTS in the Unity Catalog API (seed 000 fixes it), 409 in the Delta
+  and Iceberg APIs.
+- catalogs: 400 CATALOG_ALREADY_EXISTS in the Unity Catalog API (what the UC SDK tests expect; no
+  client needs another), 409 in the Delta and Iceberg APIs.
+- volumes, functions, registered models, credentials, external locations: 409 ALREADY_EXISTS
+  (MLflow's registry client knows ALREADY_EXISTS by name).
 """
 
 from __future__ import annotations
@@ -23,6 +39,10 @@ class CatalogError(Exception):
     error_code = "INVALID_PARAMETER_VALUE"
     iceberg_type = "BadRequestException"
     iceberg_status = None  # where the Iceberg REST spec gives another status than Unity Catalog
+    delta_status = None  # where the Delta REST API (/delta/v1) gives another status
+    # A "does not exist" that stands for "exists, but you may not see it" (catalog.resolve). The
+    # caller never learns it; the audit log records the refusal as DENIED.
+    hidden = False
 
     def __init__(self, message: str, *, details: list | None = None):
         super().__init__(message)
@@ -30,12 +50,18 @@ class CatalogError(Exception):
         self.details = details or []
 
 
+ROWS: list[type[CatalogError]] = []
+
+
 def _error(
-    name: str, status: int, error_code: str, iceberg_type: str, iceberg_status: int | None = None
+    name: str, status: int, error_code: str, iceberg_type: str, iceberg_status: int | None = None,
+    *, delta_status: int | None = None,
 ) -> type[CatalogError]:
     attributes = {"status": status, "error_code": error_code, "iceberg_type": iceberg_type,
-                  "iceberg_status": iceberg_status}
-    return type(name, (CatalogError,), attributes)
+                  "iceberg_status": iceberg_status, "delta_status": delta_status}
+    row = type(name, (CatalogError,), attributes)
+    ROWS.append(row)
+    return row
 
 
 InvalidParameter = _error("InvalidParameter", 400, "INVALID_PARAMETER_VALUE", "BadRequestException")
@@ -66,11 +92,12 @@ ModelVersionDoesNotExist = _error("ModelVersionDoesNotExist", 404, "RESOURCE_DOE
 CredentialDoesNotExist = _error("CredentialDoesNotExist", 404, "CREDENTIAL_DOES_NOT_EXIST", "NotFoundException")
 ExternalLocationDoesNotExist = _error(
     "ExternalLocationDoesNotExist", 404, "EXTERNAL_LOCATION_DOES_NOT_EXIST", "NotFoundException")
-# The Delta managed-table spec (seed 000) answers TABLE_ALREADY_EXISTS with 400; the namespace
-# siblings follow it so that one client sees one rule.
-CatalogAlreadyExists = _error("CatalogAlreadyExists", 400, "CATALOG_ALREADY_EXISTS", "AlreadyExistsException", 409)
-SchemaAlreadyExists = _error("SchemaAlreadyExists", 400, "SCHEMA_ALREADY_EXISTS", "AlreadyExistsException", 409)
-TableAlreadyExists = _error("TableAlreadyExists", 400, "TABLE_ALREADY_EXISTS", "AlreadyExistsException", 409)
+# "Already exists" per securable: see the module's docstring for which client needs which status.
+CatalogAlreadyExists = _error("CatalogAlreadyExists", 400, "CATALOG_ALREADY_EXISTS", "AlreadyExistsException", 409,
+                              delta_status=409)
+SchemaAlreadyExists = _error("SchemaAlreadyExists", 409, "SCHEMA_ALREADY_EXISTS", "AlreadyExistsException", 409)
+TableAlreadyExists = _error("TableAlreadyExists", 400, "TABLE_ALREADY_EXISTS", "AlreadyExistsException", 409,
+                            delta_status=409)
 CatalogNotEmpty = _error("CatalogNotEmpty", 400, "CATALOG_NOT_EMPTY", "NamespaceNotEmptyException", 409)
 SchemaNotEmpty = _error("SchemaNotEmpty", 400, "SCHEMA_NOT_EMPTY", "NamespaceNotEmptyException", 409)
 # Iceberg REST errors without a Unity Catalog twin.
@@ -92,6 +119,19 @@ def uc_body(exc: CatalogError) -> dict:
 
 def iceberg_status(exc: CatalogError) -> int:
     return exc.iceberg_status or exc.status
+
+
+def delta_status(exc: CatalogError) -> int:
+    return exc.delta_status or exc.status
+
+
+def status_table() -> list[dict]:
+    """Every error row with its status in each protocol (the README's table)."""
+    return [
+        {"error": row.__name__, "error_code": row.error_code, "uc": row.status, "delta": delta_status(row),
+         "iceberg": iceberg_status(row), "iceberg_type": row.iceberg_type}
+        for row in ROWS
+    ]
 
 
 def iceberg_body(exc: CatalogError) -> dict:
@@ -172,6 +212,7 @@ def _handle(exc, respond):
     if error is None:
         return None  # a real server bug: let Django log it and answer 500
     response = respond(error)
+    response.hidden_refusal = error.hidden
     if isinstance(exc, drf_exceptions.NotAuthenticated | drf_exceptions.AuthenticationFailed):
         response["WWW-Authenticate"] = 'Bearer realm="ucweb"'
     return response

@@ -59,7 +59,8 @@ class CatalogAPIView(APIView):
                     action=self.refused_action(request),
                     securable_type=securable_type,
                     securable_name=_printable(securable_name)[:800],
-                    outcome=AuditOutcome.DENIED if response.status_code == 403 else AuditOutcome.FAILED,
+                    outcome=AuditOutcome.DENIED if response.status_code == 403 or getattr(
+                        response, "hidden_refusal", False) else AuditOutcome.FAILED,
                     details={"status": response.status_code, "method": request.method,
                              "path": _printable(request.path), "error": _printable(getattr(response, "data", None))},
                 )

@@ -15,6 +15,7 @@ from catalog.choices import (
     SqlDataAccess,
     VolumeType,
 )
+from catalog.services.names import join_full_name
 
 from .base import Securable
 from .namespace import Schema
@@ -38,7 +39,7 @@ class Volume(Securable):
 
     @property
     def full_name(self) -> str:
-        return f"{self.schema.catalog.name}.{self.schema.name}.{self.name}"
+        return join_full_name(self.schema.catalog.name, self.schema.name, self.name)
 
 
 class Function(Securable):
@@ -73,7 +74,7 @@ class Function(Securable):
 
     @property
     def full_name(self) -> str:
-        return f"{self.schema.catalog.name}.{self.schema.name}.{self.name}"
+        return join_full_name(self.schema.catalog.name, self.schema.name, self.name)
 
 
 class RegisteredModel(Securable):
@@ -96,7 +97,7 @@ class RegisteredModel(Securable):
 
     @property
     def full_name(self) -> str:
-        return f"{self.schema.catalog.name}.{self.schema.name}.{self.name}"
+        return join_full_name(self.schema.catalog.name, self.schema.name, self.name)
 
 
 class ModelVersion(models.Model):

@@ -3,6 +3,7 @@ import uuid
 from django.db import models
 
 from catalog.choices import ColumnTypeName, DataSourceFormat, TableType
+from catalog.services.names import join_full_name
 
 from .base import Securable
 
@@ -49,7 +50,7 @@ class Schema(Securable):
 
     @property
     def full_name(self) -> str:
-        return f"{self.catalog.name}.{self.name}"
+        return join_full_name(self.catalog.name, self.name)
 
 
 class Table(Securable):
@@ -80,7 +81,7 @@ class Table(Securable):
 
     @property
     def full_name(self) -> str:
-        return f"{self.schema.catalog.name}.{self.schema.name}.{self.name}"
+        return join_full_name(self.schema.catalog.name, self.schema.name, self.name)
 
 
 class Column(models.Model):

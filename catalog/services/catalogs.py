@@ -2,7 +2,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from catalog import locations, selectors
+from catalog import locations, resolve
 from catalog.choices import Privilege, SecurableType
 from catalog.models import Catalog, Grant, Principal, Schema
 from catalog.services import audit, grants
@@ -28,8 +28,7 @@ def visible_catalogs(*, caller: Principal):
 
 
 def get_catalog(*, caller: Principal, name: str) -> Catalog:
-    catalog = selectors.get_catalog(name)
-    grants.require_catalog_use(grants.Access.load(caller, catalog))
+    catalog, _ = resolve.catalog(caller, name)
     return catalog
 
 
@@ -86,9 +85,7 @@ def apply_common_update(securable, *, caller, access, comment, properties, owner
 
 @transaction.atomic
 def update_catalog(*, caller: Principal, name: str, fields: dict) -> Catalog:
-    catalog = selectors.get_catalog(name)
-    access = grants.Access.load(caller, catalog)
-    grants.require_catalog_use(access)
+    catalog, access = resolve.catalog(caller, name)
     access.require(access.owns(), f"Only the owner of catalog {name} or a metastore admin may update it.")
     new_name = fields.get("new_name")
     if new_name is not None and new_name != catalog.name:
@@ -112,8 +109,7 @@ def update_catalog(*, caller: Principal, name: str, fields: dict) -> Catalog:
 
 @transaction.atomic
 def delete_catalog(*, caller: Principal, name: str, force: bool) -> None:
-    catalog = selectors.get_catalog(name)
-    access = grants.Access.load(caller, catalog)
+    catalog, access = resolve.catalog(caller, name)
     access.require(access.owns(), f"Only the owner of catalog {name} or a metastore admin may delete it.")
     schemas = Schema.objects.filter(catalog=catalog)
     if not force and schemas.exists():

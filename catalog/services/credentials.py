@@ -19,7 +19,7 @@ from urllib.parse import urlparse
 from django.db import transaction
 from django.db.models import Q
 
-from catalog import asset_selectors
+from catalog import resolve
 from catalog.choices import CredentialPurpose, Privilege, SecurableType
 from catalog.models import Credential, ExternalLocation, Grant, Principal
 from catalog.services import audit, grants, secrets
@@ -96,10 +96,7 @@ def visible_credentials(*, caller: Principal, purpose=None):
 
 
 def get_credential(*, caller: Principal, name: str) -> Credential:
-    credential = asset_selectors.get_credential(name)
-    access = grants.Access.load(caller, credential)
-    access.require(access.has_any_privilege(),
-                   f"Only a metastore admin, the owner or a grantee may see credential {credential.name}.")
+    credential, _ = resolve.credential(caller, name)
     return credential
 
 
@@ -154,8 +151,7 @@ def create_credential(
 
 @transaction.atomic
 def update_credential(*, caller: Principal, name: str, fields: dict) -> Credential:
-    credential = asset_selectors.get_credential(name, for_update=True)
-    access = grants.Access.load(caller, credential)
+    credential, access = resolve.credential(caller, name, for_update=True)
     access.require(access.owns(), f"Only the owner of credential {name} or a metastore admin may update it.")
     new_name = fields.get("new_name")
     if new_name is not None and new_name != credential.name:
@@ -185,8 +181,7 @@ def update_credential(*, caller: Principal, name: str, fields: dict) -> Credenti
 def delete_credential(*, caller: Principal, name: str, force: bool) -> None:
     """Without force, a credential that external locations use stays; with force those external
     locations are deleted with it."""
-    credential = asset_selectors.get_credential(name, for_update=True)
-    access = grants.Access.load(caller, credential)
+    credential, access = resolve.credential(caller, name, for_update=True)
     access.require(access.owns(), f"Only the owner of credential {name} or a metastore admin may delete it.")
     dependents = list(ExternalLocation.objects.filter(credential=credential).order_by("name"))
     if dependents and not force:

@@ -23,7 +23,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from catalog import asset_selectors, locations
+from catalog import locations, resolve
 from catalog.choices import CredentialPurpose, Privilege, SecurableType
 # The URL rules live in catalog.locations (the one location rule); these names stay for callers.
 from catalog.locations import (  # noqa: F401
@@ -70,16 +70,8 @@ def visible_external_locations(*, caller: Principal):
     return queryset.filter(Q(owner=caller.name) | Q(id__in=granted.values("securable_id")))
 
 
-def _require_visible(caller: Principal, location: ExternalLocation) -> grants.Access:
-    access = grants.Access.load(caller, location)
-    access.require(access.has_any_privilege(),
-                   f"Only a metastore admin, the owner or a grantee may see external location {location.name}.")
-    return access
-
-
 def get_external_location(*, caller: Principal, name: str) -> ExternalLocation:
-    location = asset_selectors.get_external_location(name)
-    _require_visible(caller, location)
+    location, _ = resolve.external_location(caller, name)
     return location
 
 
@@ -87,10 +79,9 @@ def get_external_location(*, caller: Principal, name: str) -> ExternalLocation:
 def _usable_credential(caller: Principal, credential_name):
     if not isinstance(credential_name, str) or not credential_name:
         raise InvalidParameter("credential_name is required.")
-    credential = asset_selectors.get_credential(credential_name)
+    credential, access = resolve.credential(caller, credential_name)
     if credential.purpose != CredentialPurpose.STORAGE:
         raise InvalidParameter(f"Credential {credential.name} is a {credential.purpose} credential, not a STORAGE one.")
-    access = grants.Access.load(caller, credential)
     access.require(access.has(Privilege.CREATE_EXTERNAL_LOCATION),
                    f"Missing CREATE EXTERNAL LOCATION on credential {credential.name}.")
     return credential
@@ -135,8 +126,7 @@ def _names(rows) -> str:
 
 @transaction.atomic
 def update_external_location(*, caller: Principal, name: str, fields: dict) -> ExternalLocation:
-    location = asset_selectors.get_external_location(name, for_update=True)
-    access = grants.Access.load(caller, location)
+    location, access = resolve.external_location(caller, name, for_update=True)
     access.require(access.owns(), f"Only the owner of external location {name} or a metastore admin may update it.")
     new_name = fields.get("new_name")
     if new_name is not None and new_name != location.name:
@@ -175,8 +165,7 @@ def update_external_location(*, caller: Principal, name: str, fields: dict) -> E
 def delete_external_location(*, caller: Principal, name: str, force: bool) -> None:
     """Without force, an external location that still holds external tables or volumes stays;
     with force it goes and they stay, no longer governed by any external location."""
-    location = asset_selectors.get_external_location(name, for_update=True)
-    access = grants.Access.load(caller, location)
+    location, access = resolve.external_location(caller, name, for_update=True)
     access.require(access.owns(), f"Only the owner of external location {name} or a metastore admin may delete it.")
     dependents = _dependents(location.url)
     if dependents and not force:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from catalog import asset_selectors
+from catalog import resolve
 from catalog.choices import (
     ColumnTypeName,
     FunctionParameterMode,
@@ -29,7 +29,6 @@ from catalog.services.names import split_full_name, validate_name
 from catalog.services.schema_assets import (
     reject_nul,
     schema_access,
-    securable_access,
     validate_long_comment,
     validate_optional_string,
     validate_required_string,
@@ -39,6 +38,15 @@ from ucweb.errors import AlreadyExists, InvalidParameter
 
 INT32 = range(-(2**31), 2**31)
 MAX_PARAMETERS = 1024
+DEFAULT_DECIMAL_PRECISION, DEFAULT_DECIMAL_SCALE = 10, 0
+
+
+def _properties_text(value):
+    """FunctionInfo.properties is a JSON object serialized as a string. Clients that have none
+    send the string "null" (the UC Python client does): that is no properties, as Unity Catalog
+    OSS answers it."""
+    value = validate_optional_string(value, field="properties")
+    return None if value is not None and value.strip() in ("", "null") else value
 
 
 def _choice(value, choices, *, field: str) -> str:
@@ -100,8 +108,17 @@ def validate_parameters(value, *, field: str) -> list[dict]:
                                                                     field=f"{where}.parameter_mode")
         item["parameter_type"] = None if kind is None else _choice(kind, FunctionParameterType,
                                                                     field=f"{where}.parameter_type")
-        if item["type_name"] == ColumnTypeName.DECIMAL and item["type_precision"] is None:
-            raise InvalidParameter(f"{where}.type_precision is required for a DECIMAL parameter.")
+        if item["type_name"] == ColumnTypeName.DECIMAL:
+            # Spark's DECIMAL without precision and scale is decimal(10,0); Unity Catalog OSS
+            # stores that default too.
+            if item["type_precision"] is None:
+                item["type_precision"] = DEFAULT_DECIMAL_PRECISION
+                if item["type_scale"] is None:
+                    item["type_scale"] = DEFAULT_DECIMAL_SCALE
+            elif item["type_scale"] is None:
+                item["type_scale"] = DEFAULT_DECIMAL_SCALE
+            if item["type_scale"] > item["type_precision"]:
+                raise InvalidParameter(f"{where}.type_scale must not exceed type_precision.")
         reject_nul(item, field=where)
         clean.append(item)
     names = [p["name"].lower() for p in clean]
@@ -144,8 +161,7 @@ def visible_functions(*, caller: Principal, catalog_name, schema_name):
 
 
 def get_function(*, caller: Principal, full_name: str) -> Function:
-    function = asset_selectors.get_function(full_name)
-    access = securable_access(caller, function)
+    function, access = resolve.function(caller, full_name)
     access.require(access.has(Privilege.EXECUTE), f"Missing EXECUTE on function {function.full_name}.")
     return function
 
@@ -175,7 +191,7 @@ def create_function(*, caller: Principal, function_info) -> Function:
         "specific_name": validate_required_string(info.get("specific_name"), field="specific_name"),
         "external_language": validate_optional_string(
             info.get("external_language"), field="external_language", max_length=255),
-        "properties_text": validate_optional_string(info.get("properties"), field="properties"),
+        "properties_text": _properties_text(info.get("properties")),
         "routine_dependencies": validate_dependencies(info.get("routine_dependencies")),
     }
     if fields["routine_definition"] is None:
@@ -215,8 +231,7 @@ def create_function(*, caller: Principal, function_info) -> Function:
 
 @transaction.atomic
 def delete_function(*, caller: Principal, full_name: str) -> None:
-    function = asset_selectors.get_function(full_name, for_update=True)
-    access = securable_access(caller, function)
+    function, access = resolve.function(caller, full_name, for_update=True)
     access.require(access.owns(), f"Only the owner of function {function.full_name} or a metastore admin may delete it.")
     function_id, name = function.id, function.full_name
     function.delete()

@@ -38,12 +38,12 @@ def _format(value) -> str:
     return FORMATS[value.lower()]
 
 
-def _schema(prefix: str, namespace):
-    return namespace_schema(warehouse(prefix), namespace)
+def _schema(caller: Principal, prefix: str, namespace):
+    return namespace_schema(warehouse(prefix, caller), namespace)
 
 
-def _find(prefix: str, namespace, name: str, *, for_update: bool = False) -> Table:
-    schema = _schema(prefix, namespace)
+def _find(caller: Principal, prefix: str, namespace, name: str, *, for_update: bool = False) -> Table:
+    schema = _schema(caller, prefix, namespace)
     queryset = Table.objects.select_related("schema__catalog")
     if for_update:
         queryset = queryset.select_for_update(of=("self",))
@@ -54,7 +54,7 @@ def _find(prefix: str, namespace, name: str, *, for_update: bool = False) -> Tab
 
 
 def create_generic_table(*, caller: Principal, prefix: str, namespace: str, body: dict) -> Table:
-    schema = _schema(prefix, namespace)
+    schema = _schema(caller, prefix, namespace)
     name = validate_name(body.get("name"))
     data_format = _format(body.get("format"))
     doc = body.get("doc")
@@ -91,7 +91,7 @@ def create_generic_table(*, caller: Principal, prefix: str, namespace: str, body
 def load_generic_table(*, caller: Principal, prefix: str, namespace: str, name: str,
                        delegation: str | None = None) -> tuple[Table, list[dict] | None]:
     """The table, and the storage access configs the delegation header asks for (or None)."""
-    table = _find(prefix, namespace, name)
+    table = _find(caller, prefix, namespace, name)
     access = grants.Access.load(caller, table)
     grants.require_schema_use(access)
     access.require(access.has(Privilege.SELECT) or access.has(Privilege.MODIFY),
@@ -129,7 +129,7 @@ def storage_access_configs(*, caller: Principal, table: Table, delegation: str |
 
 
 def list_generic_tables(*, caller: Principal, prefix: str, namespace: str):
-    catalog = warehouse(prefix)
+    catalog = warehouse(prefix, caller)
     schema_name = single_level(namespace_levels(namespace))
     return (visible_tables(caller=caller, catalog_name=catalog.name, schema_name=schema_name)
             .filter(GENERIC).prefetch_related(None).select_related(None).select_related("schema")
@@ -139,7 +139,7 @@ def list_generic_tables(*, caller: Principal, prefix: str, namespace: str):
 def drop_generic_table(*, caller: Principal, prefix: str, namespace: str, name: str) -> None:
     """Drops the row; the files of a managed table are purged, an external table's are left."""
     with transaction.atomic():
-        table = _find(prefix, namespace, name, for_update=True)
+        table = _find(caller, prefix, namespace, name, for_update=True)
         access = grants.Access.load(caller, table)
         grants.require_schema_use(access)
         access.require(access.owns(), f"Only the owner of {table.full_name} or a metastore admin may drop it.")

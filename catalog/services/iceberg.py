@@ -16,8 +16,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from catalog import locations
-from catalog.choices import DataSourceFormat, Privilege, TableType
+from catalog import locations, resolve
+from catalog.choices import DataSourceFormat, Privilege, SecurableType, TableType
 from catalog.models import Catalog, Principal, Schema, Table
 from catalog.services import audit, grants, schemas
 from catalog.services.common import validate_properties
@@ -43,10 +43,15 @@ NAMESPACE_SEPARATOR = "\x1f"
 
 
 # -- names ---------------------------------------------------------------------------------------
-def warehouse(prefix: str) -> Catalog:
-    catalog = Catalog.objects.filter(name=prefix).first()
-    if catalog is None:
-        raise CatalogDoesNotExist(f"Warehouse (catalog) '{prefix}' does not exist.")
+# A warehouse, namespace, table or view that the caller may not see answers exactly as one that
+# does not exist (catalog.resolve decides what a caller sees).
+def _no_warehouse(prefix: str) -> CatalogDoesNotExist:
+    return CatalogDoesNotExist(f"Warehouse (catalog) '{prefix}' does not exist.")
+
+
+def warehouse(prefix: str, caller: Principal) -> Catalog:
+    catalog, _ = resolve.reveal(caller, Catalog.objects.filter(name=prefix).first(), SecurableType.CATALOG,
+                                _no_warehouse(prefix))
     return catalog
 
 
@@ -64,20 +69,22 @@ def single_level(levels: list[str], *, missing=SchemaDoesNotExist) -> str:
     return levels[0]
 
 
-def _schema(catalog: Catalog, levels: list[str], *, missing=SchemaDoesNotExist) -> Schema:
+def _schema_access(caller: Principal, catalog: Catalog, levels: list[str], *,
+                   missing=SchemaDoesNotExist) -> tuple[Schema, grants.Access]:
     name = single_level(levels, missing=missing)
     schema = Schema.objects.select_related("catalog").filter(catalog=catalog, name=name).first()
-    if schema is None:
-        raise missing(f"Namespace {name} does not exist.")
-    return schema
+    return resolve.reveal(caller, schema, SecurableType.SCHEMA, missing(f"Namespace {name} does not exist."))
+
+
+def _schema(caller: Principal, catalog: Catalog, levels: list[str], *, missing=SchemaDoesNotExist) -> Schema:
+    return _schema_access(caller, catalog, levels, missing=missing)[0]
 
 
 # -- namespaces ------------------------------------------------------------------------------------
 def list_namespaces(*, caller: Principal, prefix: str, parent: str | None):
-    catalog = warehouse(prefix)
+    catalog = warehouse(prefix, caller)
     if parent:
-        schema = _schema(catalog, namespace_levels(parent))
-        grants.require_schema_use(grants.Access.load(caller, schema))
+        _schema(caller, catalog, namespace_levels(parent))
         return Schema.objects.none()
     return schemas.visible_schemas(caller=caller, catalog_name=catalog.name)
 
@@ -90,28 +97,24 @@ def create_namespace(*, caller: Principal, prefix: str, namespace, properties) -
     properties = validate_properties(properties)
     location = properties.get("location")
     schema = schemas.create_schema(
-        caller=caller, name=namespace[0], catalog_name=warehouse(prefix).name,
-        comment=properties.get("comment"), properties=properties, storage_root=location,
+        caller=caller, name=namespace[0], catalog_name=warehouse(prefix, caller).name,
+        comment=properties.get("comment"), properties=properties, storage_root=location, iceberg=True,
     )
     return schema
 
 
 def load_namespace(*, caller: Principal, prefix: str, namespace: str) -> Schema:
-    schema = _schema(warehouse(prefix), namespace_levels(namespace))
-    grants.require_schema_use(grants.Access.load(caller, schema))
-    return schema
+    return _schema(caller, warehouse(prefix, caller), namespace_levels(namespace))
 
 
 def drop_namespace(*, caller: Principal, prefix: str, namespace: str) -> None:
-    schema = _schema(warehouse(prefix), namespace_levels(namespace))
+    schema = _schema(caller, warehouse(prefix, caller), namespace_levels(namespace))
     schemas.delete_schema(caller=caller, full_name=schema.full_name, force=False)
 
 
 @transaction.atomic
 def update_namespace_properties(*, caller: Principal, prefix: str, namespace: str, removals, updates) -> dict:
-    schema = _schema(warehouse(prefix), namespace_levels(namespace))
-    access = grants.Access.load(caller, schema)
-    grants.require_schema_use(access)
+    schema, access = _schema_access(caller, warehouse(prefix, caller), namespace_levels(namespace))
     access.require(access.owns(), f"Only the owner of namespace {schema.name} may change its properties.")
     removals = removals or []
     if not isinstance(removals, list) or not all(isinstance(key, str) for key in removals):
@@ -149,8 +152,8 @@ def _kind_filter(view: bool) -> Q:
 
 
 def list_tables(*, caller: Principal, prefix: str, namespace: str, view: bool = False):
-    catalog = warehouse(prefix)
-    schema = _schema(catalog, namespace_levels(namespace))
+    catalog = warehouse(prefix, caller)
+    schema = _schema(caller, catalog, namespace_levels(namespace))
     from catalog.services.tables import visible_tables
 
     # Identifiers are all a listing returns: no columns, no other fields.
@@ -164,12 +167,19 @@ def list_tables(*, caller: Principal, prefix: str, namespace: str, view: bool = 
     )
 
 
-def _find(prefix: str, namespace, name: str, *, view: bool, for_update: bool = False) -> Table:
+def _find(caller: Principal, prefix: str, namespace, name: str, *, view: bool,
+          for_update: bool = False) -> tuple[Table, grants.Access]:
+    """The table or view and the caller's access to it. A hit costs three queries: the warehouse,
+    the table with its metadata, and the caller's grants on the chain."""
     missing = ViewDoesNotExist if view else TableDoesNotExist
-    catalog = warehouse(prefix)
+    catalog = Catalog.objects.filter(name=prefix).first()
+    if catalog is None:
+        raise _no_warehouse(prefix)
     levels = namespace_levels(namespace)
     # Spark resolves `db.t.snapshots` by loading table `snapshots` in namespace `db.t` first: a
     # namespace that does not exist must answer "no such table", not "no such namespace".
+    if len(levels) != 1 or not levels[0]:
+        warehouse(prefix, caller)  # a warehouse the caller may not see does not exist either
     schema_name = single_level(levels, missing=missing)
     if for_update:
         queryset = Table.objects.select_related("schema__catalog").select_for_update(of=("self",))
@@ -178,15 +188,19 @@ def _find(prefix: str, namespace, name: str, *, view: bool, for_update: bool = F
     table = queryset.filter(_kind_filter(view), schema__catalog=catalog, schema__name=schema_name, name=name).first()
     if table is not None and for_update:
         table = _with_current_metadata([table]).get(table.id)
+    what = "View" if view else "Table"
+    not_found = missing(f"{what} {'.'.join(levels)}.{name} does not exist.")
     if table is None or not hasattr(table, "iceberg"):
-        what = "View" if view else "Table"
-        raise missing(f"{what} {'.'.join(levels)}.{name} does not exist.")
-    return table
-
-
-def _require(caller: Principal, table: Table, *privileges: str) -> grants.Access:
+        warehouse(prefix, caller)  # a warehouse the caller may not see does not exist either
+        raise not_found
     access = grants.Access.load(caller, table)
-    grants.require_schema_use(access)
+    level = resolve.hidden_level(access, SecurableType.TABLE)
+    if level is None:
+        return table, access
+    raise resolve.hidden(_no_warehouse(prefix) if level == len(access.chain) - 1 else not_found)
+
+
+def _require(access: grants.Access, table: Table, *privileges: str) -> grants.Access:
     access.require(
         any(access.has(privilege) for privilege in privileges),
         f"Missing {' or '.join(privileges)} on {table.full_name}.",
@@ -229,8 +243,8 @@ def etag_for(metadata_location: str, snapshots: str | None = None) -> str:
 
 
 def load_table(*, caller: Principal, prefix: str, namespace: str, name: str, view: bool = False) -> Loaded:
-    table = _find(prefix, namespace, name, view=view)
-    _require(caller, table, Privilege.SELECT, Privilege.MODIFY)
+    table, access = _find(caller, prefix, namespace, name, view=view)
+    _require(access, table, Privilege.SELECT, Privilege.MODIFY)
     return Loaded(table, table.iceberg.metadata_location, table.iceberg.metadata_json,
                   storage_config(table.storage_location))
 
@@ -246,8 +260,8 @@ def only_referenced_snapshots(metadata_json: str) -> str:
 
 
 def table_exists(*, caller: Principal, prefix: str, namespace: str, name: str, view: bool = False) -> None:
-    table = _find(prefix, namespace, name, view=view)
-    _require(caller, table, Privilege.SELECT, Privilege.MODIFY)
+    table, access = _find(caller, prefix, namespace, name, view=view)
+    _require(access, table, Privilege.SELECT, Privilege.MODIFY)
 
 
 # -- writing -------------------------------------------------------------------------------------------
@@ -324,7 +338,6 @@ def _swap(table: Table, metadata, *, current_location: str | None) -> IcebergMet
 
 def _require_create(caller: Principal, schema: Schema) -> None:
     access = grants.Access.load(caller, schema)
-    grants.require_schema_use(access)
     access.require(access.has(Privilege.CREATE_TABLE), f"Missing CREATE TABLE on schema {schema.full_name}.")
 
 
@@ -389,9 +402,9 @@ def _moved(caller: Principal, table: Table, metadata):
 
 
 def create_table(*, caller: Principal, prefix: str, namespace: str, body: dict) -> Loaded:
-    catalog = warehouse(prefix)
-    schema = _schema(catalog, namespace_levels(namespace))
-    name = validate_name(body.get("name"))
+    catalog = warehouse(prefix, caller)
+    schema = _schema(caller, catalog, namespace_levels(namespace))
+    name = validate_name(body.get("name"), iceberg=True)
     if body.get("schema") is None:
         raise InvalidParameter("schema is required.")
     properties = validate_properties(body.get("properties"))
@@ -457,9 +470,9 @@ def _plan(caller: Principal, catalog: Catalog, change: Change, locked: dict) -> 
         if not creating:
             raise TableDoesNotExist(f"Table {'.'.join(change.levels)}.{change.name} does not exist.")
         iceberg.check_requirements(change.requirements, None)
-        schema = _schema(catalog, change.levels)
+        schema = _schema(caller, catalog, change.levels)
         _require_create(caller, schema)
-        validate_name(change.name)
+        validate_name(change.name, iceberg=True)
         if Table.objects.filter(schema=schema, name=change.name).exists():
             raise CommitFailed(f"Requirement failed: table {schema.full_name}.{change.name} already exists.")
         metadata = iceberg.apply_updates(None, change.updates, metadata_location=None)
@@ -467,7 +480,10 @@ def _plan(caller: Principal, catalog: Catalog, change: Change, locked: dict) -> 
                                            securable_id=metadata.table_uuid)
         metadata = metadata.model_copy(update={"location": placed.url})
         return _Planned(change, None, schema, metadata, managed=placed.managed)
-    _require(caller, table, Privilege.MODIFY)
+    access = grants.Access.load(caller, table)
+    if resolve.hidden_level(access, SecurableType.TABLE) is not None:
+        raise resolve.hidden(TableDoesNotExist(f"Table {'.'.join(change.levels)}.{change.name} does not exist."))
+    _require(access, table, Privilege.MODIFY)
     current = iceberg.parse_metadata(table.iceberg.metadata_json)
     iceberg.check_requirements(change.requirements, current)
     metadata = iceberg.apply_updates(current, change.updates, metadata_location=table.iceberg.metadata_location)
@@ -531,7 +547,7 @@ def _with_current_metadata(locked: list[Table]) -> dict:
 
 
 def commit_table(*, caller: Principal, prefix: str, namespace: str, name: str, body: dict) -> Loaded:
-    catalog = warehouse(prefix)
+    catalog = warehouse(prefix, caller)
     change = parse_change(body, identifier=(namespace_levels(namespace), name))
     with transaction.atomic():
         locked = _lock(catalog, [change])
@@ -540,7 +556,7 @@ def commit_table(*, caller: Principal, prefix: str, namespace: str, name: str, b
 
 
 def commit_transaction(*, caller: Principal, prefix: str, body: dict) -> None:
-    catalog = warehouse(prefix)
+    catalog = warehouse(prefix, caller)
     table_changes = body.get("table-changes")
     if not isinstance(table_changes, list) or not table_changes:
         raise InvalidParameter("table-changes must be a non-empty array.")
@@ -562,9 +578,7 @@ def commit_transaction(*, caller: Principal, prefix: str, body: dict) -> None:
 
 def drop_table(*, caller: Principal, prefix: str, namespace: str, name: str, purge: bool, view: bool = False) -> None:
     with transaction.atomic():
-        table = _find(prefix, namespace, name, view=view, for_update=True)
-        access = grants.Access.load(caller, table)
-        grants.require_schema_use(access)
+        table, access = _find(caller, prefix, namespace, name, view=view, for_update=True)
         access.require(access.owns(), f"Only the owner of {table.full_name} or a metastore admin may drop it.")
         full_name, table_id = table.full_name, table.id
         drop_table_row(table, dropped_by=caller.name, purge=purge)
@@ -574,16 +588,14 @@ def drop_table(*, caller: Principal, prefix: str, namespace: str, name: str, pur
 
 
 def rename(*, caller: Principal, prefix: str, body: dict, view: bool = False) -> None:
-    catalog = warehouse(prefix)
+    catalog = warehouse(prefix, caller)
     source_levels, source_name = iceberg.parse_identifier(body.get("source"))
     target_levels, target_name = iceberg.parse_identifier(body.get("destination"))
-    validate_name(target_name, field="destination.name")
+    validate_name(target_name, field="destination.name", iceberg=True)
     with transaction.atomic():
-        table = _find(prefix, source_levels, source_name, view=view, for_update=True)
-        access = grants.Access.load(caller, table)
-        grants.require_schema_use(access)
+        table, access = _find(caller, prefix, source_levels, source_name, view=view, for_update=True)
         access.require(access.owns(), f"Only the owner of {table.full_name} may rename it.")
-        target_schema = _schema(catalog, target_levels)
+        target_schema = _schema(caller, catalog, target_levels)
         if target_schema.id != table.schema_id:
             _require_create(caller, target_schema)
         if Table.objects.filter(schema=target_schema, name=target_name).exists():
@@ -602,9 +614,9 @@ def rename(*, caller: Principal, prefix: str, body: dict, view: bool = False) ->
 
 
 def register_table(*, caller: Principal, prefix: str, namespace: str, body: dict) -> Loaded:
-    catalog = warehouse(prefix)
-    schema = _schema(catalog, namespace_levels(namespace))
-    name = validate_name(body.get("name"))
+    catalog = warehouse(prefix, caller)
+    schema = _schema(caller, catalog, namespace_levels(namespace))
+    name = validate_name(body.get("name"), iceberg=True)
     location = body.get("metadata-location")
     if not isinstance(location, str) or not location:
         raise InvalidParameter("metadata-location is required.")
@@ -661,8 +673,8 @@ def _read_registered_metadata(location: str):
 
 
 def record_metrics(*, caller: Principal, prefix: str, namespace: str, name: str, body: dict) -> None:
-    table = _find(prefix, namespace, name, view=False)
-    _require(caller, table, Privilege.SELECT, Privilege.MODIFY)
+    table, access = _find(caller, prefix, namespace, name, view=False)
+    _require(access, table, Privilege.SELECT, Privilege.MODIFY)
     report_type = body.get("report-type")
     if report_type not in ("scan-report", "commit-report"):
         raise InvalidParameter("report-type must be scan-report or commit-report.")
@@ -674,8 +686,8 @@ def record_metrics(*, caller: Principal, prefix: str, namespace: str, name: str,
 
 
 def credentials(*, caller: Principal, prefix: str, namespace: str, name: str) -> dict:
-    table = _find(prefix, namespace, name, view=False)
-    _require(caller, table, Privilege.SELECT, Privilege.MODIFY)
+    table, access = _find(caller, prefix, namespace, name, view=False)
+    _require(access, table, Privilege.SELECT, Privilege.MODIFY)
     locations.require_own_location(table.storage_location, own_id=table.id, what=f"table {table.full_name}")
     return {"storage-credentials": [{"prefix": table.storage_location, "config": storage_config(table.storage_location)}]}
 
@@ -692,9 +704,9 @@ def _view_sql(metadata) -> str | None:
 
 
 def create_view(*, caller: Principal, prefix: str, namespace: str, body: dict) -> Loaded:
-    catalog = warehouse(prefix)
-    schema = _schema(catalog, namespace_levels(namespace))
-    name = validate_name(body.get("name"))
+    catalog = warehouse(prefix, caller)
+    schema = _schema(caller, catalog, namespace_levels(namespace))
+    name = validate_name(body.get("name"), iceberg=True)
     properties = validate_properties(body.get("properties"))
     _require_create(caller, schema)
     view_id = uuid.uuid4()
@@ -714,8 +726,8 @@ def create_view(*, caller: Principal, prefix: str, namespace: str, body: dict) -
 
 def replace_view(*, caller: Principal, prefix: str, namespace: str, name: str, body: dict) -> Loaded:
     with transaction.atomic():
-        table = _find(prefix, namespace, name, view=True, for_update=True)
-        _require(caller, table, Privilege.MODIFY)
+        table, access = _find(caller, prefix, namespace, name, view=True, for_update=True)
+        _require(access, table, Privilege.MODIFY)
         current = iceberg.parse_view_metadata(table.iceberg.metadata_json)
         iceberg.check_view_requirements(body.get("requirements"), current)
         metadata = _moved(caller, table, iceberg.apply_view_updates(current, body.get("updates")))

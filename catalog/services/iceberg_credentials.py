@@ -296,7 +296,7 @@ def _staged_target(caller: Principal, prefix: str, namespace: str, name: str, to
     its signer endpoint. The caller must still hold CREATE TABLE on the namespace, and once the
     table exists it must be the staged one."""
     location = _staged_location(caller, token)
-    schema = iceberg._schema(iceberg.warehouse(prefix), iceberg.namespace_levels(namespace))
+    schema = iceberg._schema(caller, iceberg.warehouse(prefix, caller), iceberg.namespace_levels(namespace))
     iceberg._require_create(caller, schema)
     existing = Table.objects.filter(schema=schema, name=name).only("storage_location").first()
     if existing is not None and normalize(existing.storage_location or "") != location:

@@ -54,7 +54,7 @@ def _read(caller: Principal, location, *, field: str = "metadata-location") -> s
 
 # -- register-view --------------------------------------------------------------------------------
 def register_view(*, caller: Principal, prefix: str, namespace: str, body: dict) -> Loaded:
-    schema = _schema(warehouse(prefix), namespace_levels(namespace))
+    schema = _schema(caller, warehouse(prefix, caller), namespace_levels(namespace))
     name = validate_name(body.get("name"))
     _require_create(caller, schema)
     location = body.get("metadata-location")
@@ -126,7 +126,7 @@ def _apply(table: Table, location: str, text: str, metadata, timestamp: int) -> 
 
 
 def send_notification(*, caller: Principal, prefix: str, namespace: str, name: str, body: dict) -> None:
-    schema = _schema(warehouse(prefix), namespace_levels(namespace))
+    schema = _schema(caller, warehouse(prefix, caller), namespace_levels(namespace))
     kind, payload = _payload(name, body)
     timestamp, location = payload["timestamp"], payload["metadata-location"]
     if kind == "VALIDATE":

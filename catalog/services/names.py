@@ -1,4 +1,11 @@
-"""Names of securables: what is allowed, and how full names split."""
+"""Names of securables: what is allowed, and how full names are written and split.
+
+A full name joins its parts with dots. Iceberg clients name namespaces and tables `new.db`,
+`ta.ble` or `TEST NS`; such a part is written back-quoted, as Spark SQL writes it
+(unity.`new.db`.`ta.ble`), so that the full name splits back into the same parts. Every other
+part is written as it is, so full names that clients build by joining names with dots (Sail, the
+UC SDK) keep working.
+"""
 
 import re
 from urllib.parse import unquote
@@ -9,13 +16,26 @@ MAX_NAME_LENGTH = 255
 # Dots separate the levels of a full name and slashes separate URL segments, so neither may
 # appear in a name; nor may white space or control characters.
 _FORBIDDEN = re.compile(r"[./\s\x00-\x1f\x7f]")
+# Names created through the Iceberg REST API may also hold dots and spaces (Polaris and Lakekeeper
+# accept them); never a slash, a back-quote, another white space or a control character.
+_FORBIDDEN_ICEBERG = re.compile(r"[/`\t\n\r\x0b\x0c\x00-\x1f\x7f]")
+# A part that must be back-quoted in a full name: only names from the Iceberg API hold these, and
+# those never hold a back-quote (a Unity Catalog name may: `a` is a name of its own).
+_NEEDS_QUOTES = re.compile(r"[.\s]")
 
 
-def validate_name(value, *, field: str = "name") -> str:
+def validate_name(value, *, field: str = "name", iceberg: bool = False) -> str:
     if not isinstance(value, str) or value == "":
         raise InvalidParameter(f"{field} must be a non-empty string.")
     if len(value) > MAX_NAME_LENGTH:
         raise InvalidParameter(f"{field} must be at most {MAX_NAME_LENGTH} characters.")
+    if iceberg:
+        if _FORBIDDEN_ICEBERG.search(value) or value.strip() == "":
+            raise InvalidParameter(
+                f"{field} {value!r} is invalid: names may not contain '/', '`', control characters or white "
+                "space other than spaces, and may not be blank."
+            )
+        return value
     if _FORBIDDEN.search(value):
         raise InvalidParameter(
             f"{field} {value!r} is invalid: names may not contain '.', '/', white space or control characters."
@@ -23,14 +43,69 @@ def validate_name(value, *, field: str = "name") -> str:
     return value
 
 
+def quote_part(part: str) -> str:
+    if _NEEDS_QUOTES.search(part):
+        return "`" + part.replace("`", "``") + "`"
+    return part
+
+
+def join_full_name(*parts: str) -> str:
+    """('unity', 'new.db', 't') → unity.`new.db`.t"""
+    return ".".join(quote_part(part) for part in parts)
+
+
+def _split(text: str) -> list[str] | None:
+    """Splits at the dots outside back-quotes; None when the quotes do not pair up."""
+    pieces, current, index, quoted, was_quoted = [], [], 0, False, False
+    while index < len(text):
+        char = text[index]
+        if quoted:
+            if char == "`":
+                if text[index + 1:index + 2] == "`":
+                    current.append("`")
+                    index += 1
+                else:
+                    quoted = False
+            else:
+                current.append(char)
+        elif char == "`":
+            if current or was_quoted:
+                return None  # a quote in the middle of a part
+            quoted = was_quoted = True
+        elif char == ".":
+            pieces.append("".join(current))
+            current, was_quoted = [], False
+        else:
+            if was_quoted:
+                return None  # text after a closing quote
+            current.append(char)
+        index += 1
+    if quoted:
+        return None
+    pieces.append("".join(current))
+    return pieces
+
+
+def _parts(text: str, parts: int) -> list[str]:
+    """Back-quotes quote a part when that is what makes the name split into `parts` parts, or
+    when a quoted part holds a dot or a space; otherwise they are characters of a name."""
+    plain = text.split(".")
+    quoted = _split(text)
+    if quoted is not None and len(quoted) == parts and all(quoted):
+        if len(plain) != parts or any(_NEEDS_QUOTES.search(part) for part in quoted):
+            return quoted
+    return plain
+
+
 def split_full_name(full_name: str, parts: int, *, what: str) -> list[str]:
-    """`unity.default.t` → ['unity', 'default', 't']. Clients send full names percent-encoded
-    (`unity%2Edefault%2Et`), sometimes twice; the router has decoded once already. The name is
-    decoded further only while it does not have the expected number of parts, so that a name that
-    itself holds a `%` (`a%2Eb`, allowed like any other character) is still found."""
+    """`unity.default.t` → ['unity', 'default', 't']; unity.`new.db`.t → ['unity', 'new.db', 't'].
+    Clients send full names percent-encoded (`unity%2Edefault%2Et`), sometimes twice; the router
+    has decoded once already. The name is decoded further only while it does not have the
+    expected number of parts, so that a name that itself holds a `%` (`a%2Eb`, allowed like any
+    other character) is still found."""
     decoded = full_name
     while True:
-        pieces = decoded.split(".")
+        pieces = _parts(decoded, parts)
         if len(pieces) == parts and all(pieces):
             break
         again = unquote(decoded)

@@ -1,6 +1,7 @@
 from catalog.choices import SecurableType
+from catalog import resolve
 from catalog.models import Principal
-from catalog.services import grants, securables
+from catalog.services import grants
 
 
 def _access_to(securable_type: str, securable, caller: Principal):
@@ -19,8 +20,10 @@ def _access_to(securable_type: str, securable, caller: Principal):
 
 
 def _resolve_with_access(securable_type: str, full_name: str, caller: Principal):
-    securable = securables.resolve(securable_type, full_name)
-    return securable, _access_to(securable_type, securable, caller)
+    """The securable, and the caller's access to it. A securable the caller may not see (see
+    catalog.resolve) answers as one that does not exist, for reading and for changing its
+    privileges alike; the metastore is seen by everyone."""
+    return resolve.securable(caller, securable_type, full_name)
 
 
 def get_permissions(*, caller: Principal, securable_type: str, full_name: str, principal: str | None):

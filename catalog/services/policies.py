@@ -78,8 +78,8 @@ def namespace_schema(catalog: Catalog, namespace) -> Schema:
     return schema
 
 
-def _policy(prefix: str, namespace, name: str, *, for_update: bool = False) -> Policy:
-    schema = namespace_schema(warehouse(prefix), namespace)
+def _policy(caller: Principal, prefix: str, namespace, name: str, *, for_update: bool = False) -> Policy:
+    schema = namespace_schema(warehouse(prefix, caller), namespace)
     queryset = Policy.objects.select_related("schema__catalog")
     if for_update:
         queryset = queryset.select_for_update(of=("self",))
@@ -121,7 +121,7 @@ def _record(caller: Principal, action: str, policy: Policy, **details) -> None:
 
 # -- policies -------------------------------------------------------------------------------------
 def create_policy(*, caller: Principal, prefix: str, namespace: str, body: dict) -> Policy:
-    schema = namespace_schema(warehouse(prefix), namespace)
+    schema = namespace_schema(warehouse(prefix, caller), namespace)
     name = validate_policy_name(body.get("name"))
     policy_type = validate_policy_type(body.get("type"))
     description = _text(body.get("description"), field="description", limit=MAX_DESCRIPTION)
@@ -143,13 +143,13 @@ def create_policy(*, caller: Principal, prefix: str, namespace: str, body: dict)
 
 
 def load_policy(*, caller: Principal, prefix: str, namespace: str, name: str) -> Policy:
-    policy = _policy(prefix, namespace, name)
+    policy = _policy(caller, prefix, namespace, name)
     _require_readable(caller, policy)
     return policy
 
 
 def list_policies(*, caller: Principal, prefix: str, namespace: str, policy_type: str | None):
-    schema = namespace_schema(warehouse(prefix), namespace)
+    schema = namespace_schema(warehouse(prefix, caller), namespace)
     access = grants.Access.load(caller, schema)
     grants.require_schema_use(access)
     queryset = Policy.objects.filter(schema=schema).select_related("schema")
@@ -168,7 +168,7 @@ def update_policy(*, caller: Principal, prefix: str, namespace: str, name: str, 
     description = _text(body.get("description"), field="description", limit=MAX_DESCRIPTION)
     content = _text(body.get("content"), field="content", limit=MAX_CONTENT)
     with transaction.atomic():
-        policy = _policy(prefix, namespace, name, for_update=True)
+        policy = _policy(caller, prefix, namespace, name, for_update=True)
         _require_owner(caller, policy, "update")
         if content is not None:
             parse_content(policy.policy_type, content)
@@ -190,7 +190,7 @@ def update_policy(*, caller: Principal, prefix: str, namespace: str, name: str, 
 
 def drop_policy(*, caller: Principal, prefix: str, namespace: str, name: str, detach_all: bool) -> None:
     with transaction.atomic():
-        policy = _policy(prefix, namespace, name, for_update=True)
+        policy = _policy(caller, prefix, namespace, name, for_update=True)
         _require_owner(caller, policy, "drop")
         targets = [attachment.target_name for attachment in
                    policy.attachments.select_related("catalog", "schema__catalog", "table__schema__catalog")]
@@ -256,10 +256,10 @@ def _target_fields(target: Target) -> dict:
 
 
 def attach_policy(*, caller: Principal, prefix: str, namespace: str, name: str, body: dict) -> None:
-    catalog = warehouse(prefix)
+    catalog = warehouse(prefix, caller)
     parameters = validate_properties(body.get("parameters"), field="parameters")
     with transaction.atomic():
-        policy = _policy(prefix, namespace, name, for_update=True)
+        policy = _policy(caller, prefix, namespace, name, for_update=True)
         target = _target(catalog, body.get("target"))
         _require_readable(caller, policy)
         _require_target(caller, target)
@@ -285,9 +285,9 @@ def attach_policy(*, caller: Principal, prefix: str, namespace: str, name: str, 
 
 
 def detach_policy(*, caller: Principal, prefix: str, namespace: str, name: str, body: dict) -> None:
-    catalog = warehouse(prefix)
+    catalog = warehouse(prefix, caller)
     with transaction.atomic():
-        policy = _policy(prefix, namespace, name, for_update=True)
+        policy = _policy(caller, prefix, namespace, name, for_update=True)
         target = _target(catalog, body.get("target"))
         _require_readable(caller, policy)
         _require_target(caller, target)
@@ -346,7 +346,7 @@ def effective_policies(target, *, policy_type: str | None = None) -> dict[str, A
 
 def applicable_policies(*, caller: Principal, prefix: str, namespace: str | None, target_name: str | None,
                         policy_type: str | None) -> list[Applicable]:
-    catalog = warehouse(prefix)
+    catalog = warehouse(prefix, caller)
     if policy_type not in (None, ""):
         policy_type = validate_policy_type(policy_type)
     else:

@@ -24,7 +24,7 @@ from django.db.models import F, Q, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
 
-from catalog import asset_selectors, selectors
+from catalog import asset_selectors, resolve, selectors
 from catalog.choices import ModelVersionStatus, Privilege, SecurableType
 from catalog.models import Grant, ModelVersion, Principal, RegisteredModel
 from catalog.services import audit, grants
@@ -34,7 +34,6 @@ from catalog.services.schema_assets import (
     managed_location,
     reject_nul,
     schema_access,
-    securable_access,
     validate_long_comment,
     validate_optional_string,
     validate_required_string,
@@ -88,8 +87,7 @@ def paginate_models(queryset, *, max_results, page_token):
 
 
 def get_model(*, caller: Principal, full_name: str) -> RegisteredModel:
-    model = asset_selectors.get_registered_model(full_name)
-    access = securable_access(caller, model)
+    model, access = resolve.registered_model(caller, full_name)
     access.require(access.has(Privilege.EXECUTE), f"Missing EXECUTE on registered model {model.full_name}.")
     return model
 
@@ -118,8 +116,7 @@ def create_model(*, caller: Principal, name, catalog_name, schema_name, comment=
 
 @transaction.atomic
 def update_model(*, caller: Principal, full_name: str, fields: dict) -> RegisteredModel:
-    model = asset_selectors.get_registered_model(full_name, for_update=True)
-    access = securable_access(caller, model)
+    model, access = resolve.registered_model(caller, full_name, for_update=True)
     access.require(access.owns(), f"Only the owner of registered model {model.full_name} or a metastore admin "
                                   "may update it.")
     new_name = fields.get("new_name")
@@ -148,8 +145,7 @@ def update_model(*, caller: Principal, full_name: str, fields: dict) -> Register
 @transaction.atomic
 def delete_model(*, caller: Principal, full_name: str, force: bool) -> None:
     """All versions must be deleted first unless `force`; files are purged after commit."""
-    model = asset_selectors.get_registered_model(full_name, for_update=True)
-    access = securable_access(caller, model)
+    model, access = resolve.registered_model(caller, full_name, for_update=True)
     access.require(access.owns(), f"Only the owner of registered model {model.full_name} or a metastore admin "
                                   "may delete it.")
     versions = model.versions.count()
@@ -172,8 +168,7 @@ def can_write_versions(access: grants.Access) -> bool:
 
 
 def _model_for_writing(caller: Principal, full_name: str) -> tuple[RegisteredModel, grants.Access]:
-    model = asset_selectors.get_registered_model(full_name)
-    access = securable_access(caller, model)
+    model, access = resolve.registered_model(caller, full_name)
     access.require(can_write_versions(access),
                    f"Only the owner of registered model {model.full_name} or a holder of CREATE MODEL on its "
                    "schema may write its versions.")
@@ -223,8 +218,7 @@ def get_version(*, caller: Principal, full_name: str, version) -> ModelVersion:
 
 @transaction.atomic
 def update_version(*, caller: Principal, full_name: str, version, fields: dict) -> ModelVersion:
-    model = asset_selectors.get_registered_model(full_name)
-    access = securable_access(caller, model)
+    model, access = resolve.registered_model(caller, full_name)
     access.require(access.owns(), f"Only the owner of registered model {model.full_name} or a metastore admin "
                                   "may update its versions.")
     row = asset_selectors.get_model_version(model, version, for_update=True)
@@ -271,8 +265,7 @@ def finalize_version(*, caller: Principal, full_name: str, version, body: dict) 
 
 @transaction.atomic
 def delete_version(*, caller: Principal, full_name: str, version) -> None:
-    model = asset_selectors.get_registered_model(full_name)
-    access = securable_access(caller, model)
+    model, access = resolve.registered_model(caller, full_name)
     access.require(access.owns(), f"Only the owner of registered model {model.full_name} or a metastore admin "
                                   "may delete its versions.")
     row = asset_selectors.get_model_version(model, version, for_update=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.db.models import Q
 
-from catalog import locations, selectors
+from catalog import locations, resolve
 from catalog.models import Grant, Principal
 from catalog.services import grants
 from catalog.services.names import validate_name
@@ -18,17 +18,7 @@ def schema_access(caller: Principal, catalog_name, schema_name):
     """The schema and the caller's access to it; USE CATALOG and USE SCHEMA are required."""
     validate_name(catalog_name, field="catalog_name")
     validate_name(schema_name, field="schema_name")
-    schema = selectors.get_schema(catalog_name, schema_name)
-    access = grants.Access.load(caller, schema)
-    grants.require_schema_use(access)
-    return schema, access
-
-
-def securable_access(caller: Principal, securable) -> grants.Access:
-    """The caller's access to a securable inside a schema; USE CATALOG and USE SCHEMA are required."""
-    access = grants.Access.load(caller, securable)
-    grants.require_schema_use(access)
-    return access
+    return resolve.schema(caller, catalog_name, schema_name)
 
 
 def visible(queryset, *, caller: Principal, access: grants.Access, privileges):

@@ -1,7 +1,7 @@
 from django.db import transaction
 from django.db.models import Q
 
-from catalog import locations, selectors
+from catalog import locations, resolve
 from catalog.choices import Privilege
 from catalog.models import Grant, Principal, Schema, Table
 from catalog.services import audit, grants
@@ -12,9 +12,7 @@ from ucweb.errors import SchemaAlreadyExists, SchemaNotEmpty
 
 
 def visible_schemas(*, caller: Principal, catalog_name: str):
-    catalog = selectors.get_catalog(catalog_name)
-    access = grants.Access.load(caller, catalog)
-    grants.require_catalog_use(access)
+    catalog, access = resolve.catalog(caller, catalog_name)
     queryset = Schema.objects.filter(catalog=catalog).select_related("catalog")
     if access.has(Privilege.USE_SCHEMA):
         return queryset
@@ -23,21 +21,21 @@ def visible_schemas(*, caller: Principal, catalog_name: str):
 
 
 def get_schema(*, caller: Principal, full_name: str) -> Schema:
-    schema = selectors.get_schema_by_full_name(full_name)
-    grants.require_schema_use(grants.Access.load(caller, schema))
+    schema, _ = resolve.schema_by_full_name(caller, full_name)
     return schema
 
 
 @transaction.atomic
-def create_schema(*, caller: Principal, name, catalog_name, comment=None, properties=None, storage_root=None) -> Schema:
-    validate_name(name)
+def create_schema(
+    *, caller: Principal, name, catalog_name, comment=None, properties=None, storage_root=None, iceberg: bool = False,
+) -> Schema:
+    """`iceberg`: the name comes from the Iceberg REST API, which allows dots and spaces."""
+    validate_name(name, iceberg=iceberg)
     validate_name(catalog_name, field="catalog_name")
     comment = validate_comment(comment)
     properties = validate_properties(properties)
     storage_root = validate_storage_url(storage_root, field="storage_root")
-    catalog = selectors.get_catalog(catalog_name)
-    access = grants.Access.load(caller, catalog)
-    grants.require_catalog_use(access)
+    catalog, access = resolve.catalog(caller, catalog_name)
     access.require(access.has(Privilege.CREATE_SCHEMA), f"Missing CREATE SCHEMA on catalog {catalog_name}.")
     if Schema.objects.filter(catalog=catalog, name=name).exists():
         raise SchemaAlreadyExists(f"Schema '{catalog_name}.{name}' already exists.")
@@ -58,9 +56,7 @@ def create_schema(*, caller: Principal, name, catalog_name, comment=None, proper
 
 @transaction.atomic
 def update_schema(*, caller: Principal, full_name: str, fields: dict) -> Schema:
-    schema = selectors.get_schema_by_full_name(full_name)
-    access = grants.Access.load(caller, schema)
-    grants.require_schema_use(access)
+    schema, access = resolve.schema_by_full_name(caller, full_name)
     access.require(access.owns(), f"Only the owner of schema {schema.full_name} or a metastore admin may update it.")
     new_name = fields.get("new_name")
     if new_name is not None and new_name != schema.name:
@@ -99,9 +95,7 @@ def _has_contents(schema: Schema) -> bool:
 
 @transaction.atomic
 def delete_schema(*, caller: Principal, full_name: str, force: bool) -> None:
-    schema = selectors.get_schema_by_full_name(full_name)
-    access = grants.Access.load(caller, schema)
-    grants.require_catalog_use(access)
+    schema, access = resolve.schema_by_full_name(caller, full_name)
     access.require(access.owns(), f"Only the owner of schema {schema.full_name} or a metastore admin may delete it.")
     if not force and _has_contents(schema):
         raise SchemaNotEmpty(

@@ -2,7 +2,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from catalog import locations, selectors
+from catalog import locations, resolve
 from catalog.choices import ColumnTypeName, DataSourceFormat, Privilege, TableType
 from catalog.models import Column, Grant, Principal, Table
 from catalog.services import audit, grants
@@ -73,16 +73,8 @@ def replace_columns(table: Table, columns: list[dict]) -> None:
     Column.objects.bulk_create([Column(table=table, **column) for column in columns])
 
 
-def _table_access(caller: Principal, table: Table) -> grants.Access:
-    access = grants.Access.load(caller, table)
-    grants.require_schema_use(access)
-    return access
-
-
 def visible_tables(*, caller: Principal, catalog_name: str, schema_name: str):
-    schema = selectors.get_schema(catalog_name, schema_name)
-    access = grants.Access.load(caller, schema)
-    grants.require_schema_use(access)
+    schema, access = resolve.schema(caller, catalog_name, schema_name)
     queryset = Table.objects.filter(schema=schema).select_related("schema__catalog").prefetch_related("columns")
     if access.has(Privilege.SELECT) or access.has(Privilege.MODIFY):
         return queryset
@@ -93,8 +85,7 @@ def visible_tables(*, caller: Principal, catalog_name: str, schema_name: str):
 
 
 def get_table(*, caller: Principal, full_name: str) -> Table:
-    table = selectors.get_table_by_full_name(full_name)
-    access = _table_access(caller, table)
+    table, access = resolve.table(caller, full_name)
     access.require(
         access.has(Privilege.SELECT) or access.has(Privilege.MODIFY),
         f"Missing SELECT on table {table.full_name}.",
@@ -103,9 +94,7 @@ def get_table(*, caller: Principal, full_name: str) -> Table:
 
 
 def require_create_table(caller: Principal, catalog_name: str, schema_name: str):
-    schema = selectors.get_schema(catalog_name, schema_name)
-    access = grants.Access.load(caller, schema)
-    grants.require_schema_use(access)
+    schema, access = resolve.schema(caller, catalog_name, schema_name)
     access.require(access.has(Privilege.CREATE_TABLE), f"Missing CREATE TABLE on schema {schema.full_name}.")
     return schema
 
@@ -206,8 +195,7 @@ def drop_table_row(table: Table, *, dropped_by: str = "", purge: bool | None = N
 
 @transaction.atomic
 def delete_table(*, caller: Principal, full_name: str) -> None:
-    table = selectors.get_table_by_full_name(full_name, for_update=True)
-    access = _table_access(caller, table)
+    table, access = resolve.table(caller, full_name, for_update=True)
     access.require(access.owns(), f"Only the owner of table {table.full_name} or a metastore admin may delete it.")
     table_id, name = table.id, table.full_name
     drop_table_row(table, dropped_by=caller.name)
@@ -227,8 +215,7 @@ def update_table(*, caller: Principal, full_name: str, fields: dict) -> Table:
     unknown = sorted(set(fields) - {"new_name", "owner", "comment"})
     if unknown:
         raise InvalidParameter(f"A table's {', '.join(unknown)} cannot be changed here.")
-    table = selectors.get_table_by_full_name(full_name, for_update=True)
-    access = _table_access(caller, table)
+    table, access = resolve.table(caller, full_name, for_update=True)
     access.require(access.owns(), f"Only the owner of table {table.full_name} or a metastore admin may update it.")
     old_name = table.full_name
     new_name = fields.get("new_name")

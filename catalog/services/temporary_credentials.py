@@ -30,7 +30,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from catalog import asset_selectors, locations
+from catalog import asset_selectors, locations, resolve
 from catalog.choices import (
     ModelVersionOperation,
     ModelVersionStatus,
@@ -40,7 +40,7 @@ from catalog.choices import (
     TableOperation,
     VolumeOperation,
 )
-from catalog.models import Principal, Table
+from catalog.models import Principal
 from catalog.services import audit, credentials, grants
 from catalog.services.external_locations import (
     canonical_url,
@@ -51,11 +51,10 @@ from catalog.services.external_locations import (
 )
 from catalog.services.names import validate_name
 from catalog.services.registered_models import can_write_versions
-from catalog.services.schema_assets import securable_access
 from catalog.services.volumes import writable_by
 from catalog.storage import StorageError, normalize, parse
 from catalog.storage import vending
-from ucweb.errors import InvalidParameter, PermissionDenied, TableDoesNotExist, TemporarilyUnavailable
+from ucweb.errors import InvalidParameter, PermissionDenied, TemporarilyUnavailable
 
 DEFAULT_REGION = "us-east-1"
 
@@ -159,12 +158,7 @@ def _record(caller, action, securable_type, name, securable_id, details):
 
 def for_table(*, caller: Principal, table_id, operation) -> dict:
     operation = _operation(operation, [TableOperation.READ, TableOperation.READ_WRITE])
-    table = Table.objects.select_related("schema__catalog").filter(
-        id=asset_selectors.parse_uuid(table_id, field="table_id")).first()
-    if table is None:
-        raise TableDoesNotExist(f"Table with id {table_id} does not exist.")
-    access = grants.Access.load(caller, table)
-    grants.require_schema_use(access)
+    table, access = resolve.table_by_id(caller, table_id)
     access.require(access.has(Privilege.SELECT), f"Missing SELECT on table {table.full_name}.")
     # Some readers (delta-rs) always ask for READ_WRITE. Without MODIFY they get credentials that
     # can only read: never more than the grants allow, and reading still works.
@@ -181,8 +175,7 @@ def for_table(*, caller: Principal, table_id, operation) -> dict:
 
 def for_volume(*, caller: Principal, volume_id, operation) -> dict:
     operation = _operation(operation, [VolumeOperation.READ_VOLUME, VolumeOperation.WRITE_VOLUME])
-    volume = asset_selectors.get_volume_by_id(volume_id)
-    access = securable_access(caller, volume)
+    volume, access = resolve.volume_by_id(caller, volume_id)
     access.require(access.has(Privilege.READ_VOLUME), f"Missing READ VOLUME on volume {volume.full_name}.")
     if operation == VolumeOperation.WRITE_VOLUME:
         access.require(writable_by(access), f"Only the owner of volume {volume.full_name} may write to it.")
@@ -223,8 +216,7 @@ def for_model_version(*, caller: Principal, catalog_name, schema_name, model_nam
                                                               ModelVersionOperation.READ_WRITE_MODEL_VERSION])
     for value, field in ((catalog_name, "catalog_name"), (schema_name, "schema_name"), (model_name, "model_name")):
         validate_name(value, field=field)
-    model = asset_selectors.get_registered_model(f"{catalog_name}.{schema_name}.{model_name}")
-    access = securable_access(caller, model)
+    model, access = resolve.registered_model(caller, f"{catalog_name}.{schema_name}.{model_name}")
     row = None
     if operation == ModelVersionOperation.READ_MODEL_VERSION:
         access.require(access.has(Privilege.EXECUTE), f"Missing EXECUTE on registered model {model.full_name}.")

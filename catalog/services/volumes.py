@@ -16,7 +16,7 @@ import uuid
 from django.db import transaction
 from django.utils import timezone
 
-from catalog import asset_selectors, locations
+from catalog import locations, resolve
 from catalog.choices import Privilege, SecurableType, VolumeType
 from catalog.models import Grant, Principal, Volume
 from catalog.services import audit, grants
@@ -25,7 +25,6 @@ from catalog.services.names import validate_name
 from catalog.services.schema_assets import (
     managed_location,
     schema_access,
-    securable_access,
     validate_long_comment,
     visible,
 )
@@ -39,8 +38,7 @@ def visible_volumes(*, caller: Principal, catalog_name, schema_name):
 
 
 def get_volume(*, caller: Principal, full_name: str) -> Volume:
-    volume = asset_selectors.get_volume(full_name)
-    access = securable_access(caller, volume)
+    volume, access = resolve.volume(caller, full_name)
     access.require(access.has(Privilege.READ_VOLUME), f"Missing READ VOLUME on volume {volume.full_name}.")
     return volume
 
@@ -86,8 +84,7 @@ def create_volume(
 
 @transaction.atomic
 def update_volume(*, caller: Principal, full_name: str, fields: dict) -> Volume:
-    volume = asset_selectors.get_volume(full_name, for_update=True)
-    access = securable_access(caller, volume)
+    volume, access = resolve.volume(caller, full_name, for_update=True)
     access.require(access.owns(), f"Only the owner of volume {volume.full_name} or a metastore admin may update it.")
     new_name = fields.get("new_name")
     if new_name is not None and new_name != volume.name:
@@ -116,8 +113,7 @@ def update_volume(*, caller: Principal, full_name: str, fields: dict) -> Volume:
 def delete_volume(*, caller: Principal, full_name: str) -> None:
     """The row goes; a managed volume's files are purged after commit and grants go with it (the
     post_delete handlers of catalog.models.assets, which also run when a schema is dropped)."""
-    volume = asset_selectors.get_volume(full_name, for_update=True)
-    access = securable_access(caller, volume)
+    volume, access = resolve.volume(caller, full_name, for_update=True)
     access.require(access.owns(), f"Only the owner of volume {volume.full_name} or a metastore admin may delete it.")
     volume_id, name = volume.id, volume.full_name
     volume.delete()

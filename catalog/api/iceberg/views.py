@@ -162,13 +162,17 @@ def _page(request, queryset, key="name"):
 
 class ConfigView(CatalogAPIView):
     @extend_schema(tags=TAGS, operation_id="getConfig", responses=JSON_OBJECT,
-                   parameters=[OpenApiParameter("warehouse", str, description="A catalog name; default: the default catalog.")])
+                   parameters=[OpenApiParameter("warehouse", str, description=(
+                       "A catalog name; default: the default catalog. The answer is the same whether "
+                       "the catalog exists or not, and whether the caller may see it or not: clients "
+                       "connect before they are granted anything, and the answer tells nobody what "
+                       "exists. The first request to a warehouse that does not exist for the caller "
+                       "answers 404 NoSuchWarehouseException."))])
     def get(self, request):
         name = request.query_params.get("warehouse") or settings.UCWEB_DEFAULT_WAREHOUSE
-        catalog = iceberg.warehouse(name)
         return Response({
             "defaults": {},
-            "overrides": {"prefix": catalog.name},
+            "overrides": {"prefix": name},
             "endpoints": ENDPOINTS,
             "idempotency-key-lifetime": _lifetime_iso(),
         })

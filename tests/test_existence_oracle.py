@@ -1,0 +1,385 @@
+"""No existence oracle: for a caller, what they may not see answers exactly as what does not exist.
+
+Principal bob holds USE CATALOG on catalog `open` and USE SCHEMA on `open.pub`, and nothing else.
+Catalog `shop` (everything in it), schema `open.secret`, and every object inside `open.pub` (a
+table, an Iceberg table and view, a volume, a function, a registered model), an external location
+and a credential exist but are invisible to him. Each case sends the same request twice, once
+naming the existing invisible object and once naming one that does not exist, and compares the
+answers: status, error code (Unity Catalog) or error type (Iceberg), and the message with the one
+name swapped. Then it checks that nothing changed in the database or in storage, and that the
+refusal was audited as DENIED for the existing object.
+
+A caller who sees an object but lacks the privilege for an action still gets a 403 (the last
+tests): that tells nothing a listing would not.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+from catalog.choices import AuditOutcome, Privilege, SecurableType
+from catalog.models import (
+    AuditEvent,
+    Catalog,
+    Column,
+    Credential,
+    ExternalLocation,
+    Function,
+    Grant,
+    ModelVersion,
+    RegisteredModel,
+    Schema,
+    Table,
+    Volume,
+)
+
+UC = "/api/2.1/unity-catalog"
+ICE = "/api/catalog/v1"
+LANDING = "file:///tmp/ucweb-oracle-landing"
+
+SCHEMA_JSON = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": True}]}
+VIEW_VERSION = {
+    "version-id": 1, "timestamp-ms": 1700000000000, "schema-id": 0, "summary": {"engine-name": "test"},
+    "representations": [{"type": "sql", "sql": "SELECT 1", "dialect": "spark"}],
+    "default-namespace": ["pub"],
+}
+
+
+def _ok(response):
+    assert response.status_code in (200, 204), response.content
+    return response
+
+
+def _function_body(catalog: str, schema: str, name: str) -> dict:
+    return {"function_info": {
+        "name": name, "catalog_name": catalog, "schema_name": schema,
+        "input_params": {"parameters": [{"name": "x", "type_text": "int", "type_json": '{"type":"int"}',
+                                         "type_name": "INT", "position": 0}]},
+        "data_type": "INT", "full_data_type": "int", "routine_body": "SQL", "routine_definition": "x + 1",
+        "parameter_style": "S", "is_deterministic": True, "sql_data_access": "CONTAINS_SQL",
+        "is_null_call": False, "security_type": "DEFINER", "specific_name": name,
+    }}
+
+
+def _fill_schema(admin, catalog: str, schema: str) -> None:
+    """A table, an Iceberg table and view, a volume, a function and a model (with version 1)."""
+    _ok(admin.post(f"{UC}/tables", {
+        "name": "tbl", "catalog_name": catalog, "schema_name": schema, "table_type": "EXTERNAL",
+        "data_source_format": "PARQUET", "storage_location": f"{LANDING}/{catalog}/{schema}/tbl",
+        "columns": [{"name": "id", "type_name": "LONG", "type_text": "bigint", "position": 0}],
+    }, format="json"))
+    _ok(admin.post(f"{ICE}/{catalog}/namespaces/{schema}/tables", {"name": "ice", "schema": SCHEMA_JSON},
+                   format="json"))
+    _ok(admin.post(f"{ICE}/{catalog}/namespaces/{schema}/views",
+                   {"name": "vw", "schema": SCHEMA_JSON, "view-version": VIEW_VERSION, "properties": {}},
+                   format="json"))
+    _ok(admin.post(f"{UC}/volumes", {"name": "vol", "catalog_name": catalog, "schema_name": schema,
+                                     "volume_type": "MANAGED"}, format="json"))
+    _ok(admin.post(f"{UC}/functions", _function_body(catalog, schema, "fn"), format="json"))
+    _ok(admin.post(f"{UC}/models", {"name": "mdl", "catalog_name": catalog, "schema_name": schema},
+                   format="json"))
+    _ok(admin.post(f"{UC}/models/versions", {"model_name": "mdl", "catalog_name": catalog, "schema_name": schema,
+                                             "source": "file:///tmp/run"}, format="json"))
+
+
+@pytest.fixture
+def world(bootstrap, admin_client, make_client, storage_root):
+    admin = admin_client
+    for catalog in ("shop", "open"):
+        _ok(admin.post(f"{UC}/catalogs", {"name": catalog}, format="json"))
+    for catalog, schema in (("shop", "sales"), ("open", "secret"), ("open", "pub")):
+        _ok(admin.post(f"{UC}/schemas", {"name": schema, "catalog_name": catalog}, format="json"))
+    _ok(admin.post(f"{UC}/credentials", {"name": "lakecred", "purpose": "STORAGE",
+                                         "aws_iam_role": {"role_arn": "arn:aws:iam::123456789012:role/lake"}},
+                   format="json"))
+    _ok(admin.post(f"{UC}/external-locations", {"name": "landing", "url": LANDING, "credential_name": "lakecred"},
+                   format="json"))
+    for catalog, schema in (("shop", "sales"), ("open", "pub")):
+        _fill_schema(admin, catalog, schema)
+    bob = make_client("bob")
+    _ok(admin.patch(f"{UC}/permissions/catalog/open",
+                    {"changes": [{"principal": "bob", "add": ["USE CATALOG"]}]}, format="json"))
+    _ok(admin.patch(f"{UC}/permissions/schema/open.pub",
+                    {"changes": [{"principal": "bob", "add": ["USE SCHEMA"]}]}, format="json"))
+    return {"admin": admin, "bob": bob, "storage": Path(storage_root)}
+
+
+def snapshot(storage: Path) -> dict:
+    state = {
+        model.__name__: sorted(repr(row) for row in model.objects.values_list())
+        for model in (Catalog, Schema, Table, Column, Volume, Function, RegisteredModel, ModelVersion,
+                      Credential, ExternalLocation, Grant)
+    }
+    state["files"] = sorted(str(path.relative_to(storage)) for path in storage.rglob("*"))
+    return state
+
+
+def _table_id(full_name: str) -> str:
+    catalog, schema, name = full_name.split(".")
+    return str(Table.objects.get(schema__catalog__name=catalog, schema__name=schema, name=name).id)
+
+
+def _fields(response, protocol: str):
+    """(status, error code or type, message) of an error response; HEAD has no body."""
+    if response.request["REQUEST_METHOD"] == "HEAD":
+        return response.status_code, None, None
+    body = response.json()
+    if protocol == "iceberg":
+        assert set(body) == {"error"}, body
+        assert body["error"]["code"] == response.status_code
+        return response.status_code, body["error"]["type"], body["error"]["message"]
+    assert set(body) == {"error_code", "message", "details"}, body
+    return response.status_code, body["error_code"], body["message"]
+
+
+def _send(client, method: str, path: str, body):
+    kwargs = {"format": "json", "data": body} if body is not None else {}
+    return getattr(client, method)(path, **kwargs)
+
+
+# (protocol, method, path template, body template or None, the existing invisible name, the missing
+#  name, the expected status and error code or type). `{}` in the path and body is the name.
+UC_CASES = [
+    # a catalog bob may not see, and everything in it
+    ("uc", "get", "/catalogs/{}", None, "shop", "gone", 404, "CATALOG_DOES_NOT_EXIST"),
+    ("uc", "patch", "/catalogs/{}", {"comment": "x"}, "shop", "gone", 404, "CATALOG_DOES_NOT_EXIST"),
+    ("uc", "delete", "/catalogs/{}?force=true", None, "shop", "gone", 404, "CATALOG_DOES_NOT_EXIST"),
+    ("uc", "get", "/schemas?catalog_name={}", None, "shop", "gone", 404, "CATALOG_DOES_NOT_EXIST"),
+    ("uc", "post", "/schemas", {"name": "new", "catalog_name": "{}"}, "shop", "gone", 404, "CATALOG_DOES_NOT_EXIST"),
+    ("uc", "get", "/schemas/{}.sales", None, "shop", "gone", 404, "CATALOG_DOES_NOT_EXIST"),
+    ("uc", "get", "/tables/{}.sales.tbl", None, "shop", "gone", 404, "CATALOG_DOES_NOT_EXIST"),
+    ("uc", "get", "/volumes/{}.sales.vol", None, "shop", "gone", 404, "CATALOG_DOES_NOT_EXIST"),
+    ("uc", "get", "/functions/{}.sales.fn", None, "shop", "gone", 404, "CATALOG_DOES_NOT_EXIST"),
+    ("uc", "get", "/models/{}.sales.mdl", None, "shop", "gone", 404, "CATALOG_DOES_NOT_EXIST"),
+    ("uc", "get", "/permissions/catalog/{}", None, "shop", "gone", 404, "CATALOG_DOES_NOT_EXIST"),
+    ("uc", "patch", "/permissions/catalog/{}", {"changes": [{"principal": "bob", "add": ["USE CATALOG"]}]},
+     "shop", "gone", 404, "CATALOG_DOES_NOT_EXIST"),
+    ("uc", "get", "/permissions/table/{}.sales.tbl", None, "shop", "gone", 404, "CATALOG_DOES_NOT_EXIST"),
+    # a schema bob may not see, in a catalog he sees
+    ("uc", "get", "/schemas/open.{}", None, "secret", "gone", 404, "SCHEMA_DOES_NOT_EXIST"),
+    ("uc", "patch", "/schemas/open.{}", {"comment": "x"}, "secret", "gone", 404, "SCHEMA_DOES_NOT_EXIST"),
+    ("uc", "delete", "/schemas/open.{}", None, "secret", "gone", 404, "SCHEMA_DOES_NOT_EXIST"),
+    ("uc", "get", "/tables?catalog_name=open&schema_name={}", None, "secret", "gone", 404, "SCHEMA_DOES_NOT_EXIST"),
+    ("uc", "get", "/volumes?catalog_name=open&schema_name={}", None, "secret", "gone", 404,
+     "SCHEMA_DOES_NOT_EXIST"),
+    ("uc", "post", "/volumes", {"name": "v2", "catalog_name": "open", "schema_name": "{}", "volume_type": "MANAGED"},
+     "secret", "gone", 404, "SCHEMA_DOES_NOT_EXIST"),
+    ("uc", "post", "/functions", _function_body("open", "{}", "f2"), "secret", "gone", 404, "SCHEMA_DOES_NOT_EXIST"),
+    ("uc", "post", "/staging-tables", {"name": "st", "catalog_name": "open", "schema_name": "{}"},
+     "secret", "gone", 404, "SCHEMA_DOES_NOT_EXIST"),
+    ("uc", "get", "/permissions/schema/open.{}", None, "secret", "gone", 404, "SCHEMA_DOES_NOT_EXIST"),
+    # objects bob may not see, in a schema he sees
+    ("uc", "get", "/tables/open.pub.{}", None, "tbl", "gone", 404, "TABLE_DOES_NOT_EXIST"),
+    ("uc", "get", "/tables/open.pub.{}", None, "ice", "gone", 404, "TABLE_DOES_NOT_EXIST"),
+    ("uc", "delete", "/tables/open.pub.{}", None, "tbl", "gone", 404, "TABLE_DOES_NOT_EXIST"),
+    ("uc", "get", "/permissions/table/open.pub.{}", None, "tbl", "gone", 404, "TABLE_DOES_NOT_EXIST"),
+    ("uc", "patch", "/permissions/table/open.pub.{}", {"changes": [{"principal": "bob", "add": ["SELECT"]}]},
+     "tbl", "gone", 404, "TABLE_DOES_NOT_EXIST"),
+    ("uc", "get", "/volumes/open.pub.{}", None, "vol", "gone", 404, "VOLUME_DOES_NOT_EXIST"),
+    ("uc", "patch", "/volumes/open.pub.{}", {"comment": "x"}, "vol", "gone", 404, "VOLUME_DOES_NOT_EXIST"),
+    ("uc", "delete", "/volumes/open.pub.{}", None, "vol", "gone", 404, "VOLUME_DOES_NOT_EXIST"),
+    ("uc", "get", "/permissions/volume/open.pub.{}", None, "vol", "gone", 404, "VOLUME_DOES_NOT_EXIST"),
+    ("uc", "get", "/functions/open.pub.{}", None, "fn", "gone", 404, "FUNCTION_DOES_NOT_EXIST"),
+    ("uc", "delete", "/functions/open.pub.{}", None, "fn", "gone", 404, "FUNCTION_DOES_NOT_EXIST"),
+    ("uc", "get", "/permissions/function/open.pub.{}", None, "fn", "gone", 404, "FUNCTION_DOES_NOT_EXIST"),
+    ("uc", "get", "/models/open.pub.{}", None, "mdl", "gone", 404, "RESOURCE_DOES_NOT_EXIST"),
+    ("uc", "patch", "/models/open.pub.{}", {"comment": "x"}, "mdl", "gone", 404, "RESOURCE_DOES_NOT_EXIST"),
+    ("uc", "delete", "/models/open.pub.{}?force=true", None, "mdl", "gone", 404, "RESOURCE_DOES_NOT_EXIST"),
+    ("uc", "get", "/models/open.pub.{}/versions", None, "mdl", "gone", 404, "RESOURCE_DOES_NOT_EXIST"),
+    ("uc", "get", "/models/open.pub.{}/versions/1", None, "mdl", "gone", 404, "RESOURCE_DOES_NOT_EXIST"),
+    ("uc", "delete", "/models/open.pub.{}/versions/1", None, "mdl", "gone", 404, "RESOURCE_DOES_NOT_EXIST"),
+    ("uc", "post", "/models/versions", {"model_name": "{}", "catalog_name": "open", "schema_name": "pub",
+                                        "source": "s"}, "mdl", "gone", 404, "RESOURCE_DOES_NOT_EXIST"),
+    ("uc", "post", "/temporary-model-version-credentials",
+     {"catalog_name": "open", "schema_name": "pub", "model_name": "{}", "version": 1,
+      "operation": "READ_MODEL_VERSION"}, "mdl", "gone", 404, "RESOURCE_DOES_NOT_EXIST"),
+    ("uc", "get", "/permissions/registered_model/open.pub.{}", None, "mdl", "gone", 404, "RESOURCE_DOES_NOT_EXIST"),
+    # by id
+    ("uc", "post", "/temporary-table-credentials", {"table_id": "{}", "operation": "READ"},
+     "id:open.pub.tbl", "id:gone", 404, "TABLE_DOES_NOT_EXIST"),
+    ("uc", "post", "/temporary-table-credentials", {"table_id": "{}", "operation": "READ"},
+     "id:shop.sales.tbl", "id:gone", 404, "TABLE_DOES_NOT_EXIST"),
+    ("uc", "get", "/delta/preview/commits?table_id={}&table_uri=file:///x&start_version=0", None,
+     "id:open.pub.tbl", "id:gone", 404, "TABLE_DOES_NOT_EXIST"),
+    ("uc", "post", "/delta/preview/commits", {"table_id": "{}", "table_uri": "file:///x", "latest_backfilled_version": 0},
+     "id:shop.sales.tbl", "id:gone", 404, "TABLE_DOES_NOT_EXIST"),
+    # metastore-level securables
+    ("uc", "get", "/external-locations/{}", None, "landing", "gone", 404, "EXTERNAL_LOCATION_DOES_NOT_EXIST"),
+    ("uc", "patch", "/external-locations/{}", {"comment": "x"}, "landing", "gone", 404,
+     "EXTERNAL_LOCATION_DOES_NOT_EXIST"),
+    ("uc", "delete", "/external-locations/{}", None, "landing", "gone", 404, "EXTERNAL_LOCATION_DOES_NOT_EXIST"),
+    ("uc", "get", "/permissions/external_location/{}", None, "landing", "gone", 404,
+     "EXTERNAL_LOCATION_DOES_NOT_EXIST"),
+    ("uc", "get", "/credentials/{}", None, "lakecred", "gone", 404, "CREDENTIAL_DOES_NOT_EXIST"),
+    ("uc", "delete", "/credentials/{}", None, "lakecred", "gone", 404, "CREDENTIAL_DOES_NOT_EXIST"),
+    ("uc", "get", "/permissions/credential/{}", None, "lakecred", "gone", 404, "CREDENTIAL_DOES_NOT_EXIST"),
+]
+
+ICEBERG_CASES = [
+    # a warehouse bob may not see
+    ("iceberg", "get", "/{}/namespaces", None, "shop", "gone", 404, "NoSuchWarehouseException"),
+    ("iceberg", "post", "/{}/namespaces", {"namespace": ["new"]}, "shop", "gone", 404, "NoSuchWarehouseException"),
+    ("iceberg", "get", "/{}/namespaces/sales", None, "shop", "gone", 404, "NoSuchWarehouseException"),
+    ("iceberg", "head", "/{}/namespaces/sales", None, "shop", "gone", 404, None),
+    ("iceberg", "get", "/{}/namespaces/sales/tables/ice", None, "shop", "gone", 404, "NoSuchWarehouseException"),
+    ("iceberg", "head", "/{}/namespaces/sales/tables/ice", None, "shop", "gone", 404, None),
+    ("iceberg", "delete", "/{}/namespaces/sales/tables/ice", None, "shop", "gone", 404, "NoSuchWarehouseException"),
+    ("iceberg", "post", "/{}/namespaces/sales/tables/ice", {"requirements": [], "updates": []},
+     "shop", "gone", 404, "NoSuchWarehouseException"),
+    ("iceberg", "get", "/{}/namespaces/sales/views/vw", None, "shop", "gone", 404, "NoSuchWarehouseException"),
+    ("iceberg", "get", "/{}/namespaces/sales%1Fdeeper/tables/ice", None, "shop", "gone", 404,
+     "NoSuchWarehouseException"),
+    # a namespace bob may not see
+    ("iceberg", "get", "/open/namespaces/{}", None, "secret", "gone", 404, "NoSuchNamespaceException"),
+    ("iceberg", "head", "/open/namespaces/{}", None, "secret", "gone", 404, None),
+    ("iceberg", "delete", "/open/namespaces/{}", None, "secret", "gone", 404, "NoSuchNamespaceException"),
+    ("iceberg", "post", "/open/namespaces/{}/properties", {"updates": {"a": "b"}}, "secret", "gone", 404,
+     "NoSuchNamespaceException"),
+    ("iceberg", "get", "/open/namespaces/{}/tables", None, "secret", "gone", 404, "NoSuchNamespaceException"),
+    ("iceberg", "post", "/open/namespaces/{}/tables", {"name": "t2", "schema": SCHEMA_JSON}, "secret", "gone", 404,
+     "NoSuchNamespaceException"),
+    ("iceberg", "get", "/open/namespaces?parent={}", None, "secret", "gone", 404, "NoSuchNamespaceException"),
+    # tables and views bob may not see
+    ("iceberg", "get", "/open/namespaces/pub/tables/{}", None, "ice", "gone", 404, "NoSuchTableException"),
+    ("iceberg", "head", "/open/namespaces/pub/tables/{}", None, "ice", "gone", 404, None),
+    ("iceberg", "get", "/open/namespaces/secret/tables/{}", None, "ice", "gone", 404, "NoSuchTableException"),
+    ("iceberg", "post", "/open/namespaces/pub/tables/{}", {"requirements": [], "updates": [
+        {"action": "set-properties", "updates": {"a": "b"}}]}, "ice", "gone", 404, "NoSuchTableException"),
+    ("iceberg", "delete", "/open/namespaces/pub/tables/{}?purgeRequested=true", None, "ice", "gone", 404,
+     "NoSuchTableException"),
+    ("iceberg", "get", "/open/namespaces/pub/tables/{}/credentials", None, "ice", "gone", 404,
+     "NoSuchTableException"),
+    ("iceberg", "post", "/open/tables/rename", {"source": {"namespace": ["pub"], "name": "{}"},
+                                                "destination": {"namespace": ["pub"], "name": "moved"}},
+     "ice", "gone", 404, "NoSuchTableException"),
+    ("iceberg", "post", "/open/transactions/commit", {"table-changes": [{
+        "identifier": {"namespace": ["pub"], "name": "{}"}, "requirements": [],
+        "updates": [{"action": "set-properties", "updates": {"a": "b"}}]}]}, "ice", "gone", 404,
+     "NoSuchTableException"),
+    ("iceberg", "get", "/open/namespaces/pub/views/{}", None, "vw", "gone", 404, "NoSuchViewException"),
+    ("iceberg", "head", "/open/namespaces/pub/views/{}", None, "vw", "gone", 404, None),
+    ("iceberg", "delete", "/open/namespaces/pub/views/{}", None, "vw", "gone", 404, "NoSuchViewException"),
+]
+
+
+def _fill(template, name: str):
+    if isinstance(template, str):
+        return template.replace("{}", name)
+    if isinstance(template, dict):
+        return {key: _fill(value, name) for key, value in template.items()}
+    if isinstance(template, list):
+        return [_fill(item, name) for item in template]
+    return template
+
+
+def _name(name: str) -> str:
+    """`id:catalog.schema.table` names a table by its id; `id:gone` a random one."""
+    if name == "id:gone":
+        return str(uuid.UUID(int=7))
+    if name.startswith("id:"):
+        return _table_id(name[3:])
+    return name
+
+
+@pytest.mark.parametrize(
+    "protocol, method, template, body, existing, missing, status, code",
+    [pytest.param(*case, id=f"{case[0]} {case[1].upper()} {case[2]} {case[4]}") for case in UC_CASES + ICEBERG_CASES],
+)
+def test_invisible_answers_as_missing(world, protocol, method, template, body, existing, missing, status, code):
+    bob, storage = world["bob"], world["storage"]
+    prefix = UC if protocol == "uc" else ICE
+    there, gone = _name(existing), _name(missing)
+    before = snapshot(storage)
+    last_event = AuditEvent.objects.order_by("-id").values_list("id", flat=True).first() or 0
+
+    answer_there = _send(bob, method, prefix + _fill(template, there), _fill(body, there))
+    answer_gone = _send(bob, method, prefix + _fill(template, gone), _fill(body, gone))
+
+    assert snapshot(storage) == before, "a refused request changed the database or storage"
+    fields_there = _fields(answer_there, protocol)
+    fields_gone = _fields(answer_gone, protocol)
+    assert fields_there[:2] == (status, code), answer_there.content
+    assert fields_gone[:2] == (status, code), answer_gone.content
+    if fields_there[2] is not None:
+        assert fields_there[2].replace(there, "<name>") == fields_gone[2].replace(gone, "<name>")
+        assert there in fields_there[2] or there not in _fill(template, there)
+    if method not in ("get", "head"):
+        events = AuditEvent.objects.filter(id__gt=last_event, principal="bob").order_by("id")
+        assert [(e.outcome, e.details["status"]) for e in events] == [
+            (AuditOutcome.DENIED, status), (AuditOutcome.FAILED, status)]
+
+
+def test_config_tells_nothing(world):
+    """pyiceberg asks /v1/config before anything else, also before its principal is granted
+    anything: the answer is the same for a warehouse that exists and one that does not, visible
+    or not."""
+    bob = world["bob"]
+    for name in ("shop", "gone", "open"):
+        response = bob.get(f"{ICE}/config?warehouse={name}")
+        assert response.status_code == 200, response.content
+        assert response.json()["overrides"] == {"prefix": name}
+    assert bob.get(f"{ICE}/config?warehouse=shop").json() == {
+        **bob.get(f"{ICE}/config?warehouse=gone").json(), "overrides": {"prefix": "shop"}}
+
+
+def test_lists_do_not_show_the_invisible(world):
+    bob = world["bob"]
+    assert [c["name"] for c in bob.get(f"{UC}/catalogs").json()["catalogs"]] == ["open"]
+    assert [s["name"] for s in bob.get(f"{UC}/schemas?catalog_name=open").json()["schemas"]] == ["pub"]
+    assert bob.get(f"{UC}/tables?catalog_name=open&schema_name=pub").json()["tables"] == []
+    assert bob.get(f"{ICE}/open/namespaces").json()["namespaces"] == [["pub"]]
+    assert bob.get(f"{ICE}/open/namespaces/pub/tables").json()["identifiers"] == []
+
+
+# -- seeing is not acting: a visible object without the privilege for the action is a 403 ----------
+def _grant(admin, securable_type: str, full_name: str, *privileges: str) -> None:
+    _ok(admin.patch(f"{UC}/permissions/{securable_type}/{full_name}",
+                    {"changes": [{"principal": "bob", "add": list(privileges)}]}, format="json"))
+
+
+@pytest.mark.parametrize("protocol, method, path, body, code", [
+    ("uc", "delete", "/tables/open.pub.tbl", None, "PERMISSION_DENIED"),
+    ("uc", "patch", "/permissions/table/open.pub.tbl", {"changes": [{"principal": "bob", "add": ["MODIFY"]}]},
+     "PERMISSION_DENIED"),
+    ("uc", "patch", "/schemas/open.pub", {"comment": "x"}, "PERMISSION_DENIED"),
+    ("uc", "patch", "/catalogs/open", {"comment": "x"}, "PERMISSION_DENIED"),
+    ("uc", "delete", "/volumes/open.pub.vol", None, "PERMISSION_DENIED"),
+    ("uc", "delete", "/functions/open.pub.fn", None, "PERMISSION_DENIED"),
+    ("uc", "delete", "/models/open.pub.mdl?force=true", None, "PERMISSION_DENIED"),
+    ("uc", "get", "/permissions/table/open.pub.tbl?principal=admin", None, "PERMISSION_DENIED"),
+    ("uc", "delete", "/external-locations/landing", None, "PERMISSION_DENIED"),
+    ("iceberg", "post", "/open/namespaces/pub/tables/ice", {"requirements": [], "updates": [
+        {"action": "set-properties", "updates": {"a": "b"}}]}, "ForbiddenException"),
+    ("iceberg", "delete", "/open/namespaces/pub/tables/ice", None, "ForbiddenException"),
+    ("iceberg", "delete", "/open/namespaces/pub", None, "ForbiddenException"),
+])
+def test_visible_without_the_privilege_is_403(world, protocol, method, path, body, code):
+    admin, bob, storage = world["admin"], world["bob"], world["storage"]
+    _grant(admin, "table", "open.pub.tbl", "SELECT")
+    _grant(admin, "table", "open.pub.ice", "SELECT")
+    _grant(admin, "volume", "open.pub.vol", "READ VOLUME")
+    _grant(admin, "function", "open.pub.fn", "EXECUTE")
+    _grant(admin, "registered_model", "open.pub.mdl", "EXECUTE")
+    _grant(admin, "external_location", "landing", "READ FILES")
+    before = snapshot(storage)
+    response = _send(bob, method, (UC if protocol == "uc" else ICE) + path, body)
+    assert _fields(response, protocol)[:2] == (403, code), response.content
+    assert snapshot(storage) == before
+
+
+def test_grant_checker_agrees_with_resolution(world):
+    """The rule is the one the list endpoints apply: granting SELECT makes the table visible to
+    GET and to the listing at once, and revoking USE SCHEMA hides both again."""
+    admin, bob = world["admin"], world["bob"]
+    _grant(admin, "table", "open.pub.tbl", "SELECT")
+    assert bob.get(f"{UC}/tables/open.pub.tbl").status_code == 200
+    assert [t["name"] for t in bob.get(f"{UC}/tables?catalog_name=open&schema_name=pub").json()["tables"]] == ["tbl"]
+    _ok(admin.patch(f"{UC}/permissions/schema/open.pub",
+                    {"changes": [{"principal": "bob", "remove": ["USE SCHEMA"]}]}, format="json"))
+    assert bob.get(f"{UC}/tables/open.pub.tbl").json()["error_code"] == "SCHEMA_DOES_NOT_EXIST"
+    assert bob.get(f"{UC}/tables?catalog_name=open&schema_name=pub").status_code == 404
+    assert Grant.objects.filter(principal="bob", securable_type=SecurableType.TABLE,
+                                privilege=Privilege.SELECT).exists()
