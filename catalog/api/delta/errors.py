@@ -11,20 +11,21 @@ from rest_framework.response import Response
 from commits import delta_v1
 from ucweb import errors
 
-# error_code of ucweb.errors → (Delta error type, status)
-BY_CODE = {
-    "UNAUTHENTICATED": ("NotAuthorizedException", 401),
-    "PERMISSION_DENIED": ("PermissionDeniedException", 403),
-    "CATALOG_DOES_NOT_EXIST": ("NoSuchCatalogException", 404),
-    "SCHEMA_DOES_NOT_EXIST": ("NoSuchSchemaException", 404),
-    "TABLE_DOES_NOT_EXIST": ("NoSuchTableException", 404),
-    "ALREADY_EXISTS": ("AlreadyExistsException", 409),
-    "TABLE_ALREADY_EXISTS": ("AlreadyExistsException", 409),
-    "SCHEMA_ALREADY_EXISTS": ("AlreadyExistsException", 409),
-    "CATALOG_ALREADY_EXISTS": ("AlreadyExistsException", 409),
-    "RESOURCE_EXHAUSTED": ("ResourceExhaustedException", 429),
-    "NOT_IMPLEMENTED": ("NotImplementedException", 501),
-    "TEMPORARILY_UNAVAILABLE": ("InternalServerErrorException", 503),
+# error_code of ucweb.errors → the Delta error type; the status is the error's Delta-API status
+# in the one error table (ucweb.errors.delta_status).
+TYPE_BY_CODE = {
+    "UNAUTHENTICATED": "NotAuthorizedException",
+    "PERMISSION_DENIED": "PermissionDeniedException",
+    "CATALOG_DOES_NOT_EXIST": "NoSuchCatalogException",
+    "SCHEMA_DOES_NOT_EXIST": "NoSuchSchemaException",
+    "TABLE_DOES_NOT_EXIST": "NoSuchTableException",
+    "ALREADY_EXISTS": "AlreadyExistsException",
+    "TABLE_ALREADY_EXISTS": "AlreadyExistsException",
+    "SCHEMA_ALREADY_EXISTS": "AlreadyExistsException",
+    "CATALOG_ALREADY_EXISTS": "AlreadyExistsException",
+    "RESOURCE_EXHAUSTED": "ResourceExhaustedException",
+    "NOT_IMPLEMENTED": "NotImplementedException",
+    "TEMPORARILY_UNAVAILABLE": "InternalServerErrorException",
 }
 # Checked first, most specific class first.
 BY_CLASS = (
@@ -44,8 +45,8 @@ def classify(error: errors.CatalogError, original: Exception) -> tuple[str, int]
         return "TooManyRequestsException", 429
     if isinstance(original, MALFORMED):
         return "BadRequestException", error.status
-    if error.error_code in BY_CODE:
-        return BY_CODE[error.error_code]
+    if error.error_code in TYPE_BY_CODE:
+        return TYPE_BY_CODE[error.error_code], errors.delta_status(error)
     if error.status == 404:
         return "NotFoundException", 404
     if error.status >= 500:
@@ -65,6 +66,7 @@ def exception_handler(exc, context):
         return None  # a server bug: Django logs it and answers 500
     kind, status = classify(error, exc)
     response = Response(body(kind, status, error.message), status=status)
+    response.hidden_refusal = error.hidden
     if status == 401:
         response["WWW-Authenticate"] = 'Bearer realm="ucweb"'
     return response
