@@ -36,8 +36,8 @@ from django.db import transaction
 from django.db.models import prefetch_related_objects
 from django.utils import timezone
 
-from catalog import selectors
-from catalog.choices import DataSourceFormat, PathOperation, Privilege, TableOperation, TableType
+from catalog import resolve, selectors
+from catalog.choices import DataSourceFormat, PathOperation, Privilege, SecurableType, TableOperation, TableType
 from catalog.models import Principal, StagingTable, Table
 from catalog.services import audit, grants, managed_tables, tables, temporary_credentials
 from catalog.services.common import validate_comment
@@ -467,7 +467,17 @@ def _table(catalog: str, schema: str, name: str, *, for_update: bool = False) ->
 
 
 def _access(caller: Principal, table: Table) -> grants.Access:
+    """The caller's access to a table; a table the caller may not see answers as a missing one
+    (catalog.resolve), at the level that is hidden from them."""
     access = grants.Access.load(caller, table)
+    level = resolve.hidden_level(access, SecurableType.TABLE)
+    if level is not None:
+        catalog_name, schema_name = table.schema.catalog.name, table.schema.name
+        raise resolve.hidden([
+            selectors.table_not_found(catalog_name, schema_name, table.name),
+            selectors.schema_not_found(catalog_name, schema_name),
+            selectors.catalog_not_found(catalog_name),
+        ][level])
     grants.require_schema_use(access)
     return access
 

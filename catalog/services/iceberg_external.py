@@ -171,7 +171,7 @@ def send_notification(*, caller: Principal, prefix: str, namespace: str, name: s
                 audit.record(principal=caller.name, action="dropTableByNotification", securable_type="table",
                              securable_name=full_name, securable_id=table_id, details={"timestamp": timestamp})
                 return
-            _require(caller, table, Privilege.MODIFY)
+            _require(grants.Access.load(caller, table), table, Privilege.MODIFY)
             _apply(table, location, text, metadata, timestamp)
             table.updated_at = timezone.now()
             table.updated_by = caller.name
