@@ -284,7 +284,7 @@ def _confirm_version_zero(table: Table) -> list[str]:
 # Seed 000: clients may run checkpoints, log compaction and version checksums; OPTIMIZE, VACUUM,
 # REORG and metadata cleanup belong to the catalog. A table or schema property opens them up.
 CATALOG_OPERATIONS = {"OPTIMIZE": "OPTIMIZE", "VACUUM START": "VACUUM", "VACUUM END": "VACUUM", "REORG": "REORG"}
-POLICY_PROPERTY = "ucweb.maintenance.client-operations"
+POLICY_PROPERTY = grants.POLICY_PROPERTY_PREFIX + "client-operations"
 
 
 @dataclass(frozen=True)
@@ -404,14 +404,14 @@ def _ratify(table: Table, commit: CommitInfo, *, caller, metadata, uniform, stag
     table.updated_at = timezone.now()
     table.updated_by = caller.name
     if metadata is not None:
-        changed += _apply_metadata(table, metadata)
+        changed += _apply_metadata(table, metadata, caller=caller)
     if uniform is not None:
         table.uniform_iceberg = uniform
         changed.append("uniform_iceberg")
     return changed
 
 
-def _apply_metadata(table: Table, metadata: MetadataChange) -> list[str]:
+def _apply_metadata(table: Table, metadata: MetadataChange, *, caller: Principal) -> list[str]:
     changed = []
     if metadata.has_description:
         table.comment = metadata.description
@@ -425,6 +425,8 @@ def _apply_metadata(table: Table, metadata: MetadataChange) -> list[str]:
         declared = metadata.properties.get(delta_log.TABLE_ID_PROPERTY)
         if declared is not None and declared != str(table.id):
             raise InvalidParameter(f"{delta_log.TABLE_ID_PROPERTY} must stay {table.id}.")
+        grants.require_policy_unchanged_or_owner(grants.Access.load(caller, table), table.properties,
+                                                 metadata.properties)
         table.properties = metadata.properties
         changed.append("properties")
     if metadata.columns is not None:

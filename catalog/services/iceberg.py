@@ -441,10 +441,11 @@ def _plan(caller: Principal, catalog: Catalog, change: Change, locked: dict) -> 
             raise CommitFailed(f"Requirement failed: table {schema.full_name}.{change.name} already exists.")
         metadata = iceberg.apply_updates(None, change.updates, metadata_location=None)
         return _Planned(change, None, schema, metadata)
-    _require(caller, table, Privilege.MODIFY)
+    access = _require(caller, table, Privilege.MODIFY)
     current = iceberg.parse_metadata(table.iceberg.metadata_json)
     iceberg.check_requirements(change.requirements, current)
     metadata = iceberg.apply_updates(current, change.updates, metadata_location=table.iceberg.metadata_location)
+    grants.require_policy_unchanged_or_owner(access, current.properties, metadata.properties)
     return _Planned(change, table, None, metadata)
 
 
@@ -659,10 +660,11 @@ def create_view(*, caller: Principal, prefix: str, namespace: str, body: dict) -
 def replace_view(*, caller: Principal, prefix: str, namespace: str, name: str, body: dict) -> Loaded:
     with transaction.atomic():
         table = _find(prefix, namespace, name, view=True, for_update=True)
-        _require(caller, table, Privilege.MODIFY)
+        access = _require(caller, table, Privilege.MODIFY)
         current = iceberg.parse_view_metadata(table.iceberg.metadata_json)
         iceberg.check_view_requirements(body.get("requirements"), current)
         metadata = iceberg.apply_view_updates(current, body.get("updates"))
+        grants.require_policy_unchanged_or_owner(access, current.properties, metadata.properties)
         state = _swap(table, metadata, current_location=table.iceberg.metadata_location)
         table.view_definition = _view_sql(metadata)
         table.updated_at = timezone.now()
