@@ -442,6 +442,8 @@ def _plan(caller: Principal, catalog: Catalog, change: Change, locked: dict) -> 
         metadata = iceberg.apply_updates(None, change.updates, metadata_location=None)
         return _Planned(change, None, schema, metadata)
     access = _require(caller, table, Privilege.MODIFY)
+    if not change.requirements and not change.updates:
+        raise InvalidParameter(f"A commit of {table.full_name} needs at least one requirement or update.")
     current = iceberg.parse_metadata(table.iceberg.metadata_json)
     iceberg.check_requirements(change.requirements, current)
     metadata = iceberg.apply_updates(current, change.updates, metadata_location=table.iceberg.metadata_location)
@@ -661,6 +663,8 @@ def replace_view(*, caller: Principal, prefix: str, namespace: str, name: str, b
     with transaction.atomic():
         table = _find(prefix, namespace, name, view=True, for_update=True)
         access = _require(caller, table, Privilege.MODIFY)
+        if not body.get("requirements") and not body.get("updates"):
+            raise InvalidParameter(f"A commit of view {table.full_name} needs at least one requirement or update.")
         current = iceberg.parse_view_metadata(table.iceberg.metadata_json)
         iceberg.check_view_requirements(body.get("requirements"), current)
         metadata = iceberg.apply_view_updates(current, body.get("updates"))
