@@ -3,7 +3,7 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from catalog.models import Catalog, Metastore, Schema
-from catalog.services import principals
+from catalog.services import credentials, principals
 
 
 class Command(BaseCommand):
@@ -24,6 +24,9 @@ class Command(BaseCommand):
             defaults={"owner": admin, "created_by": admin, "comment": "Default schema"},
         )
         _install_schedule()
+        reencrypted = credentials.reencrypt_published_secrets()
+        if reencrypted:
+            self.stdout.write(f"{reencrypted} credential secret(s) stored under a published key re-encrypted")
         self.stdout.write(
             f"metastore {metastore.id} ready; catalog unity and schema unity.default ready; "
             f"storage root {settings.UCWEB_STORAGE_ROOT}"
