@@ -128,6 +128,20 @@ DATABASES = {
 if os.environ.get("UCWEB_TEST_DATABASE_NAME"):
     # Lets two test runs share one PostgreSQL server without sharing a test database.
     DATABASES["default"]["TEST"] = {"NAME": os.environ["UCWEB_TEST_DATABASE_NAME"]}
+# A pool of PostgreSQL connections per server process (psycopg_pool) instead of one persistent
+# connection per thread: the ASGI server runs each request on a fresh thread. Set by
+# scripts/run_server.sh for the web server; 0 (the default) keeps Django's own connections.
+UCWEB_DB_POOL_SIZE = env_int("UCWEB_DB_POOL_SIZE", 0)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and UCWEB_DB_POOL_SIZE > 0:
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections
+    # A connection the server lost (a restarted or terminated backend) is replaced when it is
+    # taken from the pool, not handed to a request (Django passes the pool's check for this).
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1,
+        "max_size": UCWEB_DB_POOL_SIZE,
+        "timeout": env_int("UCWEB_DB_POOL_TIMEOUT", 30),
+    }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Concurrent requests on SQLite wait for the write lock instead of failing at once.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
