@@ -180,7 +180,8 @@ def test_registering_a_file_that_is_not_iceberg_metadata_is_a_400(ice, settings)
         "metadata without a format": b'{"location": "%s"}' % secret.encode(),
     }
     for kind, content in files.items():
-        url = join(folder, f"{kind.replace(' ', '-')}.json")
+        # Named as a metadata file is, so that it is the content that is refused.
+        url = join(folder, f"00000-{kind.replace(' ', '-')}.metadata.json")
         storage_for(url).put(url, content)
         response = ice("POST", "/namespaces/default/register", {"name": f"r{uuid.uuid4().hex[:6]}", "metadata-location": url})
         assert_bad_request(response)
