@@ -75,16 +75,16 @@ STAGED_COMMIT = (
 
 
 def policy_read_cost(location: str, reads: int = 2000) -> float:
-    """Microseconds the commit endpoint spends reading a staged commit's operation."""
+    """Microseconds the commit endpoint spends reading a staged commit (size, digest, operation)."""
     from catalog.storage import join, storage_for
-    from commits.delta import staged_operation
+    from commits.delta import read_staged_commit
 
     file_name = f"{1:020d}.{uuid.uuid4()}.json"
     staged = join(location, "_delta_log", "_staged_commits", file_name)
     storage_for(staged).put(staged, STAGED_COMMIT)
     started = time.perf_counter()
     for _ in range(reads):
-        assert staged_operation(location, file_name) == "WRITE"
+        assert read_staged_commit(location, file_name).operation == "WRITE"
     return (time.perf_counter() - started) / reads * 1e6
 
 

@@ -110,7 +110,12 @@ class DeltaCommitsView(CatalogAPIView):
     @extend_schema(
         operation_id="writeDeltaCommit", tags=["DeltaCommits"], request=DeltaCommitRequest, responses=Empty,
         description="Ratifies commit_info.version (it must be the latest version + 1; 409 "
-        "ALREADY_EXISTS when another writer took it) and/or records latest_published_version.",
+        "ALREADY_EXISTS when another writer took it) and/or records latest_published_version. "
+        "The staged file `_delta_log/_staged_commits/<file_name>` must exist, be a Delta commit "
+        "and have `file_size` bytes (400 INVALID_PARAMETER_VALUE otherwise); the maintenance "
+        "policy is checked against its `commitInfo.operation`, and the catalog publishes only "
+        "the bytes it ratified. Changing a `ucweb.maintenance.*` property through "
+        "`metadata.properties` needs the table's owner or a metastore admin (403 otherwise).",
     )
     def post(self, request):
         delta.write_commit(caller=request.user, body=self.body(request))

@@ -31,6 +31,7 @@ published version again) until `UCWEB_DELTA_COMMIT_RETENTION` trims the oldest p
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -43,11 +44,18 @@ from catalog.models import Principal, Table
 from catalog.services import audit, grants, managed_tables
 from catalog.services.common import validate_properties
 from catalog.services.tables import replace_columns, validate_columns
-from catalog.storage import InvalidStorageUrl, StorageError, join, normalize, storage_for
+from catalog.storage import InvalidStorageUrl, StorageError, StorageObjectNotFound, join, normalize, storage_for
 from catalog.asset_selectors import parse_uuid
 from commits import delta_log, publication
 from commits.models import CommitReport, DeltaCommit
-from ucweb.errors import AlreadyExists, InvalidParameter, PermissionDenied, ResourceExhausted, TableDoesNotExist
+from ucweb.errors import (
+    AlreadyExists,
+    InvalidParameter,
+    PermissionDenied,
+    ResourceExhausted,
+    TableDoesNotExist,
+    TemporarilyUnavailable,
+)
 
 REQUIRED_PROPERTIES = (
     delta_log.TABLE_ID_PROPERTY,
@@ -239,10 +247,10 @@ def write_commit(*, caller: Principal, body: dict) -> None:
     if commit is None and (metadata is not None or uniform is not None):
         raise InvalidParameter("metadata and uniform need a commit_info: a backfill carries no metadata.")
 
-    # The staged file is read before the table is locked (it is immutable and named by the
-    # client), from the location the request names; under the lock that location is checked to
-    # be the table's, so the operation read here is the one being ratified.
-    operation = staged_operation(body.get("table_uri"), commit.file_name) if commit is not None else None
+    # The staged file is read before the table is locked (it is named by the client), from the
+    # location the request names; under the lock that location is checked to be the table's, so
+    # the bytes read here are the ones being ratified (their digest is recorded with the commit).
+    staged = read_staged_commit(body.get("table_uri"), commit.file_name) if commit is not None else None
 
     with transaction.atomic():
         table = _locked_table(table_id, for_update=True)
@@ -254,7 +262,7 @@ def write_commit(*, caller: Principal, body: dict) -> None:
         if published is not None:
             changed += _backfill(table, published)
         if commit is not None:
-            changed += _ratify(table, commit, caller=caller, metadata=metadata, uniform=uniform, operation=operation)
+            changed += _ratify(table, commit, caller=caller, metadata=metadata, uniform=uniform, staged=staged)
         if "latest_version" in changed:
             _nudge_publication(table)
         if changed:
@@ -290,23 +298,64 @@ def _confirm_version_zero(table: Table) -> list[str]:
 # property does. Example: a catalog-wide data-compaction policy with enable=true reserves OPTIMIZE,
 # and the property client-operations=OPTIMIZE on one schema gives it back to clients there.
 CATALOG_OPERATIONS = {"OPTIMIZE": "OPTIMIZE", "VACUUM START": "VACUUM", "VACUUM END": "VACUUM", "REORG": "REORG"}
-POLICY_PROPERTY = "ucweb.maintenance.client-operations"
+POLICY_PROPERTY = grants.POLICY_PROPERTY_PREFIX + "client-operations"
 POLICY_TYPES = {"OPTIMIZE": "system.data-compaction", "REORG": "system.data-compaction",
                 "VACUUM": "system.orphan-file-removal"}
 
 
-def staged_operation(table_uri, file_name: str) -> str | None:
-    """`commitInfo.operation` of a staged commit; None when the file cannot be read or says none."""
+@dataclass(frozen=True)
+class StagedCommit:
+    """A staged commit file as it was read for ratification: its bytes' size and SHA-256, and the
+    `commitInfo.operation` it declares; or why it cannot be ratified (`problem`)."""
+
+    file_name: str
+    size: int = 0
+    sha256: str = ""
+    operation: str | None = None
+    txn_id: str | None = None  # commitInfo.txnId: the same data when a client retries
+    problem: str | None = None
+    unavailable: bool = False
+
+    def require(self, *, declared_size: int | None) -> None:
+        """Raises unless this file may be ratified: it exists, is a Delta commit, and has the
+        size the request declared (when it declares one)."""
+        if self.unavailable:
+            raise TemporarilyUnavailable(self.problem)
+        if self.problem is not None:
+            raise InvalidParameter(self.problem)
+        if declared_size is not None and declared_size != self.size:
+            raise InvalidParameter(
+                f"Staged commit {self.file_name} has {self.size} bytes, the request declares {declared_size}."
+            )
+
+
+def read_staged_commit(table_uri, file_name: str) -> StagedCommit:
+    """Reads `<table_uri>/_delta_log/_staged_commits/<file_name>` once; nothing is raised here, so
+    that the checks that come first under the table's lock (conflicts, gaps) answer first."""
     if not isinstance(table_uri, str) or not table_uri:
-        return None
+        return StagedCommit(file_name, problem="table_uri is required.")
     try:
         url = join(normalize(table_uri), "_delta_log", "_staged_commits", file_name)
-        actions = delta_log.parse_actions(storage_for(url).read(url))
-    except (StorageError, delta_log.DeltaLogError):
-        return None
+        data = storage_for(url).read(url)
+    except StorageObjectNotFound:
+        return StagedCommit(file_name, problem=(
+            f"Staged commit {file_name} does not exist: write it to _delta_log/_staged_commits/ "
+            f"of the table before proposing it."))
+    except InvalidStorageUrl:
+        return StagedCommit(file_name, problem=f"table_uri {table_uri} is not a storage location.")
+    except StorageError as exc:
+        return StagedCommit(file_name, problem=f"Staged commit {file_name} cannot be read: {exc}", unavailable=True)
+    try:
+        actions = delta_log.parse_actions(data)
+    except delta_log.DeltaLogError as exc:
+        return StagedCommit(file_name, size=len(data), problem=f"Staged commit {file_name} is not a Delta commit: {exc}.")
     info = delta_log.first(actions, "commitInfo") or {}
-    operation = info.get("operation")
-    return operation if isinstance(operation, str) else None
+    operation, txn_id = info.get("operation"), info.get("txnId")
+    return StagedCommit(
+        file_name, size=len(data), sha256=hashlib.sha256(data).hexdigest(),
+        operation=operation if isinstance(operation, str) else None,
+        txn_id=txn_id if isinstance(txn_id, str) and len(txn_id) <= 255 else None,
+    )
 
 
 def clients_may_run(table: Table, reserved: str) -> bool:
@@ -352,7 +401,7 @@ def _nudge_publication(table: Table) -> None:
         transaction.on_commit(lambda: enqueue(publish_verify_table, table_id))
 
 
-def _ratify(table: Table, commit: CommitInfo, *, caller, metadata, uniform, operation=None) -> list[str]:
+def _ratify(table: Table, commit: CommitInfo, *, caller, metadata, uniform, staged: StagedCommit) -> list[str]:
     latest = table.latest_version
     if commit.version <= latest:
         existing = DeltaCommit.objects.filter(table=table, version=commit.version).only("file_name").first()
@@ -364,8 +413,9 @@ def _ratify(table: Table, commit: CommitInfo, *, caller, metadata, uniform, oper
             f"Commit version {commit.version} is not the next version of table {table.full_name} "
             f"(expected {latest + 1})."
         )
-    check_maintenance_policy(table, operation)
     confirmed = _confirm_version_zero(table)
+    staged.require(declared_size=commit.file_size)
+    check_maintenance_policy(table, staged.operation)
     confirmed += _stay_under_the_bound(table)
     DeltaCommit.objects.create(
         table=table,
@@ -374,6 +424,7 @@ def _ratify(table: Table, commit: CommitInfo, *, caller, metadata, uniform, oper
         file_name=commit.file_name,
         file_size=commit.file_size,
         file_modification_timestamp=commit.file_modification_timestamp,
+        file_sha256=staged.sha256,
         ratified_by=caller.name,
     )
     table.latest_version = commit.version
@@ -381,7 +432,7 @@ def _ratify(table: Table, commit: CommitInfo, *, caller, metadata, uniform, oper
     table.updated_at = timezone.now()
     table.updated_by = caller.name
     if metadata is not None:
-        changed += _apply_metadata(table, metadata)
+        changed += _apply_metadata(table, metadata, caller=caller)
     if uniform is not None:
         table.uniform_iceberg = uniform
         changed.append("uniform_iceberg")
@@ -408,7 +459,7 @@ def _stay_under_the_bound(table: Table) -> list[str]:
     return ["latest_published_version"]
 
 
-def _apply_metadata(table: Table, metadata: MetadataChange) -> list[str]:
+def _apply_metadata(table: Table, metadata: MetadataChange, *, caller: Principal) -> list[str]:
     changed = []
     if metadata.has_description:
         table.comment = metadata.description
@@ -422,6 +473,8 @@ def _apply_metadata(table: Table, metadata: MetadataChange) -> list[str]:
         declared = metadata.properties.get(delta_log.TABLE_ID_PROPERTY)
         if declared is not None and declared != str(table.id):
             raise InvalidParameter(f"{delta_log.TABLE_ID_PROPERTY} must stay {table.id}.")
+        grants.require_policy_unchanged_or_owner(grants.Access.load(caller, table), table.properties,
+                                                 metadata.properties)
         table.properties = metadata.properties
         changed.append("properties")
     if metadata.columns is not None:

@@ -42,7 +42,7 @@ from catalog.models import Principal, StagingTable, Table
 from catalog.services import audit, grants, managed_tables, tables, temporary_credentials
 from catalog.services.common import validate_comment
 from catalog.services.names import validate_name
-from catalog.storage import InvalidStorageUrl, StorageError, join, normalize, storage_for
+from catalog.storage import InvalidStorageUrl, join, normalize
 from catalog.asset_selectors import parse_uuid
 from commits import delta, delta_log, publication
 from commits.models import DeltaCommit
@@ -822,7 +822,7 @@ class _Update:
             "set-table-comment", "set-domain-metadata", "remove-domain-metadata"))
 
 
-def _apply_metadata(table: Table, update: _Update, *, version: int, timestamp: int) -> list[str]:
+def _apply_metadata(table: Table, update: _Update, *, caller: Principal, version: int, timestamp: int) -> list[str]:
     properties = dict(table.properties or {})
     changed = []
     if update.set_properties:
@@ -845,6 +845,7 @@ def _apply_metadata(table: Table, update: _Update, *, version: int, timestamp: i
     if update.comment is not None:
         table.comment = update.comment
         changed.append("comment")
+    grants.require_policy_unchanged_or_owner(grants.Access.load(caller, table), table.properties or {}, properties)
     properties[LAST_UPDATE_VERSION] = str(version)
     properties[LAST_COMMIT_TIMESTAMP] = str(timestamp)
     table.properties = properties
@@ -874,16 +875,6 @@ def _check_backfill(table: Table, version: int) -> None:
             )
 
 
-def _staged_commit_info(table: Table, file_name: str) -> dict:
-    """commitInfo of the staged file ({} when it cannot be read)."""
-    try:
-        url = staged_commit_url(table, file_name)
-        actions = delta_log.parse_actions(storage_for(url).read(url))
-    except (StorageError, delta_log.DeltaLogError):
-        return {}
-    return delta_log.first(actions, "commitInfo") or {}
-
-
 def _ratified_once(table: Table, txn_id: str | None, version: int) -> None:
     """A client that lost the response to an accepted add-commit may rebuild its transaction on
     the next version (delta-io/delta#7700). The same commitInfo.txnId is the same data: refused."""
@@ -901,7 +892,6 @@ def _ratified_once(table: Table, txn_id: str | None, version: int) -> None:
 def update_table(*, caller: Principal, catalog: str, schema: str, name: str, body: dict) -> dict:
     asserted, actions = _parse_update_request(body)
     update = _Update(actions)
-    operation = None
     with transaction.atomic():
         table = _table(catalog, schema, name, for_update=True)
         _require(caller, table, Privilege.MODIFY)
@@ -932,7 +922,7 @@ def update_table(*, caller: Principal, catalog: str, schema: str, name: str, bod
             version, timestamp = update.snapshot
         if update.changes_metadata:
             projected = MIN_READER in (table.properties or {})
-            changed += _apply_metadata(table, update, version=version, timestamp=timestamp)
+            changed += _apply_metadata(table, update, caller=caller, version=version, timestamp=timestamp)
             if managed and (projected or update.protocol is not None):
                 _check_contract(table.id, table.properties, update.protocol)
         elif update.snapshot is not None:
@@ -955,13 +945,12 @@ def update_table(*, caller: Principal, catalog: str, schema: str, name: str, bod
             _check_backfill(table, update.backfilled)
             changed += delta._backfill(table, update.backfilled)
         if update.commit is not None:
-            info = _staged_commit_info(table, update.commit.file_name)
-            operation = info.get("operation") if isinstance(info.get("operation"), str) else None
-            txn_id = info.get("txnId") if isinstance(info.get("txnId"), str) and len(info["txnId"]) <= 255 else None
+            staged = delta.read_staged_commit(table.storage_location, update.commit.file_name)
+            txn_id = staged.txn_id
             _ratified_once(table, txn_id, update.commit.version)
             try:
                 changed += delta._ratify(table, update.commit, caller=caller, metadata=None, uniform=None,
-                                         operation=operation)
+                                         staged=staged)
             except AlreadyExists as exc:
                 raise CommitVersionConflict(exc.message) from None
             if txn_id is not None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 from pyiceberg.exceptions import CommitFailedException
+from pyiceberg.exceptions import ValidationError as IcebergValidationError
 from pyiceberg.partitioning import PartitionSpec
 from pyiceberg.schema import Schema
 from pyiceberg.table.metadata import TableMetadata, TableMetadataUtil, TableMetadataV1, new_table_metadata
@@ -36,6 +37,78 @@ def _describe(error: ValidationError) -> str:
     return f"{where}: {first.get('msg')}" if where else str(first.get("msg"))
 
 
+# -- ranges -----------------------------------------------------------------------------------------
+# The Iceberg spec types ids and counters as int (32 bits) or long (64 bits); pydantic's `int` has
+# no bound, so a value out of range would be applied and written (a snapshot id of 2**63, a field id
+# that becomes last-column-id). Checked by the field's JSON name, wherever it appears in a request.
+_INT32 = frozenset({
+    "id", "element-id", "key-id", "value-id", "field-id", "source-id", "source-ids", "fields",
+    "identifier-field-ids", "schema-id", "schema-ids", "current-schema-id", "spec-id", "spec-ids",
+    "default-spec-id", "order-id", "sort-order-id", "default-sort-order-id", "last-column-id",
+    "last-assigned-field-id", "last-assigned-partition-id", "last-partition-id", "format-version",
+    "min-snapshots-to-keep", "version-id", "view-version-id", "current-version-id",
+})
+_INT64 = frozenset({
+    "snapshot-id", "parent-snapshot-id", "snapshot-ids", "current-snapshot-id", "sequence-number",
+    "last-sequence-number", "timestamp-ms", "max-ref-age-ms", "max-snapshot-age-ms", "file-size-in-bytes",
+    "file-footer-size-in-bytes", "first-row-id", "added-rows", "next-row-id", "last-updated-ms",
+})
+_NON_NEGATIVE = frozenset({
+    "sequence-number", "last-sequence-number", "timestamp-ms", "max-ref-age-ms", "max-snapshot-age-ms",
+    "min-snapshots-to-keep", "file-size-in-bytes", "file-footer-size-in-bytes", "first-row-id", "added-rows",
+    "next-row-id", "last-updated-ms",
+})
+# Free-form maps: their keys are names chosen by users, not fields of the spec.
+_FREE_FORM = frozenset({"properties", "updates", "summary"})
+
+
+def check_ranges(data, where: str) -> None:
+    """Raises InvalidParameter for an integer field outside the range the Iceberg spec gives it
+    (int32 or int64; sequence numbers, timestamps, ages and sizes are never negative)."""
+
+    def check(key: str, value, path: str) -> None:
+        if isinstance(value, bool) or not isinstance(value, int):
+            return
+        if key in _INT32:
+            low, high, kind = -(2**31), 2**31 - 1, "an int (32 bits)"
+        else:
+            low, high, kind = -(2**63), 2**63 - 1, "a long (64 bits)"
+        if key in _NON_NEGATIVE:
+            low = 0
+        if not low <= value <= high:
+            raise InvalidParameter(f"{path} must be {kind} from {low} to {high} (is {value}).")
+
+    def walk(node, path: str) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if not isinstance(key, str):
+                    continue
+                here = f"{path}.{key}"
+                if key in _FREE_FORM and isinstance(value, dict):
+                    continue
+                if key in _INT32 or key in _INT64:
+                    for item in value if isinstance(value, list) else [value]:
+                        check(key, item, here)
+                walk(value, here)
+        elif isinstance(node, list):
+            for index, item in enumerate(node):
+                walk(item, f"{path}[{index}]")
+
+    walk(data, where)
+
+
+def _check_string_map(update: dict) -> None:
+    """Properties are a map of strings to strings (pyiceberg would turn any value into its str)."""
+    if update.get("action") == "set-properties":
+        values = update.get("updates")
+        if isinstance(values, dict) and not all(isinstance(v, str) for v in values.values()):
+            raise InvalidParameter("set-properties: every property value must be a string.")
+
+
+def _dump(model) -> dict:
+    return model.model_dump(mode="json", by_alias=True)
+
+
 def parse_requirements(data) -> list:
     if data is None:
         return []
@@ -44,10 +117,16 @@ def parse_requirements(data) -> list:
     for item in data:
         if not isinstance(item, dict) or "type" not in item:
             raise InvalidParameter("Each requirement needs a type.")
+    check_ranges(data, "requirements")
     try:
-        return _REQUIREMENTS.validate_python(data)
+        requirements = _REQUIREMENTS.validate_python(data)
     except ValidationError as exc:
         raise InvalidParameter(f"Invalid or unknown requirement: {_describe(exc)}") from None
+    except (IcebergValidationError, ValueError, TypeError) as exc:
+        raise InvalidParameter(f"Invalid requirement: {exc}") from None
+    # What pydantic made of the input (a numeric string becomes a number) is checked too.
+    check_ranges([_dump(requirement) for requirement in requirements], "requirements")
+    return requirements
 
 
 def parse_updates(data) -> list:
@@ -58,10 +137,17 @@ def parse_updates(data) -> list:
     for item in data:
         if not isinstance(item, dict) or "action" not in item:
             raise InvalidParameter("Each update needs an action.")
+        _check_string_map(item)
+    check_ranges(data, "updates")
     try:
-        return _UPDATES.validate_python(data)
+        updates = _UPDATES.validate_python(data)
     except ValidationError as exc:
         raise InvalidParameter(f"Invalid or unknown update: {_describe(exc)}") from None
+    except (IcebergValidationError, ValueError, TypeError) as exc:
+        # pyiceberg's own validators (a decimal precision of 99, fixed[-1]) raise its own error.
+        raise InvalidParameter(f"Invalid update: {exc}") from None
+    check_ranges([_dump(update) for update in updates], "updates")
+    return updates
 
 
 def parse_identifier(data) -> tuple[list[str], str]:
@@ -96,7 +182,7 @@ def apply_updates(base: TableMetadata | None, updates, *, metadata_location: str
         )
     except CommitFailedException as exc:
         raise CommitFailed(str(exc)) from None
-    except (ValueError, ValidationError, KeyError, AttributeError, TypeError) as exc:
+    except (ValueError, ValidationError, IcebergValidationError, KeyError, AttributeError, TypeError) as exc:
         raise InvalidParameter(f"The updates cannot be applied: {exc}") from None
 
 
@@ -114,12 +200,22 @@ def create_metadata(
         )
     except ValidationError as exc:
         raise InvalidParameter(f"Invalid table definition: {_describe(exc)}") from None
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, IcebergValidationError) as exc:
         raise InvalidParameter(f"Invalid table definition: {exc}") from None
 
 
 def parse_metadata(text: str) -> TableMetadata:
-    return TableMetadataUtil.parse_raw(text)
+    """Table metadata from a metadata file's text; anything that is not valid Iceberg table
+    metadata (a Delta log, another JSON document, binary) is an InvalidParameter that names no
+    content of the file."""
+    try:
+        return TableMetadataUtil.parse_raw(text)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first.get("loc", ()))
+        raise InvalidParameter(f"Not Iceberg table metadata ({where or 'document'}: {first.get('type')}).") from None
+    except (ValueError, TypeError, KeyError, AttributeError, IcebergValidationError) as exc:
+        raise InvalidParameter(f"Not Iceberg table metadata ({type(exc).__name__}).") from None
 
 
 def serialize(metadata) -> str:
@@ -193,6 +289,16 @@ def check_view_requirements(requirements, metadata: ViewMetadata) -> None:
 def apply_view_updates(metadata: ViewMetadata, updates) -> ViewMetadata:
     if not isinstance(updates, list):
         raise InvalidParameter("updates must be an array.")
+    check_ranges(updates, "updates")
+    try:
+        return _apply_view_updates(metadata, updates)
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        # A field of the wrong shape (a schema that is not an object, removals that are not
+        # a list, ...): bad input, whatever the exception the shape led to.
+        raise InvalidParameter(f"The view updates cannot be applied: {type(exc).__name__}: {exc}") from None
+
+
+def _apply_view_updates(metadata: ViewMetadata, updates: list) -> ViewMetadata:
     data: dict[str, Any] = json.loads(metadata.model_dump_json())
     last_schema_id = max(s["schema-id"] for s in data["schemas"])
     last_added_version = None
@@ -220,6 +326,7 @@ def apply_view_updates(metadata: ViewMetadata, updates) -> ViewMetadata:
         elif action == "set-properties":
             if not isinstance(update.get("updates"), dict):
                 raise InvalidParameter("set-properties needs updates.")
+            _check_string_map(update)
             data["properties"].update(update["updates"])
         elif action == "remove-properties":
             for key in update.get("removals") or []:

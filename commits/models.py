@@ -12,6 +12,10 @@ class DeltaCommit(models.Model):
     file_name = models.CharField(max_length=1024)
     file_size = models.BigIntegerField()
     file_modification_timestamp = models.BigIntegerField()
+    file_sha256 = models.CharField(
+        max_length=64, blank=True, default="",
+        help_text="SHA-256 of the staged file's bytes when it was ratified (empty for older commits).",
+    )
     ratified_at = models.DateTimeField(auto_now_add=True)
     ratified_by = models.CharField(max_length=255)
     published_at = models.DateTimeField(null=True, blank=True)

@@ -23,6 +23,7 @@ size).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 
 from django.utils import timezone
@@ -49,22 +50,29 @@ def _read(url: str) -> bytes | None:
         return None
 
 
+def holds_ratified_bytes(commit: DeltaCommit, data: bytes) -> bool:
+    """Whether `data` is what was ratified: the SHA-256 recorded at ratification (the size for
+    commits ratified before digests were recorded)."""
+    if commit.file_sha256:
+        return hashlib.sha256(data).hexdigest() == commit.file_sha256
+    return len(data) == commit.file_size
+
+
 def publish_one(location: str, commit: DeltaCommit) -> bool:
     """Makes sure `_delta_log/<v>.json` is this ratified commit; True when it is (now or before).
-    Never overwrites an existing log file."""
+    Never overwrites an existing log file, and never publishes a staged file rewritten after it
+    was ratified."""
     published_url = log_file(location, commit.version)
     published = _read(published_url)
-    staged = _read(staged_file(location, commit.file_name))
     if published is None:
-        if staged is None:
+        staged = _read(staged_file(location, commit.file_name))
+        if staged is None or not holds_ratified_bytes(commit, staged):
             return False
-        storage_for(published_url).copy_if_absent(staged_file(location, commit.file_name), published_url)
+        storage_for(published_url).put_if_absent(published_url, staged)  # the bytes just checked
         published = _read(published_url)
         if published is None:
             return False
-    if staged is not None:
-        return published == staged
-    return len(published) == commit.file_size
+    return holds_ratified_bytes(commit, published)
 
 
 def publish_oldest(table: Table, *, limit: int) -> int:
@@ -76,7 +84,7 @@ def publish_oldest(table: Table, *, limit: int) -> int:
     pending = list(
         DeltaCommit.objects.filter(table=table, version__gt=start, version__lte=start + limit)
         .order_by("version")
-        .only("id", "version", "file_name", "file_size")
+        .only("id", "version", "file_name", "file_size", "file_sha256")
     )
     done = start
     for commit in pending:

@@ -2,9 +2,10 @@
 holds exactly its bytes. For each table with ratified, unpublished commits older than
 UCWEB_PUBLISH_VERIFY_AFTER_SECONDS, in version order:
 
-- `<v>.json` exists and equals the staged commit (or, when the staged file is gone, has its
-  recorded size): the commit is published;
-- `<v>.json` is missing and the staged file exists: the server publishes it (put-if-absent copy);
+- `<v>.json` exists and holds the ratified bytes (the SHA-256 recorded at ratification; for
+  commits ratified before digests were recorded, the staged file or its size): it is published;
+- `<v>.json` is missing and the staged file still holds the ratified bytes: the server publishes
+  those bytes (put-if-absent); a staged file rewritten after ratification is never published;
 - otherwise a TableAlert is raised and nothing past this version is marked published.
 
 The storage is read without holding any lock; the result is applied under the table row's lock
@@ -12,6 +13,7 @@ only if the table did not move meanwhile, so a client's own backfill always wins
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from datetime import timedelta
 
@@ -42,6 +44,15 @@ def _read(url: str) -> bytes | None:
         return None
 
 
+def _is_ratified(commit: DeltaCommit, data: bytes, staged: bytes | None) -> bool:
+    """Whether `data` are the bytes that were ratified: their SHA-256 recorded at ratification;
+    for commits ratified before digests were recorded, the staged file's bytes (or, when it is
+    gone, its recorded size)."""
+    if commit.file_sha256:
+        return hashlib.sha256(data).hexdigest() == commit.file_sha256
+    return data == staged if staged is not None else len(data) == commit.file_size
+
+
 def _check(table: Table, commit: DeltaCommit) -> tuple[bool, str | None, str]:
     """(published?, alert kind or None, message) for one ratified commit."""
     published_url = log_file(table.storage_location, commit.version)
@@ -49,18 +60,19 @@ def _check(table: Table, commit: DeltaCommit) -> tuple[bool, str | None, str]:
     published = _read(published_url)
     staged = _read(staged_url)
     if published is None and staged is not None:
-        storage_for(published_url).copy_if_absent(staged_url, published_url)
+        if commit.file_sha256 and not _is_ratified(commit, staged, None):
+            # Rewritten after ratification: the catalog never publishes it, whatever it says now.
+            return False, TableAlert.Kind.PUBLISHED_MISMATCH, (
+                f"Version {commit.version}: {staged_url} is no longer the file that was ratified.")
+        # The bytes just checked are the ones written: a rewrite in between changes nothing.
+        storage_for(published_url).put_if_absent(published_url, staged)
         published = _read(published_url)
     if published is None:
         return False, TableAlert.Kind.COMMIT_MISSING, (
             f"Version {commit.version}: neither {staged_url} nor {published_url} exists.")
-    if staged is not None and published != staged:
+    if not _is_ratified(commit, published, staged):
         return False, TableAlert.Kind.PUBLISHED_MISMATCH, (
             f"Version {commit.version}: {published_url} is not the ratified commit {commit.file_name}.")
-    if staged is None and len(published) != commit.file_size:
-        return False, TableAlert.Kind.PUBLISHED_MISMATCH, (
-            f"Version {commit.version}: {published_url} has {len(published)} bytes, the ratified commit "
-            f"{commit.file_size}.")
     return True, None, ""
 
 

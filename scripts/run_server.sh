@@ -61,11 +61,14 @@ if [[ -z "${UCWEB_NO_WORKER:-}" ]]; then
 fi
 # ------------------------------------------------------------------------------------------------
 
-# gunicorn with threads: the admin's static files are served by WhiteNoise.
+# gunicorn with its asyncio (ASGI) worker: the event loop reads requests, so clients that send
+# their headers slowly hold a socket each, not one of a few threads (with gthread, 16 such clients
+# stalled every other request). Each request then runs on a thread of its own, with a database
+# connection from a pool of UCWEB_DB_POOL_SIZE per worker. WhiteNoise serves the static files.
 ADDR="$BIND"
 [[ "$ADDR" == *:* && "$ADDR" != \[* ]] && ADDR="[$ADDR]"   # IPv6 literal
 # gunicorn's control socket lives with the rest of the local state, not in the home directory.
-"$PY" -m gunicorn ucweb.wsgi:application --bind "$ADDR:$PORT" \
-    --workers "${UCWEB_WORKERS:-2}" --threads "${UCWEB_THREADS:-8}" --worker-class gthread \
+UCWEB_DB_POOL_SIZE="${UCWEB_DB_POOL_SIZE:-8}" "$PY" -m gunicorn ucweb.asgi:application --bind "$ADDR:$PORT" \
+    --workers "${UCWEB_WORKERS:-2}" --worker-class asgi --worker-connections "${UCWEB_WORKER_CONNECTIONS:-1000}" \
     --control-socket "${UCWEB_VAR_DIR:-var}/gunicorn.ctl" \
     --access-logfile - --timeout 120

@@ -76,6 +76,24 @@ def encode(actions: list[dict]) -> bytes:
     return ("\n".join(json.dumps(a) for a in actions) + "\n").encode()
 
 
+def write_staged(location: str, file_name: str, *, operation: str = "WRITE", size: int | None = None,
+                 data_file: str | None = None) -> int:
+    """Writes a real staged commit `_delta_log/_staged_commits/<file_name>` that adds `data_file`
+    (padded with blank space to `size` bytes when given) and returns its size."""
+    now = int(time.time() * 1000)
+    payload = encode([
+        {"commitInfo": {"inCommitTimestamp": now, "operation": operation}},
+        {"add": {"path": data_file or f"{uuid.uuid4()}.parquet", "size": 100, "modificationTime": now,
+                 "dataChange": True, "partitionValues": {}}},
+    ])
+    if size is not None:
+        assert size >= len(payload) + 1, f"a staged commit needs at least {len(payload) + 1} bytes"
+        payload += b" " * (size - len(payload) - 1) + b"\n"
+    url = join(location, "_delta_log", "_staged_commits", file_name)
+    storage_for(url).put(url, payload)
+    return len(payload)
+
+
 class DeltaClient:
     def __init__(self, host: str, token: str):
         self.host = host

@@ -11,7 +11,7 @@ from unitycatalog.client.models import DeltaCommitInfo
 from catalog.models import AuditEvent, Column, StagingTable, Table
 from catalog.storage import join, storage_for
 from commits.models import CommitReport, DeltaCommit
-from tests.delta_client import encode, log_name, metadata_action, protocol_action
+from tests.delta_client import encode, log_name, metadata_action, protocol_action, write_staged
 
 pytestmark = pytest.mark.django_db(transaction=True)
 UC = "/api/2.1/unity-catalog"
@@ -32,14 +32,18 @@ def post_commit(client, body):
     return client.post(f"{UC}/delta/commit", body, format="json")
 
 
-def commit_body(table_id, location, version, file_name=None, **extra):
+def commit_body(table_id, location, version, file_name=None, *, stage=True, **extra):
+    """A commit proposal; with `stage`, its staged file is written first (1024 bytes)."""
+    file_name = file_name or f"{version:020d}.{uuid.uuid4()}.json"
+    if stage:
+        write_staged(location, file_name, size=1024)
     body = {
         "table_id": table_id,
         "table_uri": location,
         "commit_info": {
             "version": version,
             "timestamp": 1704067200000 + version,
-            "file_name": file_name or f"{version:020d}.{uuid.uuid4()}.json",
+            "file_name": file_name,
             "file_size": 1024,
             "file_modification_timestamp": 1704067200000 + version,
         },
@@ -252,8 +256,8 @@ def test_required_properties_cannot_be_removed(delta, table, admin_client):
 
 
 # -- every error row of "Write a Commit" -----------------------------------------------------------------
-def _bad_commits(table_id, location):
-    ok = commit_body(table_id, location, 1)
+def _bad_commits(table_id, location, *, stage=False):
+    ok = commit_body(table_id, location, 1, stage=stage)
     no_info = {k: v for k, v in ok.items() if k != "commit_info"}
     def info(**changes):
         return {**ok, "commit_info": {**ok["commit_info"], **changes}}
@@ -285,7 +289,7 @@ def _bad_commits(table_id, location):
 @pytest.mark.parametrize("case", sorted(_bad_commits("t", "l")))
 def test_write_commit_errors_change_nothing(table, admin_client, case):
     table_id, location = table
-    body, status, code = _bad_commits(table_id, location)[case]
+    body, status, code = _bad_commits(table_id, location, stage=True)[case]
     before = (state(table_id), AuditEvent.objects.filter(action="commitDelta").count())
     response = post_commit(admin_client, body)
     assert response.status_code == status, response.content

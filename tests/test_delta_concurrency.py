@@ -13,6 +13,7 @@ import urllib3
 from django.db import connection
 
 from commits.models import DeltaCommit
+from tests.delta_client import write_staged
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 UC = "/api/2.1/unity-catalog"
@@ -73,10 +74,11 @@ def race(base_url, token, tables, *, writers, attempts, v1_writers=0):
             ).json()["latest_table_version"]
             version = latest + 1
             file_name = f"{version:020d}.{uuid.uuid4()}.json"
+            size = write_staged(location, file_name)
             body = {
                 "table_id": table_id, "table_uri": location,
                 "commit_info": {"version": version, "timestamp": 1700000000000 + version, "file_name": file_name,
-                                "file_size": 100, "file_modification_timestamp": 1700000000000},
+                                "file_size": size, "file_modification_timestamp": 1700000000000},
             }
             response = http.request("POST", f"{base_url}{UC}/delta/commit", json=body, headers=headers)
             with lock:

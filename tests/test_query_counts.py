@@ -59,10 +59,13 @@ def test_delta_commit(reader, managed):
     versions = iter(range(3, 10))
 
     def body():
+        from tests.delta_client import write_staged
+
         version = next(versions)
+        size = write_staged(managed.storage_location, f"{version}.json")
         return {"table_id": managed.table_id, "table_uri": managed.storage_location,
                 "commit_info": {"version": version, "timestamp": 1, "file_name": f"{version}.json",
-                                "file_size": 1, "file_modification_timestamp": 1}}
+                                "file_size": size, "file_modification_timestamp": 1}}
 
     reader.post(f"{UC}/delta/commit", body(), format="json")
     with CaptureQueriesContext(connection) as queries:

@@ -399,11 +399,14 @@ def sail_like_create(client, name, location):
 
 
 def propose(client, table_id, location, version, **extra):
+    from tests.delta_client import write_staged
+
     body = {"table_id": table_id, "table_uri": location, **extra}
     if version is not None:
+        file_name = f"{version:020d}.{uuid.uuid4()}.json"
         body["commit_info"] = {
             "version": version, "timestamp": 1704067200000 + version,
-            "file_name": f"{version:020d}.{uuid.uuid4()}.json", "file_size": 10,
+            "file_name": file_name, "file_size": write_staged(location, file_name),
             "file_modification_timestamp": 1704067200000 + version,
         }
     return client.post(f"{UC}{COMMITS}", body, format="json")

@@ -2,10 +2,12 @@
 installed (SQLite, file:// storage under var/, no Redis)."""
 
 import os
+import secrets
 import sys
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("UCWEB_VAR_DIR", BASE_DIR / "var"))
@@ -24,7 +26,49 @@ def env_int(name: str, default: int) -> int:
     return int(value) if value not in (None, "") else default
 
 
-SECRET_KEY = os.environ.get("UCWEB_SECRET_KEY", "ucweb-local-development-key-change-me")
+# UCWEB_ENV=production: the server refuses to start without UCWEB_SECRET_KEY (no generated key).
+UCWEB_ENV = os.environ.get("UCWEB_ENV", "development").strip().lower()
+
+
+def _generated_secret_key(path: Path) -> str:
+    """The key in `path`, created (mode 0600, random) by the first process that needs it. Every
+    process of the server (web workers, Celery, manage.py) reads the same file; of two processes
+    that start together, exactly one creates it (a hard link cannot replace an existing file)."""
+    if not path.exists():
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            with os.fdopen(descriptor, "w") as handle:
+                handle.write(secrets.token_urlsafe(64) + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.link(temporary, path)
+        except FileExistsError:
+            pass  # another process created it first: use that one
+        finally:
+            temporary.unlink(missing_ok=True)
+    key = path.read_text().strip()
+    if len(key) < 32:
+        raise ImproperlyConfigured(f"{path} holds no usable key: set UCWEB_SECRET_KEY, or remove the file.")
+    return key
+
+
+# Keys that earlier versions shipped as defaults: public, so never a key (see
+# catalog.services.secrets, which re-encrypts secrets that were stored under them).
+PUBLISHED_SECRET_KEYS = ("ucweb-local-development-key-change-me", "change-me-in-production")
+
+if os.environ.get("UCWEB_SECRET_KEY"):
+    SECRET_KEY = os.environ["UCWEB_SECRET_KEY"]
+    if SECRET_KEY in PUBLISHED_SECRET_KEYS:
+        raise ImproperlyConfigured("UCWEB_SECRET_KEY is a published example value: set a random one.")
+elif UCWEB_ENV == "production":
+    raise ImproperlyConfigured(
+        "UCWEB_ENV=production needs UCWEB_SECRET_KEY (a long random string; it signs sessions and, "
+        "unless UCWEB_ENCRYPTION_KEY is set, encrypts stored credential secrets)."
+    )
+else:
+    # Development (`make run`): a random key kept in the var directory, never a published one.
+    SECRET_KEY = _generated_secret_key(VAR_DIR / "secret_key")
 DEBUG = env_bool("UCWEB_DEBUG", False)
 ALLOWED_HOSTS = os.environ.get("UCWEB_ALLOWED_HOSTS", "*").split(",")
 
@@ -84,6 +128,20 @@ DATABASES = {
 if os.environ.get("UCWEB_TEST_DATABASE_NAME"):
     # Lets two test runs share one PostgreSQL server without sharing a test database.
     DATABASES["default"]["TEST"] = {"NAME": os.environ["UCWEB_TEST_DATABASE_NAME"]}
+# A pool of PostgreSQL connections per server process (psycopg_pool) instead of one persistent
+# connection per thread: the ASGI server runs each request on a fresh thread. Set by
+# scripts/run_server.sh for the web server; 0 (the default) keeps Django's own connections.
+UCWEB_DB_POOL_SIZE = env_int("UCWEB_DB_POOL_SIZE", 0)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and UCWEB_DB_POOL_SIZE > 0:
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections
+    # A connection the server lost (a restarted or terminated backend) is replaced when it is
+    # taken from the pool, not handed to a request (Django passes the pool's check for this).
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1,
+        "max_size": UCWEB_DB_POOL_SIZE,
+        "timeout": env_int("UCWEB_DB_POOL_TIMEOUT", 30),
+    }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Concurrent requests on SQLite wait for the write lock instead of failing at once.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30

@@ -21,9 +21,10 @@ def _when(ms) -> datetime | None:
 
 
 def _delta_operation(table, commit) -> str:
-    from commits.delta import staged_operation
+    from commits.delta import read_staged_commit
 
-    return staged_operation(table.storage_location, commit.file_name) or _published_operation(table, commit) or "—"
+    staged = read_staged_commit(table.storage_location, commit.file_name)
+    return staged.operation or _published_operation(table, commit) or "—"
 
 
 def _published_operation(table, commit) -> str | None:

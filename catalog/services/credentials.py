@@ -206,3 +206,16 @@ def secret_access_key(credential: Credential) -> str | None:
         return None
     return secrets.decrypt(credential.aws_secret_access_key_encrypted)
 
+
+def reencrypt_published_secrets() -> int:
+    """Secrets stored under a published key of an earlier version, encrypted again with the
+    current key; returns how many."""
+    count = 0
+    with transaction.atomic():
+        for credential in Credential.objects.select_for_update().exclude(aws_secret_access_key_encrypted=None):
+            token = secrets.reencrypt_published(credential.aws_secret_access_key_encrypted or "")
+            if token is not None:
+                credential.aws_secret_access_key_encrypted = token
+                credential.save(update_fields=["aws_secret_access_key_encrypted"])
+                count += 1
+    return count

@@ -484,9 +484,12 @@ def _plan(caller: Principal, catalog: Catalog, change: Change, locked: dict) -> 
     if resolve.hidden_level(access, SecurableType.TABLE) is not None:
         raise resolve.hidden(TableDoesNotExist(f"Table {'.'.join(change.levels)}.{change.name} does not exist."))
     _require(access, table, Privilege.MODIFY)
+    if not change.requirements and not change.updates:
+        raise InvalidParameter(f"A commit of {table.full_name} needs at least one requirement or update.")
     current = iceberg.parse_metadata(table.iceberg.metadata_json)
     iceberg.check_requirements(change.requirements, current)
     metadata = iceberg.apply_updates(current, change.updates, metadata_location=table.iceberg.metadata_location)
+    grants.require_policy_unchanged_or_owner(access, current.properties, metadata.properties)
     return _Planned(change, table, None, _moved(caller, table, metadata))
 
 
@@ -728,9 +731,12 @@ def replace_view(*, caller: Principal, prefix: str, namespace: str, name: str, b
     with transaction.atomic():
         table, access = _find(caller, prefix, namespace, name, view=True, for_update=True)
         _require(access, table, Privilege.MODIFY)
+        if not body.get("requirements") and not body.get("updates"):
+            raise InvalidParameter(f"A commit of view {table.full_name} needs at least one requirement or update.")
         current = iceberg.parse_view_metadata(table.iceberg.metadata_json)
         iceberg.check_view_requirements(body.get("requirements"), current)
         metadata = _moved(caller, table, iceberg.apply_view_updates(current, body.get("updates")))
+        grants.require_policy_unchanged_or_owner(access, current.properties, metadata.properties)
         state = _swap(table, metadata, current_location=table.iceberg.metadata_location)
         table.view_definition = _view_sql(metadata)
         table.updated_at = timezone.now()

@@ -23,6 +23,14 @@ from ucweb.errors import InvalidParameter, Unauthenticated
 
 TAGS = ["Iceberg REST"]
 ICEBERG_ROOT = "/api/catalog/"
+COMMIT_RULES = (
+    "Requirements and updates as the Iceberg REST spec defines them. A commit with no requirement "
+    "and no update is a 400. Ids are checked against the types the spec gives them (snapshot ids "
+    "and sequence numbers long, field, schema, spec and sort-order ids int); sequence numbers, "
+    "timestamps, ages and sizes are never negative; property values are strings. A malformed "
+    "update is a 400 and writes no metadata. Setting or removing a `ucweb.maintenance.*` "
+    "property needs the table's owner or a metastore admin (403 otherwise)."
+)
 JSON_OBJECT = OpenApiResponse(description="See the Apache Iceberg REST catalog specification.")
 NO_CONTENT = OpenApiResponse(description="No content.")
 PAGE = [
@@ -338,7 +346,8 @@ class TableView(IcebergView):
                              view=self.view_objects)
         return Response(status=204)
 
-    @extend_schema(tags=TAGS, operation_id="updateTable", responses=JSON_OBJECT, request=None)
+    @extend_schema(tags=TAGS, operation_id="updateTable", responses=JSON_OBJECT, request=None,
+                   description=COMMIT_RULES)
     def post(self, request, prefix, namespace, table):
         body = self.body(request)
         if self.view_objects:
@@ -405,7 +414,8 @@ class RenameViewView(RenameTableView):
 
 
 class TransactionsView(IcebergView):
-    @extend_schema(tags=TAGS, operation_id="commitTransaction", responses={204: NO_CONTENT}, request=None)
+    @extend_schema(tags=TAGS, operation_id="commitTransaction", responses={204: NO_CONTENT}, request=None,
+                   description=COMMIT_RULES)
     def post(self, request, prefix):
         iceberg.commit_transaction(caller=request.user, prefix=prefix, body=self.body(request))
         return Response(status=204)

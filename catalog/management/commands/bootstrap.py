@@ -4,7 +4,7 @@ from django.db import transaction
 
 from catalog.management.commands._operator import add_operator_argument, operator_name
 from catalog.models import Catalog, Metastore, Schema
-from catalog.services import audit, principals
+from catalog.services import audit, credentials, principals
 
 
 class Command(BaseCommand):
@@ -36,6 +36,9 @@ class Command(BaseCommand):
             audit.record(principal=actor, action="createSchema", securable_type="schema",
                          securable_name=schema.full_name, securable_id=schema.id, details={"owner": admin})
         _install_schedule()
+        reencrypted = credentials.reencrypt_published_secrets()
+        if reencrypted:
+            self.stdout.write(f"{reencrypted} credential secret(s) stored under a published key re-encrypted")
         self.stdout.write(
             f"metastore {metastore.id} ready; catalog unity and schema unity.default ready; "
             f"storage root {settings.UCWEB_STORAGE_ROOT}"
