@@ -502,9 +502,10 @@ def test_notifications_follow_metadata_another_system_writes(iceberg, catalog_ap
     iceberg.create_table(("default", "managed"), schema=ICEBERG_SCHEMA)
     assert error_of(lambda: api.send_notification(CATALOG, "default", "managed", notification(
         "UPDATE", "managed", 1, table_uuid, second))) == (400, "BadRequestException")
-    # Someone without an external location over the file may not point the catalog at it.
+    # Someone without an external location over the file may not point the catalog at it (and
+    # bob, who may not even see the catalog, is answered as for a missing warehouse).
     assert error_of(lambda: catalog_api("bob").send_notification(CATALOG, "default", "clicks", notification(
-        "VALIDATE", "clicks", 300, table_uuid, second))) == (403, "ForbiddenException")
+        "VALIDATE", "clicks", 300, table_uuid, second))) == (404, "NoSuchWarehouseException")
     api.send_notification(CATALOG, "default", "clicks", notification("VALIDATE", "clicks", 300, table_uuid, second))
 
     api.send_notification(CATALOG, "default", "clicks", notification("DROP", "clicks", 400, table_uuid, second))

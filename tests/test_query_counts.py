@@ -96,10 +96,13 @@ def test_delta_v1_commit(reader, managed):
     versions = iter(range(3, 10))
 
     def body():
+        from tests.delta_client import write_staged
+
         version = next(versions)
+        size = write_staged(managed.storage_location, f"{version}.json")
         return {"requirements": [{"type": "assert-table-uuid", "uuid": managed.table_id}],
                 "updates": [{"action": "add-commit", "commit": {
-                    "version": version, "timestamp": 1, "file-name": f"{version}.json", "file-size": 1,
+                    "version": version, "timestamp": 1, "file-name": f"{version}.json", "file-size": size,
                     "file-modification-timestamp": 1}}]}
 
     path = f"{UC}/delta/v1/catalogs/unity/schemas/default/tables/events"
