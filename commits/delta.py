@@ -220,7 +220,10 @@ def _is_catalog_managed(table: Table) -> bool:
 
 
 # -- write commit ------------------------------------------------------------------------------------
-def write_commit(*, caller: Principal, body: dict) -> None:
+def write_commit(*, caller: Principal, body: dict, by_catalog: bool = False) -> None:
+    """Ratify and/or backfill. `by_catalog` is the catalog's own maintenance commit (OPTIMIZE,
+    VACUUM): the same lock, version rule and audit as a client's, without the client maintenance
+    policy, which reserves exactly those operations for the catalog. No API view passes it."""
     table_id = _table_id(body.get("table_id"))
     commit = CommitInfo.parse(body["commit_info"]) if body.get("commit_info") is not None else None
     published = body.get("latest_published_version", body.get("latest_backfilled_version"))
@@ -236,6 +239,8 @@ def write_commit(*, caller: Principal, body: dict) -> None:
     # client), from the location the request names; under the lock that location is checked to
     # be the table's, so the operation read here is the one being ratified.
     operation = staged_operation(body.get("table_uri"), commit.file_name) if commit is not None else None
+    if by_catalog:
+        operation = None
 
     with transaction.atomic():
         table = _locked_table(table_id, for_update=True)
