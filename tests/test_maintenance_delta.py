@@ -354,3 +354,49 @@ def test_a_killed_worker_leaves_the_table_unchanged_and_the_run_is_retried(delta
     assert finished[0].attempts == 2
     assert read_rows(delta, table_id, location).equals(before)
     assert len(live_files(delta, table_id, location)) == 1
+
+
+def test_a_failing_run_is_retried_with_backoff_then_fails(delta, table_of_20, settings, capsys):
+    """A data file the log names is gone: each attempt fails, waits its backoff, and after the
+    last attempt the run is FAILED; the command exits non-zero; the table is unchanged."""
+    table_id, location = table_of_20
+    settings.UCWEB_MAINTENANCE_MAX_ATTEMPTS = 2
+    settings.UCWEB_MAINTENANCE_BACKOFF_SECONDS = 3600
+    victim = live_files(delta, table_id, location)[3]["path"]
+    storage_for(location).delete(join(location, victim))
+    with pytest.raises(SystemExit) as exit_code:
+        call_command("run_maintenance", "unity.default.events", "--operation", "OPTIMIZE")
+    assert exit_code.value.code == 1
+    plan = MaintenancePlan.objects.get(table_id=table_id)
+    assert plan.status == Status.PLANNED and plan.attempts == 1 and "StorageObjectNotFound" in plan.outcome
+    assert plan.next_attempt_at is not None
+    assert runs.run_due(table=Table.objects.get(id=table_id)) == []  # not due before its backoff
+    MaintenancePlan.objects.filter(id=plan.id).update(next_attempt_at=None)  # the backoff has passed
+    finished = runs.run_due(table=Table.objects.get(id=table_id))
+    assert [(p.status, p.attempts) for p in finished] == [(Status.FAILED, 2)]
+    assert Table.objects.get(id=table_id).latest_version == 20
+    assert AuditEvent.objects.filter(action="maintenanceOptimize", outcome="FAILED").count() == 2
+    root = Path(location.removeprefix("file://"))
+    assert len(list(root.glob("*.parquet"))) == 19  # nothing half-written is left behind
+
+
+def test_admin_run_now_shows_the_run_and_its_chart(delta, table_of_20, client):
+    from django.contrib.auth import get_user_model
+
+    table_id, location = table_of_20
+    user = get_user_model().objects.create_superuser("governance", "gov@example.com", "pw")
+    client.force_login(user)
+    response = client.post("/admin/maintenance/maintenanceplan/add/", {
+        "table": table_id, "operation": "OPTIMIZE", "reason": "too many small files"})
+    assert response.status_code == 302
+    plan = MaintenancePlan.objects.get(table_id=table_id)
+    assert plan.status == Status.PLANNED and plan.requested_by == "governance"
+    response = client.post("/admin/maintenance/maintenanceplan/", {
+        "action": "run_now", "_selected_action": [plan.id]})
+    assert response.status_code == 302
+    plan.refresh_from_db()
+    assert plan.status == Status.SUCCEEDED and plan.before["files"] == 20 and plan.after["files"] == 1
+    page = client.get(f"/admin/maintenance/maintenanceplan/{plan.id}/change/").content.decode()
+    assert "<svg" in page and "Live files before and after each run" in page
+    listing = client.get("/admin/maintenance/maintenanceplan/").content.decode()
+    assert "20 → 1" in listing
