@@ -254,9 +254,34 @@ def optimize(table, policy, ctx, *, batch_rows: int = 65536) -> dict:
                 logger.warning("could not delete uncommitted file %s", add["path"])
         raise
     table.refresh_from_db()
-    after = read_state(table).figures(policy.small_file_bytes)
+    final = read_state(table)
+    after = final.figures(policy.small_file_bytes)
+    _report(table, version, final, metrics, policy)
     return {"before": before, "after": after, "committed_version": version,
             "summary": f"rewrote {len(removes)} files into {len(adds)} at version {version}"}
+
+
+def _report(table, version: int, state: DeltaState, metrics: dict, policy) -> None:
+    """The catalog reports its own commit as a client would (POST /delta/metrics), so the
+    table's health shows the compacted table and OPTIMIZE is not planned again for it."""
+    from commits.models import CommitReport
+
+    sizes = [int(add.get("size") or 0) for add in state.live.values()]
+    small = [size for size in sizes if size < policy.small_file_bytes]
+    CommitReport.objects.create(
+        table=table, commit_version=version, reported_by=table_principal_name(),
+        num_files_added=metrics["numAddedFiles"], num_bytes_added=metrics["numAddedBytes"],
+        num_files_removed=metrics["numRemovedFiles"], num_bytes_removed=metrics["numRemovedBytes"],
+        num_rows_inserted=0, num_rows_removed=0, num_rows_updated=0,
+        file_size_histogram={"sorted_bin_boundaries": [0, policy.small_file_bytes],
+                             "file_counts": [len(small), len(sizes) - len(small)],
+                             "total_bytes": [sum(small), sum(sizes) - sum(small)]})
+
+
+def table_principal_name() -> str:
+    from django.conf import settings
+
+    return settings.UCWEB_MAINTENANCE_PRINCIPAL
 
 
 # -- VACUUM / REMOVE_ORPHANS ----------------------------------------------------------------------
