@@ -33,6 +33,7 @@ from commits import delta as delta_commits
 from maintenance import publish
 from maintenance.delta_log_state import LOG, DeltaState, checkpoint_url, commit_actions, commit_timestamp, read_state
 from maintenance.errors import Conflict, Skip
+from maintenance.ownership import own_location
 from ucweb.errors import AlreadyExists, ResourceExhausted
 
 logger = logging.getLogger(__name__)
@@ -315,6 +316,7 @@ def _hidden(relative: str) -> bool:
 
 
 def vacuum(table, policy, ctx, *, orphans_only: bool = False) -> dict:
+    own_location(table)
     state = read_state(table)
     unknown = sorted(set(state.protocol.get("writerFeatures") or []) - VACUUM_KNOWN_FEATURES)
     if unknown:

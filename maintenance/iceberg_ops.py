@@ -110,6 +110,25 @@ class SparkRun:
     def call(self, procedure: str, arguments: str):
         return self.sql(f"CALL {_quote(self.catalog)}.system.{procedure}({arguments})")
 
+    def check_files_are_its_own(self) -> None:
+        """Expiry deletes the files only expired snapshots reference, orphan removal what lies
+        under the location unreferenced: both only when the location is the table's own and
+        every file any snapshot references lies under it."""
+        import json
+
+        from maintenance.ownership import own_location
+
+        location = json.loads(self.table.iceberg.metadata_json).get("location")
+        mine = own_location(self.table, location)
+        scheme, _, path = mine.partition("://")
+        canonical = f"{scheme}://{path.lstrip('/')}" if scheme != "file" else f"file:///{path.lstrip('/')}"
+        normalised = ("regexp_replace(regexp_replace(file_path, '^file:/+', 'file:///'), '^s3a://', 's3://')")
+        outside = self.sql(f"SELECT file_path FROM {self.full}.all_files WHERE NOT startswith({normalised}, "
+                           f"{_sql_string(canonical + '/')}) LIMIT 1")
+        if outside:
+            raise Skip(f"a snapshot references {outside[0][0]}, outside the table location {mine}; the catalog "
+                       f"deletes no files of this table")
+
     def figures(self, small_file_bytes: int) -> dict:
         files = self.sql(f"SELECT count(*) AS n, coalesce(sum(file_size_in_bytes), 0) AS b, "
                          f"coalesce(sum(CASE WHEN file_size_in_bytes < {int(small_file_bytes)} THEN 1 ELSE 0 END), 0) "
@@ -134,6 +153,8 @@ def run(operation: str, table, policy, ctx) -> dict:
         ctx.before(before)
         ctx.progress(f"{operation} on Spark")
         table_arg = f"table => {_sql_string(spark.identifier)}"
+        if operation in ("REMOVE_ORPHANS", "EXPIRE_SNAPSHOTS"):
+            spark.check_files_are_its_own()
         if operation == "OPTIMIZE":
             result = spark.call("rewrite_data_files", f"{table_arg}, options => map("
                                 f"'target-file-size-bytes', '{int(policy.target_file_bytes)}', "

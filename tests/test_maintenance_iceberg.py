@@ -153,3 +153,28 @@ def test_compaction_expiry_and_orphans(spark, catalog, events, live_server, caps
     assert checksums(catalog.load_table("sales.events").scan().to_arrow()) == checksums(before)
     # The run's token is gone after the run.
     assert not Token.objects.filter(principal__name="ucweb-maintenance").exists()
+
+
+def test_files_outside_the_table_are_never_deleted(spark, catalog, tmp_path):
+    """A snapshot that references a file outside the table's location (pyiceberg add_files can
+    register any path) stops expiry and orphan removal: the catalog deletes no file that is not
+    the table's own."""
+    import pyarrow.parquet as pq
+
+    catalog.create_namespace("sales")
+    table = catalog.create_table("sales.borrowed", schema=SCHEMA)
+    outside = tmp_path / "someone-elses.parquet"
+    pq.write_table(pa.table({"id": pa.array([1], pa.int64()), "city": ["x"], "amount": [1.0]}), outside)
+    table.add_files([outside.as_uri()])
+    table = catalog.load_table("sales.borrowed")
+    table.overwrite(pa.table({"id": pa.array([2], pa.int64()), "city": ["y"], "amount": [2.0]}))
+    row = Table.objects.get(name="borrowed")
+    row.properties = {**row.properties, "history.expire.max-snapshot-age-ms": "0",
+                      "history.expire.min-snapshots-to-keep": "1"}
+    row.save(update_fields=["properties"])
+    for operation in ("EXPIRE_SNAPSHOTS", "REMOVE_ORPHANS"):
+        call_command("run_maintenance", "unity.sales.borrowed", "--operation", operation)
+        plan = MaintenancePlan.objects.get(operation=operation)
+        assert plan.status == Status.SKIPPED and "outside the table location" in plan.outcome, plan.outcome
+    assert outside.exists()
+    assert len(catalog.load_table("sales.borrowed").metadata.snapshots) == 2

@@ -107,3 +107,24 @@ def test_after_optimize_the_health_shows_the_compacted_table(delta, settings):
     assert Table.objects.get(id=table_id).health.files_live == 1
     commit(delta, table_id, location, 14, write_rows(location, 9000, 5, "late"))
     assert Table.objects.get(id=table_id).latest_version == 14
+
+
+def test_vacuum_deletes_nothing_where_another_securable_lives(delta, settings):
+    """A table whose location contains another table's storage (here the other row is planted,
+    as a location bug or a hostile registration would) is never vacuumed: those files are
+    unreferenced by this table's log, and they are not the catalog's to delete."""
+    from pathlib import Path
+
+    table_id, location = make_table(delta, 2)
+    table = Table.objects.get(id=table_id)
+    table.properties = {**table.properties, "delta.deletedFileRetentionDuration": "interval 0 hours"}
+    table.save(update_fields=["properties"])
+    inner = Path(location.removeprefix("file://")) / "nested"
+    inner.mkdir()
+    (inner / "their-data.parquet").write_bytes(b"someone else's rows")
+    Table.objects.create(schema=table.schema, name="intruder", table_type="EXTERNAL", data_source_format="PARQUET",
+                         storage_location=inner.as_uri())
+    plan = runs.request_run(table=table, operation="VACUUM", requested_by="test")
+    assert runs.run_plan(plan.id).status == Status.SKIPPED
+    assert "overlaps the storage of table" in MaintenancePlan.objects.get(id=plan.id).outcome
+    assert (inner / "their-data.parquet").exists()
