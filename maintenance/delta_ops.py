@@ -153,7 +153,11 @@ def _stats(rows: int, null_counts: dict) -> str:
 
 
 class _Output:
-    """One new data file, written batch by batch."""
+    """One new data file, written batch by batch. Batches are gathered into row groups of up to
+    ROW_GROUP_BYTES (small input files must not become as many tiny row groups): memory holds
+    one row group and the compressed file."""
+
+    ROW_GROUP_BYTES = 64 * 1024 * 1024
 
     def __init__(self, schema: pa.Schema):
         self.buffer = io.BytesIO()
@@ -161,15 +165,29 @@ class _Output:
         self.schema = schema
         self.rows = 0
         self.nulls = {name: 0 for name in schema.names}
+        self.pending: list[pa.RecordBatch] = []
+        self.pending_bytes = 0
 
     def write(self, batch: pa.RecordBatch) -> None:
-        self.writer.write_batch(batch)
+        if not batch.schema.equals(self.schema):  # same columns, other schema metadata
+            batch = pa.RecordBatch.from_arrays(batch.columns, schema=self.schema)
+        self.pending.append(batch)
+        self.pending_bytes += batch.nbytes
         self.rows += batch.num_rows
         for name, column in zip(batch.schema.names, batch.columns):
             if name in self.nulls:
                 self.nulls[name] += column.null_count
+        if self.pending_bytes >= self.ROW_GROUP_BYTES:
+            self._flush_row_group()
+
+    def _flush_row_group(self) -> None:
+        if self.pending:
+            table = pa.Table.from_batches(self.pending, schema=self.schema)
+            self.writer.write_table(table, row_group_size=max(table.num_rows, 1))
+        self.pending, self.pending_bytes = [], 0
 
     def close(self) -> bytes:
+        self._flush_row_group()
         self.writer.close()
         return self.buffer.getvalue()
 

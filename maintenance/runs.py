@@ -290,8 +290,6 @@ def due(*, table: Table | None = None, operation: str | None = None, now=None):
                                            status=Status.PLANNED)
     if table is not None:
         plans = plans.filter(table=table)
-    else:
-        plans = plans.exclude(table__properties__contains={"ucweb.maintenance.enabled": "false"})
     if operation is not None:
         plans = plans.filter(operation=operation)
     return plans.order_by("created_at")
