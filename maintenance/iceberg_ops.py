@@ -19,13 +19,14 @@ import os
 import shutil
 import sys
 import threading
+import time
 import uuid
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from django.conf import settings
 
-from maintenance.errors import Skip
+from maintenance.errors import Skip, TimeLimitExceeded
 
 _SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "iceberg_spark_jars.py"
 _lock = threading.Lock()
@@ -148,43 +149,62 @@ def _timestamp(hours_ago: float) -> str:
 def run(operation: str, table, policy, ctx) -> dict:
     ctx.progress("starting Spark")
     spark = SparkRun(table)
+    # The time limit stops the Spark jobs of this run: they run in their own job group, which a
+    # timer cancels at the deadline.
+    group = f"ucweb-maintenance-{uuid.uuid4().hex[:8]}"
+    context = spark.session.sparkContext
+    timer = threading.Timer(max(ctx.deadline - time.monotonic(), 0.0), context.cancelJobGroup, args=(group,))
+    timer.daemon = True
     try:
-        before = spark.figures(policy.small_file_bytes)
-        ctx.before(before)
-        ctx.progress(f"{operation} on Spark")
-        table_arg = f"table => {_sql_string(spark.identifier)}"
-        if operation in ("REMOVE_ORPHANS", "EXPIRE_SNAPSHOTS"):
-            spark.check_files_are_its_own()
-        if operation == "OPTIMIZE":
-            result = spark.call("rewrite_data_files", f"{table_arg}, options => map("
-                                f"'target-file-size-bytes', '{int(policy.target_file_bytes)}', "
-                                f"'min-input-files', '{int(policy.min_input_files)}')")
-            row = result[0].asDict() if result else {}
-            summary = (f"rewrote {row.get('rewritten_data_files_count', 0)} data files into "
-                       f"{row.get('added_data_files_count', 0)}")
-        elif operation == "EXPIRE_SNAPSHOTS":
-            result = spark.call("expire_snapshots", f"{table_arg}, older_than => "
-                                f"{_timestamp(policy.snapshot_max_age_hours)}, retain_last => {int(policy.snapshots_min_keep)}")
-            row = result[0].asDict() if result else {}
-            summary = (f"expired snapshots older than {policy.snapshot_max_age_hours:g} h keeping at least "
-                       f"{policy.snapshots_min_keep}; deleted {row.get('deleted_data_files_count', 0)} data files and "
-                       f"{row.get('deleted_manifest_files_count', 0)} manifests")
-        elif operation == "REMOVE_ORPHANS":
-            result = spark.call("remove_orphan_files", f"{table_arg}, older_than => "
-                                f"{_timestamp(policy.orphan_retention_hours)}")
-            summary = (f"removed {len(result)} files no metadata references, older than "
-                       f"{policy.orphan_retention_hours:g} h")
-        elif operation == "REWRITE_MANIFESTS":
-            result = spark.call("rewrite_manifests", table_arg)
-            row = result[0].asDict() if result else {}
-            summary = (f"rewrote {row.get('rewritten_manifests_count', 0)} manifests into "
-                       f"{row.get('added_manifests_count', 0)}")
-        else:
-            raise Skip(f"{operation} does not apply to Iceberg tables.")
-        ctx.check()
-        after = spark.figures(policy.small_file_bytes)
-        if operation == "REMOVE_ORPHANS":
-            after["orphans_removed"] = len(result)
-        return {"before": before, "after": after, "summary": summary}
+        context.setJobGroup(group, f"{operation} {table.full_name}", interruptOnCancel=True)
+        timer.start()
+        return _run(spark, operation, policy, ctx)
+    except Exception as exc:
+        if time.monotonic() >= ctx.deadline:
+            raise TimeLimitExceeded(
+                f"the run went past its time limit of {settings.UCWEB_MAINTENANCE_TIME_LIMIT_SECONDS} s "
+                f"(its Spark jobs were cancelled)") from exc
+        raise
     finally:
+        timer.cancel()
         spark.close()
+
+
+def _run(spark: SparkRun, operation: str, policy, ctx) -> dict:
+    before = spark.figures(policy.small_file_bytes)
+    ctx.before(before)
+    ctx.progress(f"{operation} on Spark")
+    table_arg = f"table => {_sql_string(spark.identifier)}"
+    if operation in ("REMOVE_ORPHANS", "EXPIRE_SNAPSHOTS"):
+        spark.check_files_are_its_own()
+    if operation == "OPTIMIZE":
+        result = spark.call("rewrite_data_files", f"{table_arg}, options => map("
+                            f"'target-file-size-bytes', '{int(policy.target_file_bytes)}', "
+                            f"'min-input-files', '{int(policy.min_input_files)}')")
+        row = result[0].asDict() if result else {}
+        summary = (f"rewrote {row.get('rewritten_data_files_count', 0)} data files into "
+                   f"{row.get('added_data_files_count', 0)}")
+    elif operation == "EXPIRE_SNAPSHOTS":
+        result = spark.call("expire_snapshots", f"{table_arg}, older_than => "
+                            f"{_timestamp(policy.snapshot_max_age_hours)}, retain_last => {int(policy.snapshots_min_keep)}")
+        row = result[0].asDict() if result else {}
+        summary = (f"expired snapshots older than {policy.snapshot_max_age_hours:g} h keeping at least "
+                   f"{policy.snapshots_min_keep}; deleted {row.get('deleted_data_files_count', 0)} data files and "
+                   f"{row.get('deleted_manifest_files_count', 0)} manifests")
+    elif operation == "REMOVE_ORPHANS":
+        result = spark.call("remove_orphan_files", f"{table_arg}, older_than => "
+                            f"{_timestamp(policy.orphan_retention_hours)}")
+        summary = (f"removed {len(result)} files no metadata references, older than "
+                   f"{policy.orphan_retention_hours:g} h")
+    elif operation == "REWRITE_MANIFESTS":
+        result = spark.call("rewrite_manifests", table_arg)
+        row = result[0].asDict() if result else {}
+        summary = (f"rewrote {row.get('rewritten_manifests_count', 0)} manifests into "
+                   f"{row.get('added_manifests_count', 0)}")
+    else:
+        raise Skip(f"{operation} does not apply to Iceberg tables.")
+    ctx.check()
+    after = spark.figures(policy.small_file_bytes)
+    if operation == "REMOVE_ORPHANS":
+        after["orphans_removed"] = len(result)
+    return {"before": before, "after": after, "summary": summary}

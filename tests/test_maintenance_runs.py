@@ -142,3 +142,13 @@ def test_a_celery_worker_runs_what_is_due(delta, worker):
     done = wait_for(lambda: MaintenancePlan.objects.filter(id=plan.id, status=Status.SUCCEEDED).first(), timeout=120)
     assert done.before["files"] == 12 and done.after["files"] == 1
     assert Table.objects.get(id=table_id).latest_version == 13
+
+
+def test_a_run_past_its_time_limit_fails_and_changes_nothing(delta, settings):
+    table_id, location = make_table(delta, 12)
+    settings.UCWEB_MAINTENANCE_TIME_LIMIT_SECONDS = 0
+    plan = runs.request_run(table=Table.objects.get(id=table_id), operation="OPTIMIZE", requested_by="test")
+    finished = runs.run_plan(plan.id)
+    assert finished.status == Status.FAILED and "time limit" in finished.outcome
+    assert Table.objects.get(id=table_id).latest_version == 12
+    assert AuditEvent.objects.filter(action="maintenanceOptimize", outcome="FAILED").count() == 1

@@ -9,8 +9,10 @@ import pytest
 from django.core.management import call_command
 
 from maintenance.models import MaintenancePlan
+from tests.delta_client import log_name
 from tests.test_sail import (  # noqa: F401 - the Sail fixtures
     connect,
+    local_path,
     managed,
     recorder,
     rows,
@@ -48,11 +50,19 @@ def test_sail_reads_what_maintenance_wrote(spark, sail_log):
     spark.sql("INSERT INTO unity.default.stream VALUES (-1, 'late')")
     expected = sorted([*before, (-1, "late")])
     assert rows(spark, query) == expected
-    call_command("run_maintenance", "unity.default.stream", "--operation", "CHECKPOINT")
-    assert MaintenancePlan.objects.get(operation="CHECKPOINT").status == Status.SUCCEEDED
+    # With no log retention, the commits below the checkpoint go: Sail then starts from it.
     table = managed("stream")
-    table.properties = {**table.properties, "delta.deletedFileRetentionDuration": "interval 0 hours"}
+    table.properties = {**table.properties, "delta.deletedFileRetentionDuration": "interval 0 hours",
+                        "delta.logRetentionDuration": "interval 0 hours"}
     table.save(update_fields=["properties"])
+    call_command("run_maintenance", "unity.default.stream", "--operation", "CHECKPOINT")
+    plan = MaintenancePlan.objects.get(operation="CHECKPOINT")
+    assert plan.status == Status.SUCCEEDED, plan.outcome
+    checkpoint = plan.after["checkpoint"]["version"]
+    log = local_path(table.storage_location) / "_delta_log"
+    assert (log / f"{checkpoint:020d}.checkpoint.parquet").is_file()
+    assert not (log / log_name(1)).exists() and plan.after["log_files_deleted"] >= checkpoint
+    assert rows(spark, query) == expected
     call_command("run_maintenance", "unity.default.stream", "--operation", "VACUUM")
     plan = MaintenancePlan.objects.get(operation="VACUUM")
     assert plan.status == Status.SUCCEEDED, plan.outcome
