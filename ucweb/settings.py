@@ -169,7 +169,7 @@ UCWEB_MAINTENANCE_BACKOFF_SECONDS = env_int("UCWEB_MAINTENANCE_BACKOFF_SECONDS",
 # Iceberg maintenance runs the Iceberg Spark procedures through this server's own Iceberg REST
 # catalog: local[*] in the worker unless UCWEB_SPARK_MASTER names a cluster.
 UCWEB_SPARK_MASTER = os.environ.get("UCWEB_SPARK_MASTER", "local[*]")
-UCWEB_ICEBERG_CATALOG_URL = os.environ.get("UCWEB_ICEBERG_CATALOG_URL", "http://127.0.0.1:8000/api/catalog")
+UCWEB_ICEBERG_CATALOG_URL = os.environ.get("UCWEB_ICEBERG_CATALOG_URL", "http://127.0.0.1:8080/api/catalog")
 
 # --- Celery -----------------------------------------------------------------------------------
 REDIS_URL = os.environ.get("REDIS_URL", "")
