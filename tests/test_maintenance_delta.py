@@ -400,3 +400,21 @@ def test_admin_run_now_shows_the_run_and_its_chart(delta, table_of_20, client):
     assert "<svg" in page and "Live files before and after each run" in page
     listing = client.get("/admin/maintenance/maintenanceplan/").content.decode()
     assert "20 → 1" in listing
+
+
+@pytest.mark.s3
+def test_optimize_and_vacuum_on_s3(delta_s3):
+    """The same executors through the S3 storage (boto3 against SeaweedFS)."""
+    table_id, location = make_table(delta_s3, 12)
+    before = read_rows(delta_s3, table_id, location)
+    call_command("run_maintenance", "unity.default.events", "--operation", "OPTIMIZE")
+    assert len(live_files(delta_s3, table_id, location)) == 1
+    assert read_rows(delta_s3, table_id, location).equals(before)
+    assert read_rows(delta_s3, table_id, location, version=12).equals(before)
+    table = Table.objects.get(id=table_id)
+    table.properties = {**table.properties, "delta.deletedFileRetentionDuration": "interval 0 hours"}
+    table.save(update_fields=["properties"])
+    call_command("run_maintenance", "unity.default.events", "--operation", "VACUUM")
+    data = [item for item in storage_for(location).list(location) if "/_delta_log/" not in item.url]
+    assert len(data) == 1
+    assert read_rows(delta_s3, table_id, location).equals(before)
