@@ -418,3 +418,43 @@ def test_optimize_and_vacuum_on_s3(delta_s3):
     data = [item for item in storage_for(location).list(location) if "/_delta_log/" not in item.url]
     assert len(data) == 1
     assert read_rows(delta_s3, table_id, location).equals(before)
+
+
+def test_optimize_bin_packs_each_partition_on_its_own(delta):
+    from tests.delta_client import metadata_action, protocol_action
+
+    staging = delta.stage("unity", "default", "parted")
+    metadata = metadata_action(staging.id)
+    metadata["metaData"]["partitionColumns"] = ["city"]
+    delta.write_version_zero(staging.staging_location, staging.id, actions=[
+        {"commitInfo": {"inCommitTimestamp": int(time.time() * 1000), "operation": "CREATE TABLE"}},
+        protocol_action(), metadata])
+    created = delta.finalize("unity", "default", "parted", staging.staging_location)
+    table_id, location = created.table_id, created.storage_location
+    cities = ["Lyon", "Saint Étienne/Loire"]
+    for version in range(1, 13):
+        city = cities[version % 2]
+        data = pa.table({"id": pa.array(range(version * 10, version * 10 + 10), pa.int64())})
+        buffer = io.BytesIO()
+        pq.write_table(data, buffer)
+        name = f"part-{uuid.uuid4()}.parquet"
+        storage_for(location).put(join(location, name), buffer.getvalue())
+        commit(delta, table_id, location, version, {
+            "path": name, "size": len(buffer.getvalue()), "modificationTime": int(time.time() * 1000),
+            "dataChange": True, "partitionValues": {"city": city}})
+
+    def by_city():
+        result = {}
+        for add in live_files(delta, table_id, location):
+            from urllib.parse import unquote
+
+            ids = pq.read_table(io.BytesIO(storage_for(location).read(join(location, unquote(add["path"]))))).column("id")
+            result.setdefault(add["partitionValues"]["city"], []).extend(ids.to_pylist())
+        return {city: sorted(ids) for city, ids in result.items()}
+
+    before = by_city()
+    call_command("run_maintenance", "unity.default.parted", "--operation", "OPTIMIZE")
+    after_files = live_files(delta, table_id, location)
+    assert sorted(a["partitionValues"]["city"] for a in after_files) == sorted(cities)
+    assert all(a["path"].startswith("city=") for a in after_files)
+    assert by_city() == before
