@@ -168,6 +168,8 @@ def test_files_outside_the_table_are_never_deleted(spark, catalog, tmp_path):
     table.add_files([outside.as_uri()])
     table = catalog.load_table("sales.borrowed")
     table.overwrite(pa.table({"id": pa.array([2], pa.int64()), "city": ["y"], "amount": [2.0]}))
+    snapshots = len(catalog.load_table("sales.borrowed").metadata.snapshots)
+    assert snapshots >= 2
     row = Table.objects.get(name="borrowed")
     row.properties = {**row.properties, "history.expire.max-snapshot-age-ms": "0",
                       "history.expire.min-snapshots-to-keep": "1"}
@@ -177,4 +179,4 @@ def test_files_outside_the_table_are_never_deleted(spark, catalog, tmp_path):
         plan = MaintenancePlan.objects.get(operation=operation)
         assert plan.status == Status.SKIPPED and "outside the table location" in plan.outcome, plan.outcome
     assert outside.exists()
-    assert len(catalog.load_table("sales.borrowed").metadata.snapshots) == 2
+    assert len(catalog.load_table("sales.borrowed").metadata.snapshots) == snapshots
