@@ -82,11 +82,11 @@ class SparkRun:
 
         self.table = table
         self.catalog = f"maint_{uuid.uuid4().hex[:12]}"
+        self.session = base_session().newSession()  # first: without Spark no token is issued
         principal = catalog_principal()
         self.token = principals.issue_token(
             principal=principal, lifetime=timedelta(seconds=settings.UCWEB_MAINTENANCE_TIME_LIMIT_SECONDS + 600),
             description=f"Spark maintenance of {table.full_name}")
-        self.session = base_session().newSession()
         uri = settings.UCWEB_ICEBERG_CATALOG_URL.rstrip("/")
         prefix = f"spark.sql.catalog.{self.catalog}"
         for key, value in {

@@ -10,7 +10,7 @@ from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField
 
-from catalog.models import AuditEvent, Table
+from catalog.models import AuditEvent, Table, Token
 from maintenance import health, policy, runs
 from maintenance.models import MaintenancePlan
 from tests.test_maintenance_delta import commit, make_table, write_rows
@@ -61,6 +61,7 @@ def test_without_java_an_iceberg_run_is_skipped_with_the_reason(iceberg_table, m
     assert plan.status == Status.SKIPPED and "Java is not installed" in plan.outcome
     event = AuditEvent.objects.get(action="maintenanceExpireSnapshots")
     assert event.details["status"] == "SKIPPED" and event.principal == "ucweb-maintenance"
+    assert not Token.objects.filter(principal__name="ucweb-maintenance").exists()
 
 
 def test_one_run_per_table_at_a_time(iceberg_table):
