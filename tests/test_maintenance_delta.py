@@ -137,6 +137,7 @@ def test_optimize_200_small_commits_then_time_travel_then_vacuum(delta, small_ta
     call_command("run_maintenance", "unity.default.events", "--operation", "OPTIMIZE")
     out = capsys.readouterr().out
     assert "OPTIMIZE unity.default.events: SUCCEEDED" in out and "files: 200 -> 1" in out
+    assert "[##############################] rewrote 200/200 files" in out
 
     table = Table.objects.get(id=table_id)
     assert table.latest_version == 201

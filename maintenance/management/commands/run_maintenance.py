@@ -3,6 +3,7 @@
 Runs, in the foreground, what is due (every table, or the one named), or the named operation on
 the named table now. Prints each run's progress and its end; exits non-zero when a run failed."""
 
+import re
 import sys
 
 from django.core.management.base import BaseCommand, CommandError
@@ -38,6 +39,11 @@ class Command(BaseCommand):
             runs.request_run(table=table, operation=operation, requested_by="manage.py run_maintenance")
 
         def progress(text):
+            match = re.search(r"(\d+)/(\d+)", text)
+            if match and int(match.group(2)):
+                done, total = int(match.group(1)), int(match.group(2))
+                filled = round(30 * done / total)
+                text = f"[{'#' * filled}{'.' * (30 - filled)}] {text}"
             self.stdout.write(f"  … {text}")
             self.stdout.flush()
 
