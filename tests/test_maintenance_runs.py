@@ -14,7 +14,6 @@ from catalog.models import AuditEvent, Table, Token
 from maintenance import health, policy, runs
 from maintenance.models import MaintenancePlan
 from tests.test_maintenance_delta import commit, make_table, write_rows
-from tests.test_workers import broker, worker  # noqa: F401 - a real Celery worker and Redis
 
 pytestmark = pytest.mark.django_db(transaction=True)
 Status = MaintenancePlan.Status
@@ -130,19 +129,6 @@ def test_vacuum_deletes_nothing_where_another_securable_lives(delta, settings):
     assert runs.run_plan(plan.id).status == Status.SKIPPED
     assert "overlaps the storage of table" in MaintenancePlan.objects.get(id=plan.id).outcome
     assert (inner / "their-data.parquet").exists()
-
-
-def test_a_celery_worker_runs_what_is_due(delta, worker):
-    """The beat's task, on a real worker with a real broker: the planned OPTIMIZE runs there."""
-    from tests.celery_worker import wait_for
-    from tests.test_workers import send
-
-    table_id, location = make_table(delta, 12)
-    plan = runs.request_run(table=Table.objects.get(id=table_id), operation="OPTIMIZE")
-    send("maintenance.run_due")
-    done = wait_for(lambda: MaintenancePlan.objects.filter(id=plan.id, status=Status.SUCCEEDED).first(), timeout=120)
-    assert done.before["files"] == 12 and done.after["files"] == 1
-    assert Table.objects.get(id=table_id).latest_version == 13
 
 
 def test_a_run_past_its_time_limit_fails_and_changes_nothing(delta, settings):
