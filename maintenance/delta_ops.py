@@ -485,6 +485,8 @@ def checkpoint(table, policy, ctx) -> dict:
     if published is None or published < 1:
         raise Skip("no published version past version 0 to checkpoint yet")
     state = read_state(table, version=published)
+    if "v2Checkpoint" in set(state.protocol.get("writerFeatures") or []):
+        raise Skip("the table uses V2 checkpoints; the catalog writes classic checkpoints only")
     before = {"version": published, "files": len(state.live), "log_files": len(storage_for(
         table.storage_location).list(join(table.storage_location, LOG)))}
     ctx.before(before)
