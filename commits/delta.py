@@ -31,6 +31,7 @@ published version again) until `UCWEB_DELTA_COMMIT_RETENTION` trims the oldest p
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from dataclasses import dataclass
 
@@ -235,7 +236,10 @@ def _is_catalog_managed(table: Table) -> bool:
 
 
 # -- write commit ------------------------------------------------------------------------------------
-def write_commit(*, caller: Principal, body: dict) -> None:
+def write_commit(*, caller: Principal, body: dict, by_catalog: bool = False) -> None:
+    """Ratify and/or backfill. `by_catalog` is the catalog's own maintenance commit (OPTIMIZE,
+    VACUUM): the same lock, version rule and audit as a client's, without the client maintenance
+    policy, which reserves exactly those operations for the catalog. No API view passes it."""
     table_id = _table_id(body.get("table_id"))
     commit = CommitInfo.parse(body["commit_info"]) if body.get("commit_info") is not None else None
     published = body.get("latest_published_version", body.get("latest_backfilled_version"))
@@ -251,6 +255,9 @@ def write_commit(*, caller: Principal, body: dict) -> None:
     # location the request names; under the lock that location is checked to be the table's, so
     # the bytes read here are the ones being ratified (their digest is recorded with the commit).
     staged = read_staged_commit(body.get("table_uri"), commit.file_name) if commit is not None else None
+    if by_catalog and staged is not None:
+        # The catalog's own maintenance commit: the operations the policy reserves are its own.
+        staged = dataclasses.replace(staged, operation=None)
 
     with transaction.atomic():
         table = _locked_table(table_id, for_update=True)

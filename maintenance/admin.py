@@ -1,6 +1,8 @@
 from django.contrib import admin
 from django.utils.safestring import mark_safe
 
+from catalog.admin import charts
+
 from maintenance.models import MaintenancePlan, PurgeRequest, TableAlert, TableHealth
 
 
@@ -30,15 +32,74 @@ class TableAlertAdmin(admin.ModelAdmin):
 
 @admin.register(MaintenancePlan)
 class MaintenancePlanAdmin(admin.ModelAdmin):
-    list_display = ("table", "operation", "status", "reason", "created_at")
-    list_filter = ("operation", "status")
-    list_editable = ("status",)
-    search_fields = ("table__name", "reason")
-    readonly_fields = ("table", "operation", "reason", "created_at")
-    list_select_related = ("table__schema__catalog",)
+    """Runs of a table with their before/after figures; "run now" hands the selected plans to a
+    worker (the list shows each run's progress while it runs)."""
 
-    def has_add_permission(self, request):
-        return False
+    list_display = ("table", "operation", "status", "attempts", "progress", "files_before_after", "duration",
+                    "created_at")
+    list_filter = ("operation", "status")
+    search_fields = ("table__name", "reason", "outcome")
+    readonly_fields = ("status", "requested_by", "attempts", "next_attempt_at", "lease_owner", "lease_expires_at",
+                       "started_at", "finished_at", "progress", "outcome", "before", "after", "created_at",
+                       "file_count_chart")
+    list_select_related = ("table__schema__catalog",)
+    actions = ("run_now",)
+
+    def get_readonly_fields(self, request, obj=None):
+        return self.readonly_fields + (("table", "operation", "reason") if obj else ())
+
+    def save_model(self, request, obj, form, change):
+        if not change:
+            from maintenance import runs
+
+            plan = runs.request_run(table=obj.table, operation=obj.operation, requested_by=request.user.get_username(),
+                                    reason=obj.reason)
+            obj.pk = plan.pk
+            return
+        super().save_model(request, obj, form, change)
+
+    @admin.display(description="files before → after")
+    def files_before_after(self, obj):
+        before, after = obj.before or {}, obj.after or {}
+        if "files" not in before:
+            return "—"
+        return f"{before.get('files')} → {after.get('files', '…')}"
+
+    @admin.display(description="duration (s)")
+    def duration(self, obj):
+        seconds = obj.duration_seconds
+        return f"{seconds:.1f}" if seconds is not None else "—"
+
+    @admin.display(description="live files over time (this table's runs)")
+    def file_count_chart(self, obj):
+        points = []
+        for run in MaintenancePlan.objects.filter(table_id=obj.table_id, finished_at__isnull=False) \
+                .exclude(before=None).order_by("finished_at")[:50]:
+            if "files" in (run.before or {}):
+                points.append((f"{run.operation} {run.started_at:%Y-%m-%d %H:%M} (before)", run.before["files"]))
+            if "files" in (run.after or {}):
+                points.append((f"{run.operation} {run.finished_at:%Y-%m-%d %H:%M} (after)", run.after["files"]))
+        return mark_safe(charts.bar_chart(  # noqa: S308
+            title=f"Live files of {obj.table.full_name} before and after each maintenance run",
+            x_title="run (UTC)", y_title="live files", labels=[p[0] for p in points], values=[p[1] for p in points]))
+
+    @admin.action(description="Run now")
+    def run_now(self, request, queryset):
+        from maintenance import runs
+        from maintenance.tasks import enqueue, run_plan
+
+        started = 0
+        for plan in queryset.select_related("table"):
+            if plan.status == MaintenancePlan.Status.RUNNING:
+                continue
+            planned = plan if plan.status == MaintenancePlan.Status.PLANNED else runs.request_run(
+                table=plan.table, operation=plan.operation, requested_by=request.user.get_username(),
+                reason=f"run again from the admin (after {plan.status})")
+            MaintenancePlan.objects.filter(id=planned.id).update(next_attempt_at=None,
+                                                                requested_by=request.user.get_username())
+            enqueue(run_plan, planned.id)
+            started += 1
+        self.message_user(request, f"{started} run(s) handed to a worker; their progress shows in the list.")
 
 
 @admin.register(TableHealth)

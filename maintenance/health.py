@@ -8,7 +8,12 @@ one gives files and bytes live and the share of small files. Plans:
   (`_delta_log/_last_checkpoint`, or version 0);
 - VACUUM when files were removed longer ago than UCWEB_VACUUM_RETENTION_HOURS and no VACUUM has
   been planned since.
-A plan is created once; while it is PLANNED it is not planned again."""
+A plan is created once; while it is PLANNED it is not planned again.
+
+Iceberg tables are planned from their current metadata: OPTIMIZE when the current snapshot has at
+least UCWEB_OPTIMIZE_MIN_FILES data files of a small average size, EXPIRE_SNAPSHOTS when snapshots
+are older than the policy's maximum age and more than its minimum are kept, REMOVE_ORPHANS once
+per orphan retention period. A table whose policy says `enabled=false` is not planned."""
 
 from __future__ import annotations
 
@@ -108,10 +113,52 @@ def refresh_table(table: Table, now=None) -> list[str]:
     return planned
 
 
+def refresh_iceberg_table(table: Table, now=None) -> list[str]:
+    from maintenance import policy as policies
+
+    now = now or timezone.now()
+    policy = policies.for_table(table)
+    if not policy.enabled:
+        return []
+    metadata = json.loads(table.iceberg.metadata_json)
+    snapshots = metadata.get("snapshots") or []
+    current = next((s for s in snapshots if s.get("snapshot-id") == metadata.get("current-snapshot-id")), None)
+    planned = []
+    summary = (current or {}).get("summary") or {}
+    files, size = int(summary.get("total-data-files", 0) or 0), int(summary.get("total-files-size", 0) or 0)
+    if files >= settings.UCWEB_OPTIMIZE_MIN_FILES and size / files < policy.small_file_bytes:
+        _plan(table, MaintenancePlan.Operation.OPTIMIZE,
+              f"{files} data files of {size // files} bytes on average (small below {policy.small_file_bytes}).")
+        planned.append(MaintenancePlan.Operation.OPTIMIZE)
+    cutoff_ms = now.timestamp() * 1000 - policy.snapshot_max_age_hours * 3_600_000
+    old = [s for s in snapshots if s.get("timestamp-ms", 0) < cutoff_ms and s is not current]
+    if old and len(snapshots) > policy.snapshots_min_keep:
+        _plan(table, MaintenancePlan.Operation.EXPIRE_SNAPSHOTS,
+              f"{len(old)} of {len(snapshots)} snapshots are older than {policy.snapshot_max_age_hours:g} hours.")
+        planned.append(MaintenancePlan.Operation.EXPIRE_SNAPSHOTS)
+    recent = MaintenancePlan.objects.filter(
+        table=table, operation=MaintenancePlan.Operation.REMOVE_ORPHANS,
+        created_at__gt=now - timedelta(hours=policy.orphan_retention_hours)).exists()
+    if snapshots and not recent:
+        _plan(table, MaintenancePlan.Operation.REMOVE_ORPHANS,
+              f"no orphan removal in the last {policy.orphan_retention_hours:g} hours.")
+        planned.append(MaintenancePlan.Operation.REMOVE_ORPHANS)
+    return planned
+
+
 def refresh_all() -> int:
+    from catalog.choices import DataSourceFormat, TableType
+    from maintenance import policy as policies
+
     ids = CommitReport.objects.values_list("table_id", flat=True).distinct()
     count = 0
-    for table in Table.objects.filter(id__in=list(ids)):
-        refresh_table(table)
+    for table in Table.objects.filter(id__in=list(ids)).select_related("schema"):
+        if policies.for_table(table).enabled:
+            refresh_table(table)
+        count += 1
+    iceberg = Table.objects.filter(data_source_format=DataSourceFormat.ICEBERG, iceberg__isnull=False) \
+        .exclude(table_type=TableType.VIEW).select_related("schema", "iceberg")
+    for table in iceberg:
+        refresh_iceberg_table(table)
         count += 1
     return count

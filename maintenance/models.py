@@ -71,31 +71,65 @@ class TableHealth(models.Model):
 
 
 class MaintenancePlan(models.Model):
-    """Maintenance the catalog decided a table needs, and why."""
+    """Maintenance the catalog decided a table needs, and why; then its run.
+
+    A plan goes PLANNED -> RUNNING -> SUCCEEDED / FAILED / SKIPPED. While RUNNING it holds a lease
+    (`lease_owner`, `lease_expires_at`) that the runner renews: a worker that dies leaves a lease
+    that expires, and the plan is taken again as a new attempt. A failed attempt waits
+    `next_attempt_at` (backoff) while it is PLANNED again; after the last attempt it is FAILED.
+    At most one plan of a table is RUNNING (a partial unique constraint), whatever the worker."""
 
     class Operation(models.TextChoices):
         OPTIMIZE = "OPTIMIZE"
         CHECKPOINT = "CHECKPOINT"
         VACUUM = "VACUUM"
+        EXPIRE_SNAPSHOTS = "EXPIRE_SNAPSHOTS"
+        REMOVE_ORPHANS = "REMOVE_ORPHANS"
+        REWRITE_MANIFESTS = "REWRITE_MANIFESTS"
 
     class Status(models.TextChoices):
         PLANNED = "PLANNED"
+        RUNNING = "RUNNING"
+        SUCCEEDED = "SUCCEEDED"
+        FAILED = "FAILED"
+        SKIPPED = "SKIPPED"
         DONE = "DONE"
         DISMISSED = "DISMISSED"
 
     table = models.ForeignKey("catalog.Table", on_delete=models.CASCADE, related_name="maintenance_plans")
-    operation = models.CharField(max_length=16, choices=Operation.choices)
+    operation = models.CharField(max_length=32, choices=Operation.choices)
     reason = models.TextField()
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PLANNED)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    requested_by = models.CharField(max_length=255, blank=True, default="",
+                                    help_text="Who asked for this run (empty: planned by the catalog).")
+    attempts = models.IntegerField(default=0)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    lease_owner = models.CharField(max_length=255, blank=True, default="")
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    outcome = models.TextField(blank=True, default="", help_text="Why it failed or was skipped, or what it did.")
+    progress = models.CharField(max_length=255, blank=True, default="")
+    before = models.JSONField(null=True, blank=True, help_text="Files, bytes, small-file share, versions or snapshots.")
+    after = models.JSONField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
         constraints = [
             models.UniqueConstraint(
                 fields=["table", "operation"], condition=models.Q(status="PLANNED"), name="uniq_planned_operation",
-            )
+            ),
+            models.UniqueConstraint(
+                fields=["table"], condition=models.Q(status="RUNNING"), name="uniq_running_table",
+            ),
         ]
 
     def __str__(self):
         return f"{self.operation} {self.table_id}"
+
+    @property
+    def duration_seconds(self) -> float | None:
+        if self.started_at and self.finished_at:
+            return (self.finished_at - self.started_at).total_seconds()
+        return None

@@ -58,10 +58,28 @@ def refresh_health() -> int:
     return health.refresh_all()
 
 
+@shared_task(name="maintenance.run_due")
+def run_due() -> int:
+    """Takes back runs whose worker died, then runs what is due (one run per table at a time)."""
+    from maintenance import runs
+
+    return len(runs.run_due())
+
+
+@shared_task(name="maintenance.run_plan")
+def run_plan(plan_id: int) -> str | None:
+    """One plan now (the admin's "run now"); None when another worker holds the table."""
+    from maintenance import runs
+
+    plan = runs.run_plan(plan_id)
+    return plan.status if plan else None
+
+
 # The beat schedule that `manage.py bootstrap` installs (governance edits it in the admin).
 DEFAULT_SCHEDULE = {
     "publish-verify": ("maintenance.publish_verify", 30),
     "purge-pending": ("maintenance.purge_pending", 60),
     "expire-staging-tables": ("maintenance.expire_staging_tables", 600),
     "refresh-health-and-plans": ("maintenance.refresh_health", 300),
+    "run-due-maintenance": ("maintenance.run_due", 300),
 }

@@ -169,3 +169,16 @@ def test_a_client_that_never_publishes_never_hits_the_bound(delta, worker, setti
     wait_for(lambda: Table.objects.get(id=table_id).latest_published_version == 12, timeout=30)
     latest, files = delta.snapshot(table_id, location)
     assert latest == 12 and files == sorted(f"p{v}.parquet" for v in range(1, 13))
+
+
+def test_a_worker_runs_the_due_maintenance(delta, worker):
+    """The beat's task on a real worker: a planned OPTIMIZE of a managed Delta table runs there."""
+    from maintenance import runs
+    from tests.test_maintenance_delta import make_table
+
+    table_id, _ = make_table(delta, 12)
+    plan = runs.request_run(table=Table.objects.get(id=table_id), operation="OPTIMIZE")
+    send("maintenance.run_due")
+    done = wait_for(lambda: MaintenancePlan.objects.filter(id=plan.id, status="SUCCEEDED").first(), timeout=120)
+    assert done.before["files"] == 12 and done.after["files"] == 1
+    assert Table.objects.get(id=table_id).latest_version == 13

@@ -126,8 +126,8 @@ def _model(app_label: str, name: str):
 
 
 def health_section(table) -> dict:
-    """Health, plans, alerts and maintenance runs, from the maintenance app when it is installed."""
-    section = {"health": None, "plans": [], "alerts": [], "runs": [], "charts": ""}
+    """Health, maintenance plans and their runs, and alerts."""
+    section = {"health": None, "plans": [], "alerts": [], "charts": ""}
     health_model = _model("maintenance", "TableHealth")
     if health_model is not None:
         health = health_model.objects.filter(table=table).first()
@@ -148,9 +148,6 @@ def health_section(table) -> dict:
     alert_model = _model("maintenance", "TableAlert")
     if alert_model is not None:
         section["alerts"] = list(alert_model.objects.filter(table=table, resolved_at=None)[:10])
-    run_model = _model("maintenance", "MaintenanceRun")  # when the maintenance app records runs
-    if run_model is not None and any(f.name == "table" for f in run_model._meta.get_fields()):
-        section["runs"] = list(run_model.objects.filter(table=table).order_by("-pk")[:10])
     return section
 
 

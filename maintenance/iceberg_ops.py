@@ -1,0 +1,210 @@
+"""Maintenance of Iceberg tables with the Iceberg Spark procedures, on PySpark with the Iceberg
+runtime the project assembles (scripts/iceberg_spark_jars.py), through this server's own Iceberg
+REST catalog (UCWEB_ICEBERG_CATALOG_URL) as the catalog's service principal.
+
+Spark runs `local[*]` in the worker, or on the cluster UCWEB_SPARK_MASTER names. Each run gets
+its own Spark session (`newSession()`: its own catalog settings) over the one SparkContext, with
+a token issued for the run and revoked after it. Where Java, PySpark or the jars are missing, the
+run is SKIPPED with the reason.
+
+    OPTIMIZE           rewrite_data_files(target-file-size-bytes, min-input-files)
+    EXPIRE_SNAPSHOTS   expire_snapshots(older_than = now - max age, retain_last = min to keep)
+    REMOVE_ORPHANS     remove_orphan_files(older_than = now - orphan retention)
+    REWRITE_MANIFESTS  rewrite_manifests()"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import sys
+import threading
+import time
+import uuid
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from django.conf import settings
+
+from maintenance.errors import Skip, TimeLimitExceeded
+
+_SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "iceberg_spark_jars.py"
+_lock = threading.Lock()
+
+
+def _jars_conf() -> dict:
+    spec = importlib.util.spec_from_file_location("ucweb_iceberg_spark_jars", _SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    try:
+        return module.spark_jars_conf()
+    except module.AssemblyError as exc:
+        raise Skip(f"the Iceberg runtime for Spark is not available: {exc}") from None
+
+
+def base_session():
+    """The process's SparkSession (started on first use)."""
+    if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
+        raise Skip("Java is not installed (Iceberg maintenance runs on Spark); set JAVA_HOME or install a JRE.")
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise Skip("PySpark is not installed (Iceberg maintenance runs on Spark).") from None
+    with _lock:
+        active = SparkSession.getActiveSession()
+        if active is not None and active.sparkContext._jsc is not None:
+            return active
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        builder = SparkSession.builder.master(settings.UCWEB_SPARK_MASTER).appName("ucweb-maintenance")
+        conf = {"spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
+                "spark.ui.enabled": "false", "spark.sql.session.timeZone": "UTC", **_jars_conf()}
+        for key, value in conf.items():
+            builder = builder.config(key, value)
+        session = builder.getOrCreate()
+        session.sparkContext.setLogLevel("WARN")
+        return session
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _sql_string(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+class SparkRun:
+    """A Spark session with one catalog, `maint_<hex>`, on ucweb as the maintenance principal."""
+
+    def __init__(self, table):
+        from catalog.services import principals
+        from maintenance.runs import catalog_principal
+
+        self.table = table
+        self.catalog = f"maint_{uuid.uuid4().hex[:12]}"
+        self.session = base_session().newSession()  # first: without Spark no token is issued
+        principal = catalog_principal()
+        self.token = principals.issue_token(
+            principal=principal, lifetime=timedelta(seconds=settings.UCWEB_MAINTENANCE_TIME_LIMIT_SECONDS + 600),
+            description=f"Spark maintenance of {table.full_name}")
+        uri = settings.UCWEB_ICEBERG_CATALOG_URL.rstrip("/")
+        prefix = f"spark.sql.catalog.{self.catalog}"
+        for key, value in {
+            prefix: "org.apache.iceberg.spark.SparkCatalog", f"{prefix}.type": "rest", f"{prefix}.uri": uri,
+            f"{prefix}.warehouse": table.schema.catalog.name, f"{prefix}.cache-enabled": "false",
+            f"{prefix}.token": self.token, f"{prefix}.rest.auth.type": "oauth2",
+            f"{prefix}.token-refresh-enabled": "false", f"{prefix}.oauth2-server-uri": f"{uri}/v1/oauth/tokens",
+        }.items():
+            self.session.conf.set(key, value)
+        self.identifier = f"{_quote(table.schema.name)}.{_quote(table.name)}"
+        self.full = f"{_quote(self.catalog)}.{self.identifier}"
+
+    def close(self):
+        from catalog.models import Token
+        from catalog.services.principals import _digest
+
+        Token.objects.filter(key_hash=_digest(self.token)).delete()
+
+    def sql(self, text: str):
+        return self.session.sql(text).collect()
+
+    def call(self, procedure: str, arguments: str):
+        return self.sql(f"CALL {_quote(self.catalog)}.system.{procedure}({arguments})")
+
+    def check_files_are_its_own(self) -> None:
+        """Expiry deletes the files only expired snapshots reference, orphan removal what lies
+        under the location unreferenced: both only when the location is the table's own and
+        every file any snapshot references lies under it."""
+        import json
+
+        from maintenance.ownership import own_location
+
+        location = json.loads(self.table.iceberg.metadata_json).get("location")
+        mine = own_location(self.table, location)
+        scheme, _, path = mine.partition("://")
+        canonical = f"{scheme}://{path.lstrip('/')}" if scheme != "file" else f"file:///{path.lstrip('/')}"
+        normalised = ("regexp_replace(regexp_replace(file_path, '^file:/+', 'file:///'), '^s3a://', 's3://')")
+        outside = self.sql(f"SELECT file_path FROM {self.full}.all_files WHERE NOT startswith({normalised}, "
+                           f"{_sql_string(canonical + '/')}) LIMIT 1")
+        if outside:
+            raise Skip(f"a snapshot references {outside[0][0]}, outside the table location {mine}; the catalog "
+                       f"deletes no files of this table")
+
+    def figures(self, small_file_bytes: int) -> dict:
+        files = self.sql(f"SELECT count(*) AS n, coalesce(sum(file_size_in_bytes), 0) AS b, "
+                         f"coalesce(sum(CASE WHEN file_size_in_bytes < {int(small_file_bytes)} THEN 1 ELSE 0 END), 0) "
+                         f"AS s FROM {self.full}.data_files")[0]
+        snapshots = self.sql(f"SELECT count(*) FROM {self.full}.snapshots")[0][0]
+        manifests = self.sql(f"SELECT count(*) FROM {self.full}.manifests")[0][0]
+        return {"files": files["n"], "bytes": files["b"],
+                "small_file_share": round(files["s"] / files["n"], 4) if files["n"] else 0.0,
+                "snapshots": snapshots, "manifests": manifests}
+
+
+def _timestamp(hours_ago: float) -> str:
+    moment = datetime.now(timezone.utc) - timedelta(hours=hours_ago)
+    return "TIMESTAMP " + _sql_string(moment.strftime("%Y-%m-%d %H:%M:%S.%f"))
+
+
+def run(operation: str, table, policy, ctx) -> dict:
+    ctx.progress("starting Spark")
+    spark = SparkRun(table)
+    # The time limit stops the Spark jobs of this run: they run in their own job group, which a
+    # timer cancels at the deadline.
+    group = f"ucweb-maintenance-{uuid.uuid4().hex[:8]}"
+    context = spark.session.sparkContext
+    timer = threading.Timer(max(ctx.deadline - time.monotonic(), 0.0), context.cancelJobGroup, args=(group,))
+    timer.daemon = True
+    try:
+        context.setJobGroup(group, f"{operation} {table.full_name}", interruptOnCancel=True)
+        timer.start()
+        return _run(spark, operation, policy, ctx)
+    except Exception as exc:
+        if time.monotonic() >= ctx.deadline:
+            raise TimeLimitExceeded(
+                f"the run went past its time limit of {settings.UCWEB_MAINTENANCE_TIME_LIMIT_SECONDS} s "
+                f"(its Spark jobs were cancelled)") from exc
+        raise
+    finally:
+        timer.cancel()
+        spark.close()
+
+
+def _run(spark: SparkRun, operation: str, policy, ctx) -> dict:
+    before = spark.figures(policy.small_file_bytes)
+    ctx.before(before)
+    ctx.progress(f"{operation} on Spark")
+    table_arg = f"table => {_sql_string(spark.identifier)}"
+    if operation in ("REMOVE_ORPHANS", "EXPIRE_SNAPSHOTS"):
+        spark.check_files_are_its_own()
+    if operation == "OPTIMIZE":
+        result = spark.call("rewrite_data_files", f"{table_arg}, options => map("
+                            f"'target-file-size-bytes', '{int(policy.target_file_bytes)}', "
+                            f"'min-input-files', '{int(policy.min_input_files)}')")
+        row = result[0].asDict() if result else {}
+        summary = (f"rewrote {row.get('rewritten_data_files_count', 0)} data files into "
+                   f"{row.get('added_data_files_count', 0)}")
+    elif operation == "EXPIRE_SNAPSHOTS":
+        result = spark.call("expire_snapshots", f"{table_arg}, older_than => "
+                            f"{_timestamp(policy.snapshot_max_age_hours)}, retain_last => {int(policy.snapshots_min_keep)}")
+        row = result[0].asDict() if result else {}
+        summary = (f"expired snapshots older than {policy.snapshot_max_age_hours:g} h keeping at least "
+                   f"{policy.snapshots_min_keep}; deleted {row.get('deleted_data_files_count', 0)} data files and "
+                   f"{row.get('deleted_manifest_files_count', 0)} manifests")
+    elif operation == "REMOVE_ORPHANS":
+        result = spark.call("remove_orphan_files", f"{table_arg}, older_than => "
+                            f"{_timestamp(policy.orphan_retention_hours)}")
+        summary = (f"removed {len(result)} files no metadata references, older than "
+                   f"{policy.orphan_retention_hours:g} h")
+    elif operation == "REWRITE_MANIFESTS":
+        result = spark.call("rewrite_manifests", table_arg)
+        row = result[0].asDict() if result else {}
+        summary = (f"rewrote {row.get('rewritten_manifests_count', 0)} manifests into "
+                   f"{row.get('added_manifests_count', 0)}")
+    else:
+        raise Skip(f"{operation} does not apply to Iceberg tables.")
+    ctx.check()
+    after = spark.figures(policy.small_file_bytes)
+    if operation == "REMOVE_ORPHANS":
+        after["orphans_removed"] = len(result)
+    return {"before": before, "after": after, "summary": summary}

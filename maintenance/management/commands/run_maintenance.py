@@ -1,0 +1,70 @@
+"""manage.py run_maintenance [FULL_NAME] [--operation OP]
+
+Runs, in the foreground, what is due (every table, or the one named), or the named operation on
+the named table now. Prints each run's progress and its end; exits non-zero when a run failed."""
+
+import re
+import sys
+
+from django.core.management.base import BaseCommand, CommandError
+
+from catalog import selectors
+from maintenance import runs
+from maintenance.models import MaintenancePlan
+from ucweb.errors import CatalogError
+
+
+class Command(BaseCommand):
+    help = "Run due maintenance (or one operation on one table) in the foreground."
+
+    def add_arguments(self, parser):
+        parser.add_argument("full_name", nargs="?", help="catalog.schema.table (default: every table with due runs)")
+        parser.add_argument("--operation", choices=MaintenancePlan.Operation.values,
+                            help="run this operation now (needs FULL_NAME); default: what is planned")
+        parser.add_argument("--limit", type=int, default=100)
+
+    def handle(self, *args, full_name=None, operation=None, limit=100, **options):
+        table = None
+        if full_name:
+            try:
+                table = selectors.get_table_by_full_name(full_name)
+            except CatalogError as exc:
+                raise CommandError(str(exc)) from None
+        if operation and table is None:
+            raise CommandError("--operation needs the FULL_NAME of a table.")
+        if operation:
+            if operation not in runs.operations_for(table):
+                raise CommandError(f"{operation} does not apply to {table.full_name} "
+                                   f"({table.table_type} {table.data_source_format}).")
+            runs.request_run(table=table, operation=operation, requested_by="manage.py run_maintenance")
+
+        def progress(text):
+            match = re.search(r"(\d+)/(\d+)", text)
+            if match and int(match.group(2)):
+                done, total = int(match.group(1)), int(match.group(2))
+                filled = round(30 * done / total)
+                text = f"[{'#' * filled}{'.' * (30 - filled)}] {text}"
+            self.stdout.write(f"  … {text}")
+            self.stdout.flush()
+
+        finished = runs.run_due(table=table, operation=operation, limit=limit, on_progress=progress)
+        failed = 0
+        for plan in finished:
+            seconds = plan.duration_seconds
+            line = (f"{plan.operation} {plan.table.full_name}: {plan.status}"
+                    f"{f' in {seconds:.1f} s' if seconds is not None else ''} — {plan.outcome}")
+            if plan.status == MaintenancePlan.Status.SUCCEEDED:
+                self.stdout.write(self.style.SUCCESS(line))
+                before, after = plan.before or {}, plan.after or {}
+                for key in ("files", "bytes", "small_file_share", "version", "snapshots"):
+                    if key in before or key in after:
+                        self.stdout.write(f"    {key}: {before.get(key)} -> {after.get(key)}")
+            elif plan.status == MaintenancePlan.Status.SKIPPED:
+                self.stdout.write(self.style.WARNING(line))
+            else:
+                failed += 1
+                self.stdout.write(self.style.ERROR(line))
+        if not finished:
+            self.stdout.write("Nothing due.")
+        if failed:
+            sys.exit(1)

@@ -1,0 +1,461 @@
+"""The catalog maintains the managed Delta tables it reserves maintenance of: OPTIMIZE, VACUUM,
+CHECKPOINT, on real parquet files written through the Delta test client, ratified by the same
+ratification as any client. Reads rebuild the table from the log as a Delta reader does."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import psycopg
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from django.core.management import call_command
+from django.db import connection
+from unitycatalog.client.exceptions import ApiException
+
+from catalog.models import AuditEvent, Table
+from catalog.storage import join, storage_for
+from maintenance import runs
+from maintenance.models import MaintenancePlan
+from tests.celery_worker import wait_for
+from tests.delta_client import DeltaCommitInfo, encode, log_name
+
+pytestmark = pytest.mark.django_db(transaction=True)
+ROOT = Path(__file__).resolve().parent.parent
+Status = MaintenancePlan.Status
+
+
+# -- a writer of real data --------------------------------------------------------------------------
+def write_rows(location: str, first_id: int, count: int, tag: str) -> dict:
+    """One parquet data file of `count` rows; returns its add action."""
+    table = pa.table({"id": pa.array(range(first_id, first_id + count), pa.int64()),
+                      "city": pa.array([f"{tag}-{i % 7}" for i in range(count)], pa.string())})
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    name = f"part-{uuid.uuid4()}.parquet"
+    storage_for(location).put(join(location, name), buffer.getvalue())
+    now = int(time.time() * 1000)
+    return {"path": name, "size": len(buffer.getvalue()), "modificationTime": now, "dataChange": True,
+            "partitionValues": {}, "stats": json.dumps({"numRecords": count})}
+
+
+def commit(delta, table_id, location, version, add) -> None:
+    """Stage, ratify, publish and backfill one commit of one file at `version`."""
+    now = int(time.time() * 1000)
+    payload = encode([{"commitInfo": {"inCommitTimestamp": now, "operation": "WRITE"}}, {"add": add}])
+    file_name = f"{version:020d}.{uuid.uuid4()}.json"
+    url = join(location, "_delta_log", "_staged_commits", file_name)
+    storage_for(url).put(url, payload)
+    info = DeltaCommitInfo(version=version, timestamp=now, file_name=file_name, file_size=len(payload),
+                           file_modification_timestamp=now)
+    delta.ratify(table_id, location, info)
+    delta.publish(location, info)
+    delta.backfill(table_id, location, version)
+
+
+def append_with_retry(delta, table_id, location, add) -> int:
+    """A writer's blind append: on 409 it reads the latest version and tries the next one."""
+    for _ in range(500):
+        latest = delta.get_commits(table_id, location).latest_table_version
+        try:
+            commit(delta, table_id, location, latest + 1, add)
+            return latest + 1
+        except ApiException as exc:
+            if exc.status not in (409, 429):
+                raise
+    raise AssertionError("the writer never got a version")
+
+
+def live_files(delta, table_id, location, version=None) -> list[dict]:
+    """The add actions live at `version` (default latest), from the published log and the
+    ratified commits, as a reader of a catalog-managed table rebuilds them."""
+    log = join(location, "_delta_log")
+    response = delta.get_commits(table_id, location)
+    target = response.latest_table_version if version is None else version
+    staged = {c.version: join(log, "_staged_commits", c.file_name) for c in response.commits}
+    live: dict[str, dict] = {}
+    storage = storage_for(log)
+    for v in range(target + 1):
+        url = staged.get(v) or join(log, log_name(v))
+        for line in storage.read(url).decode().splitlines():
+            action = json.loads(line)
+            if "add" in action:
+                live[action["add"]["path"]] = action["add"]
+            elif "remove" in action:
+                live.pop(action["remove"]["path"], None)
+    return list(live.values())
+
+
+def read_rows(delta, table_id, location, version=None) -> pa.Table:
+    tables = [pq.read_table(io.BytesIO(storage_for(location).read(join(location, add["path"]))))
+              for add in live_files(delta, table_id, location, version)]
+    return pa.concat_tables(tables).sort_by([("id", "ascending")])
+
+
+def checksums(table: pa.Table) -> dict:
+    import hashlib
+
+    return {name: hashlib.sha256(json.dumps(table.column(name).to_pylist()).encode()).hexdigest()
+            for name in table.column_names}
+
+
+def make_table(delta, commits: int):
+    created = delta.create_table("unity", "default", "events")
+    table_id, location = created.table_id, created.storage_location
+    for version in range(1, commits + 1):
+        commit(delta, table_id, location, version, write_rows(location, version * 10, 10, f"v{version}"))
+    return table_id, location
+
+
+@pytest.fixture
+def small_table(delta):
+    """200 small commits, one file of 10 rows each."""
+    return make_table(delta, 200)
+
+
+@pytest.fixture
+def table_of_20(delta):
+    return make_table(delta, 20)
+
+
+# -- OPTIMIZE, time travel, VACUUM, CHECKPOINT ------------------------------------------------------
+def test_optimize_200_small_commits_then_time_travel_then_vacuum(delta, small_table, capsys):
+    table_id, location = small_table
+    before = read_rows(delta, table_id, location)
+    assert before.num_rows == 2000 and len(live_files(delta, table_id, location)) == 200
+
+    call_command("run_maintenance", "unity.default.events", "--operation", "OPTIMIZE")
+    out = capsys.readouterr().out
+    assert "OPTIMIZE unity.default.events: SUCCEEDED" in out and "files: 200 -> 1" in out
+    assert "[##############################] rewrote 200/200 files" in out
+
+    table = Table.objects.get(id=table_id)
+    assert table.latest_version == 201
+    after_files = live_files(delta, table_id, location)
+    assert len(after_files) == 1 and after_files[0]["dataChange"] is False
+    after = read_rows(delta, table_id, location)
+    assert after.equals(before) and checksums(after) == checksums(before)
+
+    # The commit is a Delta OPTIMIZE: commitInfo first, removes and adds without data change.
+    log = join(location, "_delta_log")
+    actions = [json.loads(line) for line in storage_for(log).read(join(log, log_name(201))).decode().splitlines()]
+    assert actions[0]["commitInfo"]["operation"] == "OPTIMIZE"
+    assert actions[0]["commitInfo"]["inCommitTimestamp"] > 0
+    removes = [a["remove"] for a in actions if "remove" in a]
+    assert len(removes) == 200 and all(r["dataChange"] is False for r in removes)
+    # It was ratified like a client's commit, by the catalog's service principal, and audited.
+    assert AuditEvent.objects.filter(action="commitDelta", principal="ucweb-maintenance",
+                                     securable_id=table_id).count() == 1
+    plan = MaintenancePlan.objects.get(table_id=table_id, operation="OPTIMIZE")
+    assert plan.status == Status.SUCCEEDED and plan.attempts == 1
+    assert plan.before["files"] == 200 and plan.after["files"] == 1
+    assert plan.before["small_file_share"] == 1.0 and plan.after["duration_seconds"] >= 0
+    assert AuditEvent.objects.filter(action="maintenanceOptimize", securable_id=table_id, outcome="SUCCESS").exists()
+
+    # Time travel to a version before the OPTIMIZE still reads, from the old files.
+    old = read_rows(delta, table_id, location, version=200)
+    assert old.equals(before)
+    assert read_rows(delta, table_id, location, version=100).num_rows == 1000
+
+    # VACUUM with one hour of retention: the files OPTIMIZE removed a moment ago stay, an old
+    # unreferenced file goes, a fresh unreferenced file (a writer's, about to commit) stays.
+    table.properties = {**table.properties, "delta.deletedFileRetentionDuration": "interval 1 hours"}
+    table.save(update_fields=["properties"])
+    root = Path(location.removeprefix("file://"))
+    old_orphan, fresh_orphan = root / "part-old-orphan.parquet", root / "part-fresh-orphan.parquet"
+    old_orphan.write_bytes(b"orphan")
+    fresh_orphan.write_bytes(b"in flight")
+    two_hours_ago = time.time() - 7200
+    os.utime(old_orphan, (two_hours_ago, two_hours_ago))
+    call_command("run_maintenance", "unity.default.events", "--operation", "VACUUM")
+    assert not old_orphan.exists() and fresh_orphan.exists()
+    assert read_rows(delta, table_id, location, version=200).equals(before)
+    plan = MaintenancePlan.objects.filter(table_id=table_id, operation="VACUUM").first()
+    assert plan.status == Status.SUCCEEDED and plan.after["files_deleted"] == 1
+
+    # Past the retention, the removed files go too; the latest version reads the same.
+    table.properties = {**table.properties, "delta.deletedFileRetentionDuration": "interval 0 hours"}
+    table.save(update_fields=["properties"])
+    call_command("run_maintenance", "unity.default.events", "--operation", "VACUUM")
+    parquet = sorted(p.name for p in root.glob("*.parquet"))
+    assert parquet == [after_files[0]["path"]]
+    assert read_rows(delta, table_id, location).equals(before)
+    assert (root / "_delta_log" / log_name(0)).exists()
+
+
+def test_checkpoint_describes_the_live_files(delta, table_of_20):
+    table_id, location = table_of_20
+    call_command("run_maintenance", "unity.default.events", "--operation", "CHECKPOINT")
+    log = Path(location.removeprefix("file://")) / "_delta_log"
+    last = json.loads((log / "_last_checkpoint").read_text())
+    assert last["version"] == 20 and last["numOfAddFiles"] == 20
+    checkpoint = pq.read_table(log / f"{20:020d}.checkpoint.parquet")
+    adds = [row["path"] for row in checkpoint.column("add").to_pylist() if row]
+    assert sorted(adds) == sorted(a["path"] for a in live_files(delta, table_id, location))
+    protocol = [row for row in checkpoint.column("protocol").to_pylist() if row]
+    assert protocol and "catalogManaged" in protocol[0]["readerFeatures"]
+
+    # The checkpoint is where the catalog's own reader starts: OPTIMIZE after it still sees all rows.
+    before = read_rows(delta, table_id, location)
+    call_command("run_maintenance", "unity.default.events", "--operation", "OPTIMIZE")
+    assert read_rows(delta, table_id, location).equals(before)
+    assert len(live_files(delta, table_id, location)) == 1
+
+
+def test_eight_writers_commit_during_compaction_and_all_land(delta, small_table):
+    table_id, location = small_table
+    before = read_rows(delta, table_id, location)
+    plan = runs.request_run(table=Table.objects.get(id=table_id), operation="OPTIMIZE", requested_by="test")
+    written: list[list[str]] = [[] for _ in range(8)]
+    errors = []
+    start = threading.Barrier(9)
+
+    def writer(index):
+        try:
+            start.wait()
+            for n in range(6):
+                add = write_rows(location, 100_000 + index * 1000 + n * 10, 10, f"w{index}")
+                append_with_retry(delta, table_id, location, add)
+                written[index].append(add["path"])
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    start.wait()
+    result = runs.run_plan(plan.id)
+    for thread in threads:
+        thread.join()
+    connection.close()
+    assert errors == []
+    assert result.status == Status.SUCCEEDED, result.outcome
+    table = Table.objects.get(id=table_id)
+    assert table.latest_version == 200 + 48 + 1
+    final = read_rows(delta, table_id, location)
+    assert final.num_rows == before.num_rows + 48 * 10
+    live = {a["path"] for a in live_files(delta, table_id, location)}
+    assert all(path in live for paths in written for path in paths)
+    ids = set(final.column("id").to_pylist())
+    assert set(before.column("id").to_pylist()) <= ids
+
+
+def test_a_user_commit_that_removes_a_rewritten_file_wins(delta, table_of_20):
+    """A user's DELETE of a file the OPTIMIZE rewrote lands first: the maintenance commit gives
+    up (nothing of it is committed), and the operation is planned again."""
+    table_id, location = table_of_20
+    victim = sorted(a["path"] for a in live_files(delta, table_id, location))[0]
+    table = Table.objects.get(id=table_id)
+    from maintenance import delta_ops, policy
+    from maintenance.errors import Conflict
+
+    class Ctx:
+        def check(self):
+            pass
+
+        def before(self, figures):
+            pass
+
+        def progress(self, text):
+            if text.startswith("ratifying") and not done:
+                done.append(True)
+                now = int(time.time() * 1000)
+                payload = encode([{"commitInfo": {"inCommitTimestamp": now, "operation": "DELETE"}},
+                                  {"remove": {"path": victim, "deletionTimestamp": now, "dataChange": True}}])
+                name = f"{21:020d}.{uuid.uuid4()}.json"
+                url = join(location, "_delta_log", "_staged_commits", name)
+                storage_for(url).put(url, payload)
+                delta.ratify(table_id, location, DeltaCommitInfo(
+                    version=21, timestamp=now, file_name=name, file_size=len(payload), file_modification_timestamp=now))
+
+    done = []
+    with pytest.raises(Conflict):
+        delta_ops.optimize(table, policy.for_table(table), Ctx())
+    table.refresh_from_db()
+    assert table.latest_version == 21
+    live = live_files(delta, table_id, location)
+    assert len(live) == 19 and victim not in {a["path"] for a in live}
+    root = Path(location.removeprefix("file://"))
+    assert len(list(root.glob("*.parquet"))) == 20  # the uncommitted output was removed
+
+
+def test_bad_operation_and_unknown_table(delta, table_of_20):
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="does not exist"):
+        call_command("run_maintenance", "unity.default.nope", "--operation", "OPTIMIZE")
+    with pytest.raises(CommandError, match="does not apply"):
+        call_command("run_maintenance", "unity.default.events", "--operation", "EXPIRE_SNAPSHOTS")
+    assert not MaintenancePlan.objects.exists()
+
+
+def test_a_killed_worker_leaves_the_table_unchanged_and_the_run_is_retried(delta, table_of_20, settings):
+    """The run is killed (SIGKILL) while its commit waits for the table's row lock, which a
+    long user transaction holds: the table is unchanged and readable; once the lease expires
+    the run is taken again and succeeds."""
+    if connection.vendor != "postgresql":
+        pytest.skip("the subprocess shares the test database, which needs PostgreSQL")
+    table_id, location = table_of_20
+    before = read_rows(delta, table_id, location)
+    settings.UCWEB_MAINTENANCE_BACKOFF_SECONDS = 0
+    database = connection.settings_dict
+    dsn = f"postgres://{database.get('USER') or 'postgres'}@{database.get('HOST') or '127.0.0.1'}:" \
+          f"{database.get('PORT') or 5432}/{database['NAME']}"
+    runs.request_run(table=Table.objects.get(id=table_id), operation="OPTIMIZE", requested_by="test")
+    holder = psycopg.connect(dsn)
+    holder.execute("SELECT id FROM catalog_table WHERE id = %s FOR UPDATE", [table_id])
+    env = {**os.environ, "DATABASE_URL": dsn, "DJANGO_SETTINGS_MODULE": "ucweb.settings",
+           "UCWEB_STORAGE_ROOT": settings.UCWEB_STORAGE_ROOT, "UCWEB_MAINTENANCE_LEASE_SECONDS": "2"}
+    worker = subprocess.Popen([sys.executable, "manage.py", "run_maintenance", "unity.default.events"],
+                              cwd=ROOT, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        def waiting_on_the_lock():
+            plan = MaintenancePlan.objects.filter(table_id=table_id, status=Status.RUNNING).first()
+            if plan is None or not plan.progress.startswith("ratifying"):
+                return False
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                               "AND datname = current_database()")
+                return cursor.fetchone()[0] > 0
+
+        wait_for(waiting_on_the_lock, timeout=120)
+        worker.send_signal(signal.SIGKILL)
+        worker.wait()
+    except AssertionError:
+        worker.kill()
+        print(worker.communicate()[0].decode())
+        raise
+    finally:
+        holder.rollback()
+        holder.close()
+        if worker.poll() is None:
+            worker.kill()
+    assert worker.returncode == -signal.SIGKILL
+    table = Table.objects.get(id=table_id)
+    assert table.latest_version == 20
+    assert read_rows(delta, table_id, location).equals(before)
+    assert len(live_files(delta, table_id, location)) == 20
+
+    wait_for(lambda: runs.reclaim_expired() == 1, timeout=30)
+    plan = MaintenancePlan.objects.get(table_id=table_id, operation="OPTIMIZE")
+    assert plan.status == Status.PLANNED and "stopped" in plan.outcome
+    finished = runs.run_due(table=table)
+    assert [p.status for p in finished] == [Status.SUCCEEDED]
+    assert finished[0].attempts == 2
+    assert read_rows(delta, table_id, location).equals(before)
+    assert len(live_files(delta, table_id, location)) == 1
+
+
+def test_a_failing_run_is_retried_with_backoff_then_fails(delta, table_of_20, settings, capsys):
+    """A data file the log names is gone: each attempt fails, waits its backoff, and after the
+    last attempt the run is FAILED; the command exits non-zero; the table is unchanged."""
+    table_id, location = table_of_20
+    settings.UCWEB_MAINTENANCE_MAX_ATTEMPTS = 2
+    settings.UCWEB_MAINTENANCE_BACKOFF_SECONDS = 3600
+    victim = live_files(delta, table_id, location)[3]["path"]
+    storage_for(location).delete(join(location, victim))
+    with pytest.raises(SystemExit) as exit_code:
+        call_command("run_maintenance", "unity.default.events", "--operation", "OPTIMIZE")
+    assert exit_code.value.code == 1
+    plan = MaintenancePlan.objects.get(table_id=table_id)
+    assert plan.status == Status.PLANNED and plan.attempts == 1 and "StorageObjectNotFound" in plan.outcome
+    assert plan.next_attempt_at is not None
+    assert runs.run_due(table=Table.objects.get(id=table_id)) == []  # not due before its backoff
+    MaintenancePlan.objects.filter(id=plan.id).update(next_attempt_at=None)  # the backoff has passed
+    finished = runs.run_due(table=Table.objects.get(id=table_id))
+    assert [(p.status, p.attempts) for p in finished] == [(Status.FAILED, 2)]
+    assert Table.objects.get(id=table_id).latest_version == 20
+    assert AuditEvent.objects.filter(action="maintenanceOptimize", outcome="FAILED").count() == 2
+    root = Path(location.removeprefix("file://"))
+    assert len(list(root.glob("*.parquet"))) == 19  # nothing half-written is left behind
+
+
+def test_admin_run_now_shows_the_run_and_its_chart(delta, table_of_20, client):
+    from django.contrib.auth import get_user_model
+
+    table_id, location = table_of_20
+    user = get_user_model().objects.create_superuser("governance", "gov@example.com", "pw")
+    client.force_login(user)
+    response = client.post("/admin/maintenance/maintenanceplan/add/", {
+        "table": table_id, "operation": "OPTIMIZE", "reason": "too many small files"})
+    assert response.status_code == 302
+    plan = MaintenancePlan.objects.get(table_id=table_id)
+    assert plan.status == Status.PLANNED and plan.requested_by == "governance"
+    response = client.post("/admin/maintenance/maintenanceplan/", {
+        "action": "run_now", "_selected_action": [plan.id]})
+    assert response.status_code == 302
+    plan.refresh_from_db()
+    assert plan.status == Status.SUCCEEDED and plan.before["files"] == 20 and plan.after["files"] == 1
+    page = client.get(f"/admin/maintenance/maintenanceplan/{plan.id}/change/").content.decode()
+    assert "<svg" in page and "Live files before and after each run" in page
+    listing = client.get("/admin/maintenance/maintenanceplan/").content.decode()
+    assert "20 → 1" in listing
+
+
+@pytest.mark.s3
+def test_optimize_and_vacuum_on_s3(delta_s3):
+    """The same executors through the S3 storage (boto3 against SeaweedFS)."""
+    table_id, location = make_table(delta_s3, 12)
+    before = read_rows(delta_s3, table_id, location)
+    call_command("run_maintenance", "unity.default.events", "--operation", "OPTIMIZE")
+    assert len(live_files(delta_s3, table_id, location)) == 1
+    assert read_rows(delta_s3, table_id, location).equals(before)
+    assert read_rows(delta_s3, table_id, location, version=12).equals(before)
+    table = Table.objects.get(id=table_id)
+    table.properties = {**table.properties, "delta.deletedFileRetentionDuration": "interval 0 hours"}
+    table.save(update_fields=["properties"])
+    call_command("run_maintenance", "unity.default.events", "--operation", "VACUUM")
+    data = [item for item in storage_for(location).list(location) if "/_delta_log/" not in item.url]
+    assert len(data) == 1
+    assert read_rows(delta_s3, table_id, location).equals(before)
+
+
+def test_optimize_bin_packs_each_partition_on_its_own(delta):
+    from tests.delta_client import metadata_action, protocol_action
+
+    staging = delta.stage("unity", "default", "parted")
+    metadata = metadata_action(staging.id)
+    metadata["metaData"]["partitionColumns"] = ["city"]
+    delta.write_version_zero(staging.staging_location, staging.id, actions=[
+        {"commitInfo": {"inCommitTimestamp": int(time.time() * 1000), "operation": "CREATE TABLE"}},
+        protocol_action(), metadata])
+    created = delta.finalize("unity", "default", "parted", staging.staging_location)
+    table_id, location = created.table_id, created.storage_location
+    cities = ["Lyon", "Saint Étienne/Loire"]
+    for version in range(1, 13):
+        city = cities[version % 2]
+        data = pa.table({"id": pa.array(range(version * 10, version * 10 + 10), pa.int64())})
+        buffer = io.BytesIO()
+        pq.write_table(data, buffer)
+        name = f"part-{uuid.uuid4()}.parquet"
+        storage_for(location).put(join(location, name), buffer.getvalue())
+        commit(delta, table_id, location, version, {
+            "path": name, "size": len(buffer.getvalue()), "modificationTime": int(time.time() * 1000),
+            "dataChange": True, "partitionValues": {"city": city}})
+
+    def by_city():
+        result = {}
+        for add in live_files(delta, table_id, location):
+            from urllib.parse import unquote
+
+            ids = pq.read_table(io.BytesIO(storage_for(location).read(join(location, unquote(add["path"]))))).column("id")
+            result.setdefault(add["partitionValues"]["city"], []).extend(ids.to_pylist())
+        return {city: sorted(ids) for city, ids in result.items()}
+
+    before = by_city()
+    call_command("run_maintenance", "unity.default.parted", "--operation", "OPTIMIZE")
+    after_files = live_files(delta, table_id, location)
+    assert sorted(a["partitionValues"]["city"] for a in after_files) == sorted(cities)
+    assert all(a["path"].startswith("city=") for a in after_files)
+    assert by_city() == before
