@@ -51,11 +51,17 @@ def last_checkpoint_version(location: str) -> int:
         return 0
 
 
-def _plan(table: Table, operation: str, reason: str) -> MaintenancePlan:
+def _plan(planned: list[str], table: Table, operation: str, reason: str) -> None:
+    """Plans `operation` (once: an open plan is kept) unless a policy that applies to the table
+    turns it off; what is planned is added to `planned`."""
+    from maintenance import policy as policies
+
+    if operation in policies.for_table(table).disabled_operations:
+        return
     with transaction.atomic():
-        plan, _ = MaintenancePlan.objects.get_or_create(
+        MaintenancePlan.objects.get_or_create(
             table=table, operation=operation, status=MaintenancePlan.Status.PLANNED, defaults={"reason": reason})
-    return plan
+    planned.append(operation)
 
 
 def refresh_table(table: Table, now=None) -> list[str]:
@@ -88,16 +94,14 @@ def refresh_table(table: Table, now=None) -> list[str]:
 
     planned = []
     if files >= settings.UCWEB_OPTIMIZE_MIN_FILES and share >= settings.UCWEB_OPTIMIZE_SMALL_FILE_SHARE:
-        _plan(table, MaintenancePlan.Operation.OPTIMIZE,
+        _plan(planned, table, MaintenancePlan.Operation.OPTIMIZE,
               f"{share:.0%} of {files} live files are smaller than {settings.UCWEB_SMALL_FILE_BYTES} bytes "
               f"(threshold {settings.UCWEB_OPTIMIZE_SMALL_FILE_SHARE:.0%}).")
-        planned.append(MaintenancePlan.Operation.OPTIMIZE)
     if table.latest_version is not None and table.storage_location:
         since = table.latest_version - last_checkpoint_version(table.storage_location)
         if since >= settings.UCWEB_CHECKPOINT_INTERVAL:
-            _plan(table, MaintenancePlan.Operation.CHECKPOINT,
+            _plan(planned, table, MaintenancePlan.Operation.CHECKPOINT,
                   f"{since} versions since the last checkpoint (interval {settings.UCWEB_CHECKPOINT_INTERVAL}).")
-            planned.append(MaintenancePlan.Operation.CHECKPOINT)
     retention = now - timedelta(hours=settings.UCWEB_VACUUM_RETENTION_HOURS)
     last_vacuum = MaintenancePlan.objects.filter(table=table, operation=MaintenancePlan.Operation.VACUUM) \
         .order_by("-created_at").values_list("created_at", flat=True).first()
@@ -106,10 +110,9 @@ def refresh_table(table: Table, now=None) -> list[str]:
         removals = removals.filter(received_at__gt=last_vacuum)
     removed = removals.aggregate(files=Sum("num_files_removed"), bytes=Sum("num_bytes_removed"))
     if removed["files"]:
-        _plan(table, MaintenancePlan.Operation.VACUUM,
+        _plan(planned, table, MaintenancePlan.Operation.VACUUM,
               f"{removed['files']} files ({removed['bytes'] or 0} bytes) were removed more than "
               f"{settings.UCWEB_VACUUM_RETENTION_HOURS} hours ago.")
-        planned.append(MaintenancePlan.Operation.VACUUM)
     return planned
 
 
@@ -127,22 +130,19 @@ def refresh_iceberg_table(table: Table, now=None) -> list[str]:
     summary = (current or {}).get("summary") or {}
     files, size = int(summary.get("total-data-files", 0) or 0), int(summary.get("total-files-size", 0) or 0)
     if files >= settings.UCWEB_OPTIMIZE_MIN_FILES and size / files < policy.small_file_bytes:
-        _plan(table, MaintenancePlan.Operation.OPTIMIZE,
+        _plan(planned, table, MaintenancePlan.Operation.OPTIMIZE,
               f"{files} data files of {size // files} bytes on average (small below {policy.small_file_bytes}).")
-        planned.append(MaintenancePlan.Operation.OPTIMIZE)
     cutoff_ms = now.timestamp() * 1000 - policy.snapshot_max_age_hours * 3_600_000
     old = [s for s in snapshots if s.get("timestamp-ms", 0) < cutoff_ms and s is not current]
     if old and len(snapshots) > policy.snapshots_min_keep:
-        _plan(table, MaintenancePlan.Operation.EXPIRE_SNAPSHOTS,
+        _plan(planned, table, MaintenancePlan.Operation.EXPIRE_SNAPSHOTS,
               f"{len(old)} of {len(snapshots)} snapshots are older than {policy.snapshot_max_age_hours:g} hours.")
-        planned.append(MaintenancePlan.Operation.EXPIRE_SNAPSHOTS)
     recent = MaintenancePlan.objects.filter(
         table=table, operation=MaintenancePlan.Operation.REMOVE_ORPHANS,
         created_at__gt=now - timedelta(hours=policy.orphan_retention_hours)).exists()
     if snapshots and not recent:
-        _plan(table, MaintenancePlan.Operation.REMOVE_ORPHANS,
+        _plan(planned, table, MaintenancePlan.Operation.REMOVE_ORPHANS,
               f"no orphan removal in the last {policy.orphan_retention_hours:g} hours.")
-        planned.append(MaintenancePlan.Operation.REMOVE_ORPHANS)
     return planned
 
 

@@ -1,8 +1,14 @@
 """What maintenance a table gets, and with which figures: the one place that reads them.
 
-Today the figures come from the settings (UCWEB_*) and the table's own properties; Polaris
-policies attached to the catalog, namespace or table will plug in here, and every executor and
-planner keeps asking `for_table(table)`.
+The figures come from the settings (UCWEB_*), the Polaris policies that apply to the table
+(attached to it, its namespace or its catalog; the deepest of each type wins) and the table's and
+its schema's properties. Every executor and planner asks `for_table(table)`.
+
+Policies: a system policy with `"enable": false` stops the catalog planning its operations for the
+table (system.data-compaction: OPTIMIZE; system.snapshot-expiry: EXPIRE_SNAPSHOTS;
+system.orphan-file-removal: REMOVE_ORPHANS and VACUUM; system.metadata-compaction:
+REWRITE_MANIFESTS and CHECKPOINT); a run asked for by name still runs. A data-compaction policy's
+`target_file_size_bytes` is the target file size unless a table property names one.
 
 Table properties read (the first one present wins):
 - target file size: `ucweb.maintenance.target-file-size-bytes`, `delta.targetFileSize`,
@@ -25,6 +31,15 @@ _INTERVAL = re.compile(r"^\s*(?:interval\s+)?(\d+)\s*(millisecond|second|minute|
 _UNIT_HOURS = {"millisecond": 1 / 3_600_000, "second": 1 / 3600, "minute": 1 / 60, "hour": 1, "day": 24, "week": 168}
 
 
+# The operations each system policy type governs.
+POLICY_OPERATIONS = {
+    "system.data-compaction": ("OPTIMIZE",),
+    "system.snapshot-expiry": ("EXPIRE_SNAPSHOTS",),
+    "system.orphan-file-removal": ("REMOVE_ORPHANS", "VACUUM"),
+    "system.metadata-compaction": ("REWRITE_MANIFESTS", "CHECKPOINT"),
+}
+
+
 @dataclass(frozen=True)
 class MaintenancePolicy:
     enabled: bool
@@ -37,6 +52,7 @@ class MaintenancePolicy:
     snapshots_min_keep: int
     orphan_retention_hours: float
     checkpoint_interval: int
+    disabled_operations: frozenset = frozenset()
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -67,15 +83,35 @@ def _first(properties: dict, keys, parse, default):
     return default
 
 
+def _from_policies(table) -> tuple[frozenset, int | None]:
+    """(operations turned off, target file size) from the Polaris policies that apply."""
+    from catalog.services.policies import effective_policies
+    from ucweb.errors import InvalidParameter
+
+    disabled, target = set(), None
+    for policy_type, applicable in effective_policies(table).items():
+        try:
+            content = applicable.content
+        except InvalidParameter:
+            continue  # content that no longer validates says nothing
+        if content.get("enable") is False:
+            disabled.update(POLICY_OPERATIONS.get(policy_type, ()))
+        size = content.get("target_file_size_bytes")
+        if policy_type == "system.data-compaction" and isinstance(size, int | float) and not isinstance(size, bool):
+            target = int(size) if size > 0 else None
+    return frozenset(disabled), target
+
+
 def for_table(table) -> MaintenancePolicy:
     properties = {**(table.schema.properties or {}), **(table.properties or {})}
+    disabled, policy_target = _from_policies(table)
     max_age_ms = _first(properties, ["history.expire.max-snapshot-age-ms"], _int, None)
     return MaintenancePolicy(
         enabled=str(properties.get("ucweb.maintenance.enabled", "true")).strip().lower() != "false",
         target_file_bytes=max(1, _first(
             properties,
             ["ucweb.maintenance.target-file-size-bytes", "delta.targetFileSize", "write.target-file-size-bytes"],
-            _int, settings.UCWEB_TARGET_FILE_BYTES)),
+            _int, policy_target or settings.UCWEB_TARGET_FILE_BYTES)),
         small_file_bytes=settings.UCWEB_SMALL_FILE_BYTES,
         min_input_files=max(2, _first(properties, ["ucweb.maintenance.min-input-files"], _int, 2)),
         vacuum_retention_hours=_first(properties, ["delta.deletedFileRetentionDuration"], parse_interval_hours,
@@ -88,4 +124,5 @@ def for_table(table) -> MaintenancePolicy:
         orphan_retention_hours=_first(properties, ["ucweb.maintenance.orphan-retention-hours"], _int,
                                       settings.UCWEB_ORPHAN_RETENTION_HOURS),
         checkpoint_interval=settings.UCWEB_CHECKPOINT_INTERVAL,
+        disabled_operations=disabled,
     )
