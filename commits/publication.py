@@ -43,7 +43,7 @@ def staged_file(location: str, file_name: str) -> str:
     return join(location, "_delta_log", "_staged_commits", file_name)
 
 
-def _read(url: str) -> bytes | None:
+def read_if_present(url: str) -> bytes | None:
     try:
         return storage_for(url).read(url)
     except StorageObjectNotFound:
@@ -63,13 +63,13 @@ def publish_one(location: str, commit: DeltaCommit) -> bool:
     Never overwrites an existing log file, and never publishes a staged file rewritten after it
     was ratified."""
     published_url = log_file(location, commit.version)
-    published = _read(published_url)
+    published = read_if_present(published_url)
     if published is None:
-        staged = _read(staged_file(location, commit.file_name))
+        staged = read_if_present(staged_file(location, commit.file_name))
         if staged is None or not holds_ratified_bytes(commit, staged):
             return False
         storage_for(published_url).put_if_absent(published_url, staged)  # the bytes just checked
-        published = _read(published_url)
+        published = read_if_present(published_url)
         if published is None:
             return False
     return holds_ratified_bytes(commit, published)

@@ -22,26 +22,12 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from catalog.models import Table
-from catalog.storage import StorageError, StorageObjectNotFound, join, storage_for
+from catalog.storage import StorageError, storage_for
 from commits.models import DeltaCommit
+from commits.publication import log_file, read_if_present, staged_file
 from maintenance.models import TableAlert
 
 logger = logging.getLogger(__name__)
-
-
-def log_file(location: str, version: int) -> str:
-    return join(location, "_delta_log", f"{version:020d}.json")
-
-
-def staged_file(location: str, file_name: str) -> str:
-    return join(location, "_delta_log", "_staged_commits", file_name)
-
-
-def _read(url: str) -> bytes | None:
-    try:
-        return storage_for(url).read(url)
-    except StorageObjectNotFound:
-        return None
 
 
 def _is_ratified(commit: DeltaCommit, data: bytes, staged: bytes | None) -> bool:
@@ -57,8 +43,8 @@ def _check(table: Table, commit: DeltaCommit) -> tuple[bool, str | None, str]:
     """(published?, alert kind or None, message) for one ratified commit."""
     published_url = log_file(table.storage_location, commit.version)
     staged_url = staged_file(table.storage_location, commit.file_name)
-    published = _read(published_url)
-    staged = _read(staged_url)
+    published = read_if_present(published_url)
+    staged = read_if_present(staged_url)
     if published is None and staged is not None:
         if commit.file_sha256 and not _is_ratified(commit, staged, None):
             # Rewritten after ratification: the catalog never publishes it, whatever it says now.
@@ -66,7 +52,7 @@ def _check(table: Table, commit: DeltaCommit) -> tuple[bool, str | None, str]:
                 f"Version {commit.version}: {staged_url} is no longer the file that was ratified.")
         # The bytes just checked are the ones written: a rewrite in between changes nothing.
         storage_for(published_url).put_if_absent(published_url, staged)
-        published = _read(published_url)
+        published = read_if_present(published_url)
     if published is None:
         return False, TableAlert.Kind.COMMIT_MISSING, (
             f"Version {commit.version}: neither {staged_url} nor {published_url} exists.")
