@@ -3,11 +3,11 @@ writes small commits to a managed Delta table through `/delta/v1`; the catalog r
 VACUUM on it; DuckDB reads the same rows afterwards, reads a version before the OPTIMIZE, and
 keeps committing on top of the catalog's version.
 
-DuckDB 1.5's unity_catalog tables answer `AT (VERSION => n)` with an internal error (on any
-table, maintained or not: a known DuckDB bug, duckdb/unity_catalog issue 79), and its delta_scan refuses catalog-managed tables. A version before
-the OPTIMIZE is therefore read as a catalog-managed reader does: the commits up to it (the
-published log, or the ratified staged commit where a version is not yet published) name the live
-files, and DuckDB reads exactly those files."""
+DuckDB 1.5's unity_catalog tables answer `AT (VERSION => n)` with an internal error on any table,
+maintained or not (a known DuckDB bug: duckdb/unity_catalog issue 79), and its delta_scan refuses
+catalog-managed tables. A version before the OPTIMIZE is therefore read as a catalog-managed
+reader does: the commits up to it (the published log, or the ratified staged commit where a
+version is not yet published) name the live files, and DuckDB reads exactly those files."""
 
 from __future__ import annotations
 
