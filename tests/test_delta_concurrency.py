@@ -45,16 +45,17 @@ def race(base_url, token, tables, *, writers, attempts, v1_writers=0):
     def v1_writer(seed):
         rng = random.Random(seed)
         while take():
-            table_id, _, name = rng.choice(tables)
+            table_id, location, name = rng.choice(tables)
             path = f"{base_url}{UC}/delta/v1/catalogs/unity/schemas/default/tables/{name}"
             latest = http.request("GET", path, headers=headers).json()["latest-table-version"]
             version = latest + 1
             file_name = f"{version:020d}.{uuid.uuid4()}.json"
+            size = write_staged(location, file_name)
             body = {
                 "requirements": [{"type": "assert-table-uuid", "uuid": table_id}],
                 "updates": [{"action": "add-commit", "commit": {
                     "version": version, "timestamp": 1700000000000 + version, "file-name": file_name,
-                    "file-size": 100, "file-modification-timestamp": 1700000000000}}],
+                    "file-size": size, "file-modification-timestamp": 1700000000000}}],
             }
             response = http.request("POST", path, json=body, headers=headers)
             if response.status == 409:
