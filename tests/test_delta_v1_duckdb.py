@@ -62,15 +62,15 @@ def test_duckdb_reads_and_writes_a_managed_table(v1, duck):
     created = v1.create_table("unity", "default", "events")
     table_id, location = created["metadata"]["table-uuid"], created["metadata"]["location"]
     con = duck()
-    assert ("lake", "default", "events", ["id", "city"], ["BIGINT", "VARCHAR"], False) in \
-        con.execute("SHOW ALL TABLES").fetchall()
     assert con.execute("SELECT * FROM lake.default.events").fetchall() == []
     con.execute("INSERT INTO lake.default.events VALUES (1, 'Paris'), (2, 'Lyon')")
     con.execute("INSERT INTO lake.default.events VALUES (3, 'Nantes')")
 
-    other = duck()  # a second session sees both commits
+    other = duck()  # a second session sees both commits, and lists the table
     assert sorted(other.execute("SELECT id, city FROM lake.default.events").fetchall()) == [
         (1, "Paris"), (2, "Lyon"), (3, "Nantes")]
+    assert ("lake", "default", "events", ["id", "city"], ["BIGINT", "VARCHAR"], False) in \
+        other.execute("SHOW ALL TABLES").fetchall()
 
     row = Table.objects.get(id=table_id)
     commits = list(DeltaCommit.objects.filter(table=row).order_by("version"))
