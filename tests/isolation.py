@@ -158,3 +158,21 @@ def build_world(kind: str, root: str, ext: str, *, admin_client) -> World:
     for location in (world.victim, world.secret_table, world.carol_table):
         storage_for(location).put(f"{location}/data/part-0.parquet", SECRET.encode())
     return world
+
+
+def shared_attacks(world) -> list[tuple[str, str, int]]:
+    """(what, location, expected status): the spellings of a location that is not bob's that
+    every protocol must refuse alike."""
+    return [
+        ("another table's folder", world.victim, 400),
+        ("inside another table's folder", f"{world.victim}/data", 400),
+        ("a table of another catalog", world.secret_table, 400),
+        ("the managed storage root", world.root, 400),
+        ("the managed tables area", f"{world.root}/tables/{uuid.uuid4()}", 400),
+        ("another principal's external location", f"{world.carol}/new", 403),
+        ("a table in another principal's external location", world.carol_table, 400),
+        ("'..' out of his own location", f"{world.bob}/../carol/t1", 400),
+        ("percent-encoded '..'", f"{world.bob}/%2e%2e/carol/t1", 400),
+        ("percent-encoded '/' and '..'", f"{world.bob}%2F..%2Fcarol%2Ft1", 400),
+        ("duplicate and trailing slashes", world.victim.replace("/tables/", "//tables//") + "//", 400),
+    ]
