@@ -37,6 +37,7 @@ from django.utils import timezone
 from catalog.choices import TableType
 from catalog.models import Principal, Table
 from catalog.services import audit
+from catalog.signals import publication_due
 from catalog.storage import StorageError, storage_for
 from commits import managed_tables, publication
 from commits.models import DeltaCommit
@@ -199,7 +200,5 @@ class Ratification:
         table = self.table
         unpublished = table.latest_version - (table.latest_published_version or 0)
         if unpublished >= max(1, settings.UCWEB_MAX_UNPUBLISHED_COMMITS // 2):
-            from maintenance.tasks import enqueue, publish_verify_table
-
             table_id = str(table.id)
-            transaction.on_commit(lambda: enqueue(publish_verify_table, table_id))
+            transaction.on_commit(lambda: publication_due.send(sender=Table, table_id=table_id))

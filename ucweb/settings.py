@@ -263,6 +263,15 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TASK_ACKS_LATE = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# The beat schedule that `manage.py bootstrap` installs once (governance edits it in the admin):
+# name -> (task, every so many seconds). The tasks are maintenance/tasks.py's.
+UCWEB_MAINTENANCE_SCHEDULE = {
+    "publish-verify": ("maintenance.publish_verify", 30),
+    "purge-pending": ("maintenance.purge_pending", 60),
+    "expire-staging-tables": ("maintenance.expire_staging_tables", 600),
+    "refresh-health-and-plans": ("maintenance.refresh_health", 300),
+    "run-due-maintenance": ("maintenance.run_due", 300),
+}
 
 LOGGING = {
     "version": 1,
