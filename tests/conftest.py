@@ -125,22 +125,32 @@ def flush_by_delete():
     database with one TRUNCATE of every table, which PostgreSQL makes slow even for a few rows
     (each table gets new files); then post_migrate recreates every content type and permission.
     DELETE empties the same tables in a fraction of that time, and the content types and
-    permissions stay as post_migrate made them. Django declares its foreign keys DEFERRABLE
-    INITIALLY DEFERRED and flush runs in one transaction, so the order of the DELETEs does not
-    matter. Flushes that reset sequences or cascade to tables outside the list keep TRUNCATE."""
+    permissions stay as post_migrate made them, so flush has no need to send it again (migrate
+    still does). Django declares its foreign keys DEFERRABLE INITIALLY DEFERRED and flush runs in
+    one transaction, so the order of the DELETEs does not matter. Flushes that reset sequences or
+    cascade to tables outside the list keep TRUNCATE (and post_migrate)."""
+    from django.core.management.commands import flush
     from django.db.backends.postgresql.operations import DatabaseOperations
 
     truncate = DatabaseOperations.sql_flush
+    post_migrate = flush.emit_post_migrate_signal
+    kept = set()  # the aliases whose last flush kept the content types and permissions
 
     def sql_flush(self, style, tables, *, reset_sequences=False, allow_cascade=False):
         if reset_sequences or allow_cascade:
+            kept.discard(self.connection.alias)
             return truncate(self, style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade)
+        kept.add(self.connection.alias)
         emptied = [table for table in tables if table not in _KEPT_BY_FLUSH]
         # One statement for all: a round trip per table would cost more than the DELETEs.
         return [" ".join(f"DELETE FROM {self.quote_name(table)};" for table in emptied)] if emptied else []
 
+    def emit_post_migrate_signal(verbosity, interactive, database, **kwargs):
+        if database not in kept:
+            post_migrate(verbosity, interactive, database, **kwargs)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(DatabaseOperations, "sql_flush", sql_flush)
+        patch.setattr(flush, "emit_post_migrate_signal", emit_post_migrate_signal)
         yield
 
 
