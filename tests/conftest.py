@@ -154,10 +154,10 @@ def flush_by_delete():
         yield
 
 
-@pytest.fixture(autouse=True, scope="session")
+@pytest.fixture(autouse=True)
 def celery_eager():
-    """Tasks run inline in tests (and in data that modules share, see module_db) unless a test
-    starts a real worker (see test_workers)."""
+    """Tasks run inline in tests unless a test starts a real worker (see test_workers); set again
+    for every test, so a test that turned it off cannot leave it off for the tests after it."""
     from ucweb.celery import app
 
     previous = app.conf.task_always_eager
