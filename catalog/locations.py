@@ -31,6 +31,8 @@ from urllib.parse import unquote, urlsplit
 from django.conf import settings
 from django.db.models import Q
 
+from catalog import authz
+from catalog.authz import Action
 from catalog.choices import Privilege
 from catalog.models import Catalog, ExternalLocation, Principal, RegisteredModel, Schema, StagingTable, Table, Volume
 from catalog.storage import StorageError, join, normalize, parse
@@ -233,15 +235,13 @@ def require_outside_managed_storage(url: str, *, field: str = "storage_location"
 
 # -- 2. belong ---------------------------------------------------------------------------------------
 def _require_privilege(caller: Principal, url: str, privilege: str) -> ExternalLocation | None:
-    from catalog.services import grants
-
     location = containing_location(url)
     if location is None:
         if caller.is_metastore_admin:
             return None
         raise PermissionDenied(f"No external location contains {url}; ask a metastore admin to create one.")
-    access = grants.Access.load(caller, location)
-    access.require(access.has(privilege), f"Missing {privilege} on external location {location.name}.")
+    # The caller named a path, not the location: a refusal names what is missing (a 403).
+    authz.require(caller, location, Action(privilege), missing=None)
     return location
 
 

@@ -1,9 +1,9 @@
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
-from catalog import locations, resolve
-from catalog.choices import Privilege, SecurableType
+from catalog import authz, locations, resolve
+from catalog.authz import Action
+from catalog.choices import Privilege
 from catalog.models import Catalog, Grant, Principal, Schema
 from catalog.services import audit, grants
 from catalog.services.common import validate_comment, validate_properties, validate_storage_url
@@ -18,13 +18,7 @@ from ucweb.errors import (
 
 
 def visible_catalogs(*, caller: Principal):
-    queryset = Catalog.objects.all()
-    if caller.is_metastore_admin:
-        return queryset
-    granted = Grant.objects.filter(
-        principal=caller.name, securable_type=SecurableType.CATALOG, privilege=Privilege.USE_CATALOG
-    ).values("securable_id")
-    return queryset.filter(Q(owner=caller.name) | Q(id__in=granted))
+    return authz.visible(Catalog.objects.all(), caller)
 
 
 def get_catalog(*, caller: Principal, name: str) -> Catalog:
@@ -86,7 +80,7 @@ def apply_common_update(securable, *, caller, access, comment, properties, owner
 @transaction.atomic
 def update_catalog(*, caller: Principal, name: str, fields: dict) -> Catalog:
     catalog, access = resolve.catalog(caller, name)
-    access.require(access.owns(), f"Only the owner of catalog {name} or a metastore admin may update it.")
+    authz.require(caller, catalog, Action.UPDATE, access=access)
     new_name = fields.get("new_name")
     if new_name is not None and new_name != catalog.name:
         validate_name(new_name, field="new_name")
@@ -110,7 +104,7 @@ def update_catalog(*, caller: Principal, name: str, fields: dict) -> Catalog:
 @transaction.atomic
 def delete_catalog(*, caller: Principal, name: str, force: bool) -> None:
     catalog, access = resolve.catalog(caller, name)
-    access.require(access.owns(), f"Only the owner of catalog {name} or a metastore admin may delete it.")
+    authz.require(caller, catalog, Action.DELETE, access=access)
     schemas = Schema.objects.filter(catalog=catalog)
     if not force and schemas.exists():
         raise CatalogNotEmpty(f"Catalog '{name}' is not empty; delete its schemas first or pass force=true.")

@@ -19,7 +19,8 @@ from urllib.parse import urlparse
 from django.db import transaction
 from django.db.models import Q
 
-from catalog import resolve
+from catalog import authz, resolve
+from catalog.authz import Action
 from catalog.choices import CredentialPurpose, Privilege, SecurableType
 from catalog.models import Credential, ExternalLocation, Grant, Principal
 from catalog.services import audit, grants, secrets
@@ -152,7 +153,7 @@ def create_credential(
 @transaction.atomic
 def update_credential(*, caller: Principal, name: str, fields: dict) -> Credential:
     credential, access = resolve.credential(caller, name, for_update=True)
-    access.require(access.owns(), f"Only the owner of credential {name} or a metastore admin may update it.")
+    authz.require(caller, credential, Action.UPDATE, access=access)
     new_name = fields.get("new_name")
     if new_name is not None and new_name != credential.name:
         validate_name(new_name, field="new_name")
@@ -182,7 +183,7 @@ def delete_credential(*, caller: Principal, name: str, force: bool) -> None:
     """Without force, a credential that external locations use stays; with force those external
     locations are deleted with it."""
     credential, access = resolve.credential(caller, name, for_update=True)
-    access.require(access.owns(), f"Only the owner of credential {name} or a metastore admin may delete it.")
+    authz.require(caller, credential, Action.DELETE, access=access)
     dependents = list(ExternalLocation.objects.filter(credential=credential).order_by("name"))
     if dependents and not force:
         raise InvalidParameter(

@@ -23,7 +23,8 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from catalog import locations, resolve
+from catalog import authz, locations, resolve
+from catalog.authz import Action
 from catalog.choices import CredentialPurpose, Privilege, SecurableType
 # The URL rules live in catalog.locations (the one location rule); these names stay for callers.
 from catalog.locations import (  # noqa: F401
@@ -82,8 +83,7 @@ def _usable_credential(caller: Principal, credential_name):
     credential, access = resolve.credential(caller, credential_name)
     if credential.purpose != CredentialPurpose.STORAGE:
         raise InvalidParameter(f"Credential {credential.name} is a {credential.purpose} credential, not a STORAGE one.")
-    access.require(access.has(Privilege.CREATE_EXTERNAL_LOCATION),
-                   f"Missing CREATE EXTERNAL LOCATION on credential {credential.name}.")
+    authz.require(caller, credential, Action.CREATE_EXTERNAL_LOCATION, access=access)
     return credential
 
 
@@ -127,7 +127,7 @@ def _names(rows) -> str:
 @transaction.atomic
 def update_external_location(*, caller: Principal, name: str, fields: dict) -> ExternalLocation:
     location, access = resolve.external_location(caller, name, for_update=True)
-    access.require(access.owns(), f"Only the owner of external location {name} or a metastore admin may update it.")
+    authz.require(caller, location, Action.UPDATE, access=access)
     new_name = fields.get("new_name")
     if new_name is not None and new_name != location.name:
         validate_name(new_name, field="new_name")
@@ -166,7 +166,7 @@ def delete_external_location(*, caller: Principal, name: str, force: bool) -> No
     """Without force, an external location that still holds external tables or volumes stays;
     with force it goes and they stay, no longer governed by any external location."""
     location, access = resolve.external_location(caller, name, for_update=True)
-    access.require(access.owns(), f"Only the owner of external location {name} or a metastore admin may delete it.")
+    authz.require(caller, location, Action.DELETE, access=access)
     dependents = _dependents(location.url)
     if dependents and not force:
         raise InvalidParameter(

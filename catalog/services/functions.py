@@ -11,14 +11,14 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from catalog import resolve
+from catalog import authz, resolve
+from catalog.authz import Action
 from catalog.choices import (
     ColumnTypeName,
     FunctionParameterMode,
     FunctionParameterType,
     FunctionSecurityType,
     ParameterStyle,
-    Privilege,
     RoutineBody,
     SecurableType,
     SqlDataAccess,
@@ -32,7 +32,6 @@ from catalog.services.schema_assets import (
     validate_long_comment,
     validate_optional_string,
     validate_required_string,
-    visible,
 )
 from ucweb.errors import AlreadyExists, InvalidParameter
 
@@ -157,12 +156,12 @@ def validate_dependencies(value):
 def visible_functions(*, caller: Principal, catalog_name, schema_name):
     schema, access = schema_access(caller, catalog_name, schema_name)
     queryset = Function.objects.filter(schema=schema).select_related("schema__catalog")
-    return visible(queryset, caller=caller, access=access, privileges=[Privilege.EXECUTE])
+    return authz.visible(queryset, caller, access=access)
 
 
 def get_function(*, caller: Principal, full_name: str) -> Function:
     function, access = resolve.function(caller, full_name)
-    access.require(access.has(Privilege.EXECUTE), f"Missing EXECUTE on function {function.full_name}.")
+    authz.require(caller, function, Action.READ, access=access)
     return function
 
 
@@ -212,7 +211,7 @@ def create_function(*, caller: Principal, function_info) -> Function:
     reject_nul(comment, field="comment")
 
     schema, access = schema_access(caller, catalog_name, schema_name)
-    access.require(access.has(Privilege.CREATE_FUNCTION), f"Missing CREATE FUNCTION on schema {schema.full_name}.")
+    authz.require(caller, schema, Action.CREATE_FUNCTION, access=access)
     if Function.objects.filter(schema=schema, name=name).exists():
         raise AlreadyExists(f"Function '{schema.full_name}.{name}' already exists.")
     now = timezone.now()
@@ -232,7 +231,7 @@ def create_function(*, caller: Principal, function_info) -> Function:
 @transaction.atomic
 def delete_function(*, caller: Principal, full_name: str) -> None:
     function, access = resolve.function(caller, full_name, for_update=True)
-    access.require(access.owns(), f"Only the owner of function {function.full_name} or a metastore admin may delete it.")
+    authz.require(caller, function, Action.DELETE, access=access)
     function_id, name = function.id, function.full_name
     function.delete()
     audit.record(

@@ -1,8 +1,7 @@
 from django.db import transaction
-from django.db.models import Q
 
-from catalog import locations, resolve
-from catalog.choices import Privilege
+from catalog import authz, locations, resolve
+from catalog.authz import Action
 from catalog.models import Grant, Principal, Schema, Table
 from catalog.services import audit, grants
 from catalog.services.catalogs import apply_common_update
@@ -14,10 +13,7 @@ from ucweb.errors import SchemaAlreadyExists, SchemaNotEmpty
 def visible_schemas(*, caller: Principal, catalog_name: str):
     catalog, access = resolve.catalog(caller, catalog_name)
     queryset = Schema.objects.filter(catalog=catalog).select_related("catalog")
-    if access.has(Privilege.USE_SCHEMA):
-        return queryset
-    granted = Grant.objects.filter(principal=caller.name, privilege=Privilege.USE_SCHEMA).values("securable_id")
-    return queryset.filter(Q(owner=caller.name) | Q(id__in=granted))
+    return authz.visible(queryset, caller, access=access)
 
 
 def get_schema(*, caller: Principal, full_name: str) -> Schema:
@@ -36,7 +32,7 @@ def create_schema(
     properties = validate_properties(properties)
     storage_root = validate_storage_url(storage_root, field="storage_root")
     catalog, access = resolve.catalog(caller, catalog_name)
-    access.require(access.has(Privilege.CREATE_SCHEMA), f"Missing CREATE SCHEMA on catalog {catalog_name}.")
+    authz.require(caller, catalog, Action.CREATE_SCHEMA, access=access)
     if Schema.objects.filter(catalog=catalog, name=name).exists():
         raise SchemaAlreadyExists(f"Schema '{catalog_name}.{name}' already exists.")
     schema = Schema(
@@ -57,7 +53,7 @@ def create_schema(
 @transaction.atomic
 def update_schema(*, caller: Principal, full_name: str, fields: dict) -> Schema:
     schema, access = resolve.schema_by_full_name(caller, full_name)
-    access.require(access.owns(), f"Only the owner of schema {schema.full_name} or a metastore admin may update it.")
+    authz.require(caller, schema, Action.UPDATE, access=access)
     new_name = fields.get("new_name")
     if new_name is not None and new_name != schema.name:
         validate_name(new_name, field="new_name")
@@ -96,7 +92,7 @@ def _has_contents(schema: Schema) -> bool:
 @transaction.atomic
 def delete_schema(*, caller: Principal, full_name: str, force: bool) -> None:
     schema, access = resolve.schema_by_full_name(caller, full_name)
-    access.require(access.owns(), f"Only the owner of schema {schema.full_name} or a metastore admin may delete it.")
+    authz.require(caller, schema, Action.DELETE, access=access)
     if not force and _has_contents(schema):
         raise SchemaNotEmpty(
             f"Schema '{schema.full_name}' is not empty; delete its tables, volumes, functions, models and policies first "

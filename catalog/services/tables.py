@@ -1,8 +1,8 @@
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
-from catalog import locations, resolve
+from catalog import authz, locations, resolve
+from catalog.authz import Action
 from catalog.choices import ColumnTypeName, DataSourceFormat, Privilege, TableType
 from catalog.models import Column, Grant, Principal, Table
 from catalog.services import audit, grants
@@ -76,26 +76,17 @@ def replace_columns(table: Table, columns: list[dict]) -> None:
 def visible_tables(*, caller: Principal, catalog_name: str, schema_name: str):
     schema, access = resolve.schema(caller, catalog_name, schema_name)
     queryset = Table.objects.filter(schema=schema).select_related("schema__catalog").prefetch_related("columns")
-    if access.has(Privilege.SELECT) or access.has(Privilege.MODIFY):
-        return queryset
-    granted = Grant.objects.filter(
-        principal=caller.name, privilege__in=[Privilege.SELECT, Privilege.MODIFY]
-    ).values("securable_id")
-    return queryset.filter(Q(owner=caller.name) | Q(id__in=granted))
+    return authz.visible(queryset, caller, access=access)
 
 
 def get_table(*, caller: Principal, full_name: str) -> Table:
-    table, access = resolve.table(caller, full_name)
-    access.require(
-        access.has(Privilege.SELECT) or access.has(Privilege.MODIFY),
-        f"Missing SELECT on table {table.full_name}.",
-    )
+    table, _ = resolve.table(caller, full_name)
     return table
 
 
 def require_create_table(caller: Principal, catalog_name: str, schema_name: str):
     schema, access = resolve.schema(caller, catalog_name, schema_name)
-    access.require(access.has(Privilege.CREATE_TABLE), f"Missing CREATE TABLE on schema {schema.full_name}.")
+    authz.require(caller, schema, Action.CREATE_TABLE, access=access)
     return schema
 
 
@@ -196,7 +187,7 @@ def drop_table_row(table: Table, *, dropped_by: str = "", purge: bool | None = N
 @transaction.atomic
 def delete_table(*, caller: Principal, full_name: str) -> None:
     table, access = resolve.table(caller, full_name, for_update=True)
-    access.require(access.owns(), f"Only the owner of table {table.full_name} or a metastore admin may delete it.")
+    authz.require(caller, table, Action.DELETE, access=access)
     table_id, name = table.id, table.full_name
     drop_table_row(table, dropped_by=caller.name)
     audit.record(
@@ -216,7 +207,7 @@ def update_table(*, caller: Principal, full_name: str, fields: dict) -> Table:
     if unknown:
         raise InvalidParameter(f"A table's {', '.join(unknown)} cannot be changed here.")
     table, access = resolve.table(caller, full_name, for_update=True)
-    access.require(access.owns(), f"Only the owner of table {table.full_name} or a metastore admin may update it.")
+    authz.require(caller, table, Action.UPDATE, access=access)
     old_name = table.full_name
     new_name = fields.get("new_name")
     if new_name is not None and new_name != table.name:

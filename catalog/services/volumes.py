@@ -16,30 +16,26 @@ import uuid
 from django.db import transaction
 from django.utils import timezone
 
-from catalog import locations, resolve
+from catalog import authz, locations, resolve
+from catalog.authz import Action
 from catalog.choices import Privilege, SecurableType, VolumeType
 from catalog.models import Grant, Principal, Volume
 from catalog.services import audit, grants
 from catalog.services.catalogs import apply_common_update
 from catalog.services.names import validate_name
-from catalog.services.schema_assets import (
-    managed_location,
-    schema_access,
-    validate_long_comment,
-    visible,
-)
+from catalog.services.schema_assets import managed_location, schema_access, validate_long_comment
 from ucweb.errors import AlreadyExists, InvalidParameter
 
 
 def visible_volumes(*, caller: Principal, catalog_name, schema_name):
     schema, access = schema_access(caller, catalog_name, schema_name)
     queryset = Volume.objects.filter(schema=schema).select_related("schema__catalog")
-    return visible(queryset, caller=caller, access=access, privileges=[Privilege.READ_VOLUME])
+    return authz.visible(queryset, caller, access=access)
 
 
 def get_volume(*, caller: Principal, full_name: str) -> Volume:
     volume, access = resolve.volume(caller, full_name)
-    access.require(access.has(Privilege.READ_VOLUME), f"Missing READ VOLUME on volume {volume.full_name}.")
+    authz.require(caller, volume, Action.READ, access=access)
     return volume
 
 
@@ -58,7 +54,7 @@ def create_volume(
             raise InvalidParameter("storage_location is required for an EXTERNAL volume.")
         storage_location = locations.canonical(storage_location, field="storage_location")
     schema, access = schema_access(caller, catalog_name, schema_name)
-    access.require(access.has(Privilege.CREATE_VOLUME), f"Missing CREATE VOLUME on schema {schema.full_name}.")
+    authz.require(caller, schema, Action.CREATE_VOLUME, access=access)
     if volume_type == VolumeType.EXTERNAL:
         storage_location = locations.place_securable(
             caller=caller, schema=schema, value=storage_location, kind="volumes",
@@ -85,7 +81,7 @@ def create_volume(
 @transaction.atomic
 def update_volume(*, caller: Principal, full_name: str, fields: dict) -> Volume:
     volume, access = resolve.volume(caller, full_name, for_update=True)
-    access.require(access.owns(), f"Only the owner of volume {volume.full_name} or a metastore admin may update it.")
+    authz.require(caller, volume, Action.UPDATE, access=access)
     new_name = fields.get("new_name")
     if new_name is not None and new_name != volume.name:
         validate_name(new_name, field="new_name")
@@ -114,7 +110,7 @@ def delete_volume(*, caller: Principal, full_name: str) -> None:
     """The row goes; a managed volume's files are purged after commit and grants go with it (the
     post_delete handlers of catalog.models.assets, which also run when a schema is dropped)."""
     volume, access = resolve.volume(caller, full_name, for_update=True)
-    access.require(access.owns(), f"Only the owner of volume {volume.full_name} or a metastore admin may delete it.")
+    authz.require(caller, volume, Action.DELETE, access=access)
     volume_id, name = volume.id, volume.full_name
     volume.delete()
     audit.record(
@@ -126,4 +122,4 @@ def delete_volume(*, caller: Principal, full_name: str) -> None:
 def writable_by(access: grants.Access) -> bool:
     """Writing a volume's files: there is no WRITE VOLUME privilege in the API, so its owner (or an
     owner above it, or a metastore admin)."""
-    return access.owns()
+    return authz.allows(access.principal, access.chain[0], Action.WRITE, access=access)
