@@ -402,10 +402,10 @@ def _nudge_publication(table: Table) -> None:
     commit, in the background), so a client that never publishes does not run into the 429."""
     unpublished = table.latest_version - (table.latest_published_version or 0)
     if unpublished >= max(1, settings.UCWEB_MAX_UNPUBLISHED_COMMITS // 2):
-        from maintenance.tasks import enqueue, publish_verify_table
+        from catalog.signals import publication_due
 
         table_id = str(table.id)
-        transaction.on_commit(lambda: enqueue(publish_verify_table, table_id))
+        transaction.on_commit(lambda: publication_due.send(sender=Table, table_id=table_id))
 
 
 def _ratify(table: Table, commit: CommitInfo, *, caller, metadata, uniform, staged: StagedCommit) -> list[str]:

@@ -173,13 +173,14 @@ def create_table(
 
 def drop_table_row(table: Table, *, dropped_by: str = "", purge: bool | None = None) -> None:
     """Removes a table, its columns, commits and grants. Files are purged once the transaction
-    commits (see `maintenance.purge`): those of a managed table always, others when asked."""
-    from maintenance.purge import request_purge
+    commits (see `catalog.signals`): those of a managed table always, others when asked."""
+    from catalog.signals import securable_dropped
 
     if purge is None:
         purge = table.table_type == TableType.MANAGED
     if purge and table.storage_location:
-        request_purge(url=table.storage_location, reason=f"dropped table {table.full_name}", requested_by=dropped_by)
+        securable_dropped.send(sender=Table, location=table.storage_location,
+                               reason=f"dropped table {table.full_name}", requested_by=dropped_by)
     grants.forget_securables([table.id])
     table.delete()
 
