@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 
-from catalog import selectors
+from catalog import pagination, selectors
 from catalog.models import Credential, ExternalLocation, Function, ModelVersion, RegisteredModel, Volume
 from catalog.services.names import join_full_name, split_full_name
 from ucweb.errors import (
@@ -132,14 +132,6 @@ def get_external_location(name: str, *, for_update: bool = False) -> ExternalLoc
     return location
 
 
-def paginate_versions(queryset, *, max_results, page_token, ceiling: int = 50):
+def paginate_versions(queryset, *, max_results, page_token):
     """Keyset pagination of model versions by number."""
-    size = selectors.page_size(max_results, ceiling=ceiling)
-    after = selectors.decode_page_token(page_token)
-    if after is not None:
-        if not (after.isascii() and after.isdigit() and len(after) <= 18):
-            raise InvalidParameter("Invalid page_token.")
-        queryset = queryset.filter(version__gt=int(after))
-    items = list(queryset.order_by("version")[: size + 1])
-    next_token = selectors.encode_page_token(str(items[size - 1].version)) if len(items) > size else None
-    return items[:size], next_token
+    return pagination.paginate(queryset, max_results=max_results, page_token=page_token, key="version", numeric=True)

@@ -3,14 +3,11 @@ queries of a hot path is decided in one place."""
 
 from __future__ import annotations
 
-import base64
-import binascii
-
-from django.conf import settings
-
 from catalog.models import Catalog, Schema, Table
+# Pagination lives in catalog.pagination; its callers here know it by these names.
+from catalog.pagination import decode_page_token, encode_page_token, page_size, paginate  # noqa: F401
 from catalog.services.names import join_full_name, split_full_name
-from ucweb.errors import CatalogDoesNotExist, InvalidParameter, SchemaDoesNotExist, TableDoesNotExist
+from ucweb.errors import CatalogDoesNotExist, SchemaDoesNotExist, TableDoesNotExist
 
 
 # -- "not found", worded as Unity Catalog words it (clients match on `Catalog not found: <name>`) --
@@ -82,49 +79,3 @@ def get_table_by_full_name(full_name: str, *, for_update: bool = False) -> Table
     return get_table(catalog_name, schema_name, table_name, for_update=for_update)
 
 
-# -- pagination ---------------------------------------------------------------------------------
-def page_size(max_results, *, ceiling: int | None = None) -> int:
-    """The spec: > 0 → min(value, server maximum); 0 or absent → server default; < 0 → error."""
-    ceiling = ceiling or settings.UCWEB_MAX_PAGE_SIZE
-    if max_results in (None, ""):
-        return min(settings.UCWEB_DEFAULT_PAGE_SIZE, ceiling)
-    try:
-        value = int(max_results)
-    except (TypeError, ValueError):
-        raise InvalidParameter("max_results must be an integer.") from None
-    if value < 0:
-        raise InvalidParameter("max_results must not be negative.")
-    if value == 0:
-        return min(settings.UCWEB_DEFAULT_PAGE_SIZE, ceiling)
-    return min(value, ceiling)
-
-
-def encode_page_token(last_name: str) -> str:
-    return base64.urlsafe_b64encode(last_name.encode()).decode().rstrip("=")
-
-
-def decode_page_token(token: str | None) -> str | None:
-    """The inverse of `encode_page_token`. Anything that it cannot have produced (characters
-    outside the URL-safe base64 alphabet, bytes that are not UTF-8, a NUL) is refused."""
-    if not token:
-        return None
-    try:
-        padded = token + "=" * (-len(token) % 4)
-        name = base64.b64decode(padded.encode(), altchars=b"-_", validate=True).decode()
-    except (binascii.Error, UnicodeError, ValueError):
-        raise InvalidParameter("Invalid page_token.") from None
-    if not name or "\x00" in name:
-        raise InvalidParameter("Invalid page_token.")
-    return name
-
-
-def paginate(queryset, *, max_results, page_token, key: str = "name", ceiling: int | None = None):
-    """Keyset pagination ordered by `key`: stable under concurrent inserts and deletes."""
-    size = page_size(max_results, ceiling=ceiling)
-    after = decode_page_token(page_token)
-    queryset = queryset.order_by(key)
-    if after is not None:
-        queryset = queryset.filter(**{f"{key}__gt": after})
-    items = list(queryset[: size + 1])
-    next_token = encode_page_token(getattr(items[size - 1], key)) if len(items) > size else None
-    return items[:size], next_token

@@ -645,3 +645,44 @@ def test_external_tables_need_a_location(world, make_client):
     assert snapshot() == before
     grant("bob", LANDING, CREATE_EXTERNAL_TABLE)
     assert call(bob, "post", "/tables", external_table_body("newtable")).status_code == 200
+
+
+# -- renames propagate ------------------------------------------------------------------------------
+def _grant_names(principal: str) -> dict[str, str]:
+    return dict(Grant.objects.filter(principal=principal).values_list("privilege", "securable_name"))
+
+
+def test_renaming_a_catalog_and_a_schema_renames_what_their_grants_show(world, admin_client, make_client):
+    """A grant records the full name of its securable for display; renaming a container rewrites
+    it on the grants of everything inside, in the same transaction. Access follows the rows."""
+    from catalog.services import effective_access
+
+    assert admin_client.patch(f"{UC}/catalogs/shop", {"new_name": "store"}, format="json").status_code == 200
+    assert _grant_names("carol") == {USE_CATALOG: "store", USE_SCHEMA: "store.sales", SELECT: "store.sales.trips"}
+    response = admin_client.patch(f"{UC}/schemas/store.sales", {"new_name": "sold"}, format="json")
+    assert response.status_code == 200, response.content
+    assert _grant_names("carol") == {USE_CATALOG: "store", USE_SCHEMA: "store.sold", SELECT: "store.sold.trips"}
+    # Grants outside the renamed containers are left as they were (this one was named by the fixture).
+    assert Grant.objects.get(principal="bob", privilege=CREATE_EXTERNAL_TABLE).securable_name == LANDING
+
+    carol = make_client("carol")
+    assert carol.get(f"{UC}/tables/store.sold.trips").status_code == 200
+    assert_uc_error(carol.get(f"{UC}/tables/shop.sales.trips"), 404, "CATALOG_DOES_NOT_EXIST")
+    assert _assignments(admin_client.get(f"{UC}/permissions/table/store.sold.trips")) == {"carol": [SELECT]}
+
+    table = Table.objects.select_related("schema__catalog").get(name="trips")
+    reasons = {row.principal: [h.reason for h in row.holdings] for row in effective_access.on_securable(table)}
+    assert reasons["carol"] == ["granted on table store.sold.trips"]
+    reach = {row.name: row.usable for row in effective_access.reach_of(Principal.objects.get(name="carol")).rows}
+    assert reach["store.sold.trips"] is True and "shop.sales.trips" not in reach
+
+    renames = AuditEvent.objects.filter(action__in=["updateCatalog", "updateSchema"]).order_by("id")
+    assert [(e.securable_name, e.outcome) for e in renames] == [
+        ("store", AuditOutcome.SUCCESS), ("store.sold", AuditOutcome.SUCCESS)]
+
+
+def test_a_refused_rename_leaves_every_grant_name(world, make_client):
+    carol = make_client("carol")
+    before = snapshot()
+    assert_uc_error(carol.patch(f"{UC}/catalogs/shop", {"new_name": "store"}, format="json"), 403)
+    assert snapshot() == before

@@ -1,20 +1,13 @@
 from django.db import transaction
-from django.utils import timezone
 
 from catalog import authz, locations, resolve
 from catalog.authz import Action
-from catalog.choices import Privilege
-from catalog.models import Catalog, Grant, Principal, Schema
-from catalog.services import audit, grants
+from catalog.choices import Privilege, SecurableType
+from catalog.models import Catalog, Principal, Schema
+from catalog.services import audit, grants, recipes
 from catalog.services.common import validate_comment, validate_properties, validate_storage_url
 from catalog.services.names import validate_name
-from ucweb.errors import (
-    CatalogAlreadyExists,
-    CatalogNotEmpty,
-    InvalidParameter,
-    PermissionDenied,
-    PrincipalDoesNotExist,
-)
+from ucweb.errors import CatalogAlreadyExists, CatalogNotEmpty, PermissionDenied
 
 
 def visible_catalogs(*, caller: Principal):
@@ -55,50 +48,17 @@ def create_catalog(*, caller: Principal, name, comment=None, properties=None, st
     return catalog
 
 
-def _change_owner(securable, new_owner, *, caller: Principal, access: "grants.Access") -> None:
-    if not isinstance(new_owner, str) or not new_owner:
-        raise InvalidParameter("owner must be a principal name.")
-    if not access.owns():
-        raise PermissionDenied("Only the owner or a metastore admin may change the owner.")
-    if not Principal.objects.filter(name=new_owner).exists():
-        raise PrincipalDoesNotExist(f"Principal {new_owner} does not exist.")
-    securable.owner = new_owner
-
-
-def apply_common_update(securable, *, caller, access, comment, properties, owner, fields: dict) -> None:
-    """Comment, properties and owner are updated the same way on every securable."""
-    if "comment" in fields:
-        securable.comment = validate_comment(comment)
-    if "properties" in fields:
-        securable.properties = validate_properties(properties)
-    if "owner" in fields and owner is not None and owner != securable.owner:
-        _change_owner(securable, owner, caller=caller, access=access)
-    securable.updated_at = timezone.now()
-    securable.updated_by = caller.name
+UPDATABLE = recipes.Updatable(
+    securable_type=SecurableType.CATALOG, audit_action="updateCatalog", what="Catalog",
+    siblings=lambda catalog: Catalog.objects.all(), already_exists=CatalogAlreadyExists,
+)
 
 
 @transaction.atomic
 def update_catalog(*, caller: Principal, name: str, fields: dict) -> Catalog:
     catalog, access = resolve.catalog(caller, name)
-    authz.require(caller, catalog, Action.UPDATE, access=access)
-    new_name = fields.get("new_name")
-    if new_name is not None and new_name != catalog.name:
-        validate_name(new_name, field="new_name")
-        if Catalog.objects.filter(name=new_name).exists():
-            raise CatalogAlreadyExists(f"Catalog '{new_name}' already exists.")
-        catalog.name = new_name
-    apply_common_update(
-        catalog, caller=caller, access=access, comment=fields.get("comment"),
-        properties=fields.get("properties"), owner=fields.get("owner"), fields=fields,
-    )
-    catalog.save()
-    Grant.objects.filter(securable_id=catalog.id).update(securable_name=catalog.name)
-    audit.record(
-        principal=caller.name, action="updateCatalog", securable_type="catalog",
-        securable_name=catalog.name, securable_id=catalog.id,
-        details={k: v for k, v in fields.items() if k != "properties"},
-    )
-    return catalog
+    return recipes.update(catalog, fields, UPDATABLE, caller=caller, access=access,
+                          details={k: v for k, v in fields.items() if k != "properties"})
 
 
 @transaction.atomic

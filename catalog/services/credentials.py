@@ -23,8 +23,7 @@ from catalog import authz, resolve
 from catalog.authz import Action
 from catalog.choices import CredentialPurpose, Privilege, SecurableType
 from catalog.models import Credential, ExternalLocation, Grant, Principal
-from catalog.services import audit, grants, secrets
-from catalog.services.catalogs import apply_common_update
+from catalog.services import audit, grants, recipes, secrets
 from catalog.services.common import validate_comment
 from catalog.services.names import validate_name
 from ucweb.errors import AlreadyExists, InvalidParameter, PermissionDenied
@@ -150,32 +149,27 @@ def create_credential(
     return credential
 
 
+UPDATABLE = recipes.Updatable(
+    securable_type=SecurableType.CREDENTIAL, audit_action="updateCredential", what="Credential",
+    siblings=lambda credential: Credential.objects.all(), fields=("comment", "owner"),
+)
+
+
 @transaction.atomic
 def update_credential(*, caller: Principal, name: str, fields: dict) -> Credential:
     credential, access = resolve.credential(caller, name, for_update=True)
-    authz.require(caller, credential, Action.UPDATE, access=access)
-    new_name = fields.get("new_name")
-    if new_name is not None and new_name != credential.name:
-        validate_name(new_name, field="new_name")
-        if Credential.objects.filter(name=new_name).exists():
-            raise AlreadyExists(f"Credential '{new_name}' already exists.")
-        credential.name = new_name
-    _apply_keys(credential, role=fields.get("aws_iam_role"), keys=fields.get("aws_static_keys"),
-                endpoint_url=fields.get("endpoint_url"), region=fields.get("region"), fields=fields)
-    apply_common_update(
-        credential, caller=caller, access=access, comment=fields.get("comment"), properties=None,
-        owner=fields.get("owner"), fields={k: v for k, v in fields.items() if k in ("comment", "owner")},
-    )
-    credential.save()
-    Grant.objects.filter(securable_id=credential.id).update(securable_name=credential.name)
     details = {k: v for k, v in fields.items() if k != "aws_static_keys"}
     if "aws_static_keys" in fields:
-        details["aws_access_key_id"] = credential.aws_access_key_id  # never the secret
-    audit.record(
-        principal=caller.name, action="updateCredential", securable_type=SecurableType.CREDENTIAL,
-        securable_name=credential.name, securable_id=credential.id, details=details,
-    )
-    return credential
+        details["aws_access_key_id"] = None  # filled in below: the key id, never the secret
+
+    def apply_keys():
+        _apply_keys(credential, role=fields.get("aws_iam_role"), keys=fields.get("aws_static_keys"),
+                    endpoint_url=fields.get("endpoint_url"), region=fields.get("region"), fields=fields)
+        if "aws_static_keys" in fields:
+            details["aws_access_key_id"] = credential.aws_access_key_id
+
+    return recipes.update(credential, fields, UPDATABLE, caller=caller, access=access, details=details,
+                          apply=apply_keys)
 
 
 @transaction.atomic

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from django.db import transaction
 from django.db.models import Q
-from django.utils import timezone
 
 from catalog import authz, locations, resolve
 from catalog.authz import Action
@@ -39,8 +38,7 @@ from catalog.locations import (  # noqa: F401
     require_outside_managed_storage,
 )
 from catalog.models import ExternalLocation, Grant, Principal, Table, Volume
-from catalog.services import audit, grants
-from catalog.services.catalogs import apply_common_update
+from catalog.services import audit, grants, recipes
 from catalog.services.common import validate_comment
 from catalog.services.names import validate_name
 from ucweb.errors import AlreadyExists, InvalidParameter, PermissionDenied
@@ -124,41 +122,33 @@ def _names(rows) -> str:
     return ", ".join(names) + (f" and {len(rows) - 5} more" if len(rows) > 5 else "")
 
 
+UPDATABLE = recipes.Updatable(
+    securable_type=SecurableType.EXTERNAL_LOCATION, audit_action="updateExternalLocation",
+    what="External location", siblings=lambda location: ExternalLocation.objects.all(), fields=("comment", "owner"),
+)
+
+
 @transaction.atomic
 def update_external_location(*, caller: Principal, name: str, fields: dict) -> ExternalLocation:
     location, access = resolve.external_location(caller, name, for_update=True)
-    authz.require(caller, location, Action.UPDATE, access=access)
-    new_name = fields.get("new_name")
-    if new_name is not None and new_name != location.name:
-        validate_name(new_name, field="new_name")
-        if ExternalLocation.objects.filter(name=new_name).exists():
-            raise AlreadyExists(f"External location '{new_name}' already exists.")
-        location.name = new_name
-    if fields.get("url") is not None:
-        canonical = canonical_url(fields["url"])
-        if canonical != location.url:
-            _check_no_overlap(canonical, exclude_id=location.id)
-            stranded = [row for row in _dependents(location.url) if not is_within(row.storage_location, canonical)]
-            if stranded:
-                raise InvalidParameter(
-                    f"External location {location.name} holds {_names(stranded)}, which the new url "
-                    f"{canonical} would not cover."
-                )
-            location.url = canonical
-    if fields.get("credential_name") is not None:
-        location.credential = _usable_credential(caller, fields["credential_name"])
-    apply_common_update(
-        location, caller=caller, access=access, comment=fields.get("comment"), properties=None,
-        owner=fields.get("owner"), fields={k: v for k, v in fields.items() if k in ("comment", "owner")},
-    )
-    location.updated_at = timezone.now()
-    location.save()
-    Grant.objects.filter(securable_id=location.id).update(securable_name=location.name)
-    audit.record(
-        principal=caller.name, action="updateExternalLocation", securable_type=SecurableType.EXTERNAL_LOCATION,
-        securable_name=location.name, securable_id=location.id, details=dict(fields),
-    )
-    return location
+
+    def apply_url_and_credential():
+        if fields.get("url") is not None:
+            canonical = canonical_url(fields["url"])
+            if canonical != location.url:
+                _check_no_overlap(canonical, exclude_id=location.id)
+                stranded = [row for row in _dependents(location.url)
+                            if not is_within(row.storage_location, canonical)]
+                if stranded:
+                    raise InvalidParameter(
+                        f"External location {location.name} holds {_names(stranded)}, which the new url "
+                        f"{canonical} would not cover."
+                    )
+                location.url = canonical
+        if fields.get("credential_name") is not None:
+            location.credential = _usable_credential(caller, fields["credential_name"])
+
+    return recipes.update(location, fields, UPDATABLE, caller=caller, access=access, apply=apply_url_and_credential)
 
 
 @transaction.atomic

@@ -19,7 +19,7 @@ from catalog.authz import (  # noqa: F401 - the former home of the checker
     require_schema_use,
 )
 from catalog.choices import PRIVILEGES_BY_SECURABLE, Privilege, SecurableType
-from catalog.models import Grant, Principal
+from catalog.models import Catalog, Function, Grant, Policy, Principal, RegisteredModel, Schema, Table, Volume
 from catalog.services import audit
 from ucweb.errors import InvalidParameter, PermissionDenied, PrincipalDoesNotExist
 
@@ -115,6 +115,35 @@ def update_assignments(*, securable_type: str, securable, changes, caller: Princ
     return _assignments(Grant.objects.filter(securable_id=securable.id))
 
 
+def refresh_names(securable) -> None:
+    """Grants record the full name of their securable (for display, ordering and search); a
+    rename rewrites it on the grants of the securable and of everything inside it, in the
+    rename's transaction, so that no grant shows a name that no longer exists."""
+    rows = [securable, *_inside(securable)]
+    names = {row.id: describe(row) for row in rows}
+    stale = [grant for grant in Grant.objects.filter(securable_id__in=list(names)).only("id", "securable_id",
+                                                                                       "securable_name")
+             if grant.securable_name != names[grant.securable_id]]
+    for grant in stale:
+        grant.securable_name = names[grant.securable_id]
+    Grant.objects.bulk_update(stale, ["securable_name"])
+
+
+def _inside(securable) -> list:
+    """The granted securables inside a catalog or a schema (each with what its full name needs)."""
+    has_grants = Grant.objects.values("securable_id")
+    if isinstance(securable, Catalog):
+        found = list(Schema.objects.filter(catalog=securable, id__in=has_grants).select_related("catalog"))
+        where = {"schema__catalog": securable}
+    elif isinstance(securable, Schema):
+        found, where = [], {"schema": securable}
+    else:
+        return []
+    for model in (Table, Volume, Function, RegisteredModel, Policy):
+        found += model.objects.filter(id__in=has_grants, **where).select_related("schema__catalog")
+    return found
+
+
 def forget_securables(ids) -> None:
     """Grants die with their securable."""
     Grant.objects.filter(securable_id__in=list(ids)).delete()
@@ -127,4 +156,5 @@ __all__ = [
     "list_assignments",
     "update_assignments",
     "forget_securables",
+    "refresh_names",
 ]

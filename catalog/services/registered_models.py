@@ -24,12 +24,11 @@ from django.db.models import F, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
 
-from catalog import asset_selectors, authz, resolve, selectors
+from catalog import asset_selectors, authz, pagination, resolve
 from catalog.authz import Action
 from catalog.choices import ModelVersionStatus, SecurableType
-from catalog.models import Grant, ModelVersion, Principal, RegisteredModel
-from catalog.services import audit, grants
-from catalog.services.catalogs import apply_common_update
+from catalog.models import ModelVersion, Principal, RegisteredModel
+from catalog.services import audit, grants, recipes
 from catalog.services.names import split_full_name, validate_name
 from catalog.services.schema_assets import (
     managed_location,
@@ -41,8 +40,6 @@ from catalog.services.schema_assets import (
 )
 from catalog.storage import join
 from ucweb.errors import AlreadyExists, InvalidParameter
-
-MODEL_PAGE_CEILING = 50
 
 
 # -- registered models ----------------------------------------------------------------------------
@@ -61,8 +58,7 @@ def visible_models(*, caller: Principal, catalog_name=None, schema_name=None):
 
 
 def paginate_models(queryset, *, max_results, page_token):
-    return selectors.paginate(queryset, max_results=max_results, page_token=page_token, key="sort_key",
-                              ceiling=MODEL_PAGE_CEILING)
+    return pagination.paginate(queryset, max_results=max_results, page_token=page_token, key="sort_key")
 
 
 def get_model(*, caller: Principal, full_name: str) -> RegisteredModel:
@@ -93,31 +89,17 @@ def create_model(*, caller: Principal, name, catalog_name, schema_name, comment=
     return model
 
 
+UPDATABLE = recipes.Updatable(
+    securable_type=SecurableType.REGISTERED_MODEL, audit_action="updateRegisteredModel", what="Registered model",
+    siblings=lambda model: RegisteredModel.objects.filter(schema=model.schema), fields=("comment", "owner"),
+    comment=lambda value: reject_nul(validate_long_comment(value), field="comment"),
+)
+
+
 @transaction.atomic
 def update_model(*, caller: Principal, full_name: str, fields: dict) -> RegisteredModel:
     model, access = resolve.registered_model(caller, full_name, for_update=True)
-    authz.require(caller, model, Action.UPDATE, access=access)
-    new_name = fields.get("new_name")
-    if new_name is not None and new_name != model.name:
-        validate_name(new_name, field="new_name")
-        if RegisteredModel.objects.filter(schema=model.schema, name=new_name).exists():
-            raise AlreadyExists(f"Registered model '{model.schema.full_name}.{new_name}' already exists.")
-        model.name = new_name
-    comment_given = "comment" in fields
-    comment = reject_nul(validate_long_comment(fields.get("comment")), field="comment")
-    apply_common_update(
-        model, caller=caller, access=access, comment=None, properties=None, owner=fields.get("owner"),
-        fields={k: v for k, v in fields.items() if k == "owner"},
-    )
-    if comment_given:
-        model.comment = comment
-    model.save()
-    Grant.objects.filter(securable_id=model.id).update(securable_name=model.full_name)
-    audit.record(
-        principal=caller.name, action="updateRegisteredModel", securable_type=SecurableType.REGISTERED_MODEL,
-        securable_name=model.full_name, securable_id=model.id, details=dict(fields),
-    )
-    return model
+    return recipes.update(model, fields, UPDATABLE, caller=caller, access=access)
 
 
 @transaction.atomic
@@ -191,14 +173,18 @@ def get_version(*, caller: Principal, full_name: str, version) -> ModelVersion:
     return asset_selectors.get_model_version(model, version)
 
 
+VERSION_UPDATABLE = recipes.Updatable(
+    securable_type=SecurableType.REGISTERED_MODEL, audit_action="updateModelVersion", what="Model version",
+    fields=("comment",), comment=UPDATABLE.comment,
+)
+
+
 @transaction.atomic
 def update_version(*, caller: Principal, full_name: str, version, fields: dict) -> ModelVersion:
     model, access = resolve.registered_model(caller, full_name)
     authz.require(caller, model, Action.UPDATE, access=access)
     row = asset_selectors.get_model_version(model, version, for_update=True)
-    if "comment" in fields:
-        row.comment = reject_nul(validate_long_comment(fields.get("comment")), field="comment")
-    row.updated_at, row.updated_by = timezone.now(), caller.name
+    recipes.apply_common_fields(row, fields, VERSION_UPDATABLE, caller=caller, access=access)
     row.save()
     audit.record(
         principal=caller.name, action="updateModelVersion", securable_type=SecurableType.REGISTERED_MODEL,

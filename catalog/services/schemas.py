@@ -2,9 +2,9 @@ from django.db import transaction
 
 from catalog import authz, locations, resolve
 from catalog.authz import Action
-from catalog.models import Grant, Principal, Schema, Table
-from catalog.services import audit, grants
-from catalog.services.catalogs import apply_common_update
+from catalog.choices import SecurableType
+from catalog.models import Principal, Schema, Table
+from catalog.services import audit, grants, recipes
 from catalog.services.common import validate_comment, validate_properties, validate_storage_url
 from catalog.services.names import validate_name
 from ucweb.errors import SchemaAlreadyExists, SchemaNotEmpty
@@ -50,28 +50,17 @@ def create_schema(
     return schema
 
 
+UPDATABLE = recipes.Updatable(
+    securable_type=SecurableType.SCHEMA, audit_action="updateSchema", what="Schema",
+    siblings=lambda schema: Schema.objects.filter(catalog=schema.catalog), already_exists=SchemaAlreadyExists,
+)
+
+
 @transaction.atomic
 def update_schema(*, caller: Principal, full_name: str, fields: dict) -> Schema:
     schema, access = resolve.schema_by_full_name(caller, full_name)
-    authz.require(caller, schema, Action.UPDATE, access=access)
-    new_name = fields.get("new_name")
-    if new_name is not None and new_name != schema.name:
-        validate_name(new_name, field="new_name")
-        if Schema.objects.filter(catalog=schema.catalog, name=new_name).exists():
-            raise SchemaAlreadyExists(f"Schema '{schema.catalog.name}.{new_name}' already exists.")
-        schema.name = new_name
-    apply_common_update(
-        schema, caller=caller, access=access, comment=fields.get("comment"),
-        properties=fields.get("properties"), owner=fields.get("owner"), fields=fields,
-    )
-    schema.save()
-    Grant.objects.filter(securable_id=schema.id).update(securable_name=schema.full_name)
-    audit.record(
-        principal=caller.name, action="updateSchema", securable_type="schema",
-        securable_name=schema.full_name, securable_id=schema.id,
-        details={k: v for k, v in fields.items() if k != "properties"},
-    )
-    return schema
+    return recipes.update(schema, fields, UPDATABLE, caller=caller, access=access,
+                          details={k: v for k, v in fields.items() if k != "properties"})
 
 
 def drop_schema_contents(schema: Schema) -> None:

@@ -19,9 +19,8 @@ from django.utils import timezone
 from catalog import authz, locations, resolve
 from catalog.authz import Action
 from catalog.choices import Privilege, SecurableType, VolumeType
-from catalog.models import Grant, Principal, Volume
-from catalog.services import audit, grants
-from catalog.services.catalogs import apply_common_update
+from catalog.models import Principal, Volume
+from catalog.services import audit, grants, recipes
 from catalog.services.names import validate_name
 from catalog.services.schema_assets import managed_location, schema_access, validate_long_comment
 from ucweb.errors import AlreadyExists, InvalidParameter
@@ -78,31 +77,17 @@ def create_volume(
     return volume
 
 
+UPDATABLE = recipes.Updatable(
+    securable_type=SecurableType.VOLUME, audit_action="updateVolume", what="Volume",
+    siblings=lambda volume: Volume.objects.filter(schema=volume.schema), fields=("comment", "owner"),
+    comment=validate_long_comment,
+)
+
+
 @transaction.atomic
 def update_volume(*, caller: Principal, full_name: str, fields: dict) -> Volume:
     volume, access = resolve.volume(caller, full_name, for_update=True)
-    authz.require(caller, volume, Action.UPDATE, access=access)
-    new_name = fields.get("new_name")
-    if new_name is not None and new_name != volume.name:
-        validate_name(new_name, field="new_name")
-        if Volume.objects.filter(schema=volume.schema, name=new_name).exists():
-            raise AlreadyExists(f"Volume '{volume.schema.full_name}.{new_name}' already exists.")
-        volume.name = new_name
-    comment_given = "comment" in fields
-    comment = validate_long_comment(fields.get("comment"))
-    apply_common_update(
-        volume, caller=caller, access=access, comment=None, properties=None, owner=fields.get("owner"),
-        fields={k: v for k, v in fields.items() if k == "owner"},
-    )
-    if comment_given:
-        volume.comment = comment
-    volume.save()
-    Grant.objects.filter(securable_id=volume.id).update(securable_name=volume.full_name)
-    audit.record(
-        principal=caller.name, action="updateVolume", securable_type=SecurableType.VOLUME,
-        securable_name=volume.full_name, securable_id=volume.id, details=dict(fields),
-    )
-    return volume
+    return recipes.update(volume, fields, UPDATABLE, caller=caller, access=access)
 
 
 @transaction.atomic

@@ -10,7 +10,7 @@ from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework.response import Response
 
-from catalog import selectors
+from catalog import pagination
 from catalog.api.base import CatalogAPIView
 from catalog.api.iceberg import idempotency
 from catalog.services import iceberg, iceberg_credentials
@@ -113,7 +113,4 @@ def none_match(header: str | None, etag: str) -> bool:
 
 
 def page(request, queryset, key="name"):
-    if "pageToken" not in request.query_params:
-        return list(queryset.order_by(key)), None
-    return selectors.paginate(queryset, max_results=request.query_params.get("pageSize"),
-                              page_token=request.query_params.get("pageToken") or None, key=key)
+    return pagination.page_if_asked(queryset, request.query_params, key=key)

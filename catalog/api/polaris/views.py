@@ -6,7 +6,7 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
-from catalog import selectors
+from catalog import pagination
 from catalog.api.base import CatalogAPIView
 from catalog.api.polaris import wire
 from catalog.services import generic_tables, policies
@@ -29,10 +29,7 @@ CONFLICT = {**ERRORS, 409: wire.IcebergErrorResponse}
 
 
 def _page(request, queryset):
-    if "pageToken" not in request.query_params:
-        return list(queryset.order_by("name")), None
-    return selectors.paginate(queryset, max_results=request.query_params.get("pageSize"),
-                              page_token=request.query_params.get("pageToken") or None)
+    return pagination.page_if_asked(queryset, request.query_params)
 
 
 def _listing(key: str, items, token) -> dict:

@@ -410,7 +410,7 @@ class VolumesView(CatalogAPIView):
             schema_name=_required_query(request, "schema_name"),
         )
         items, token = selectors.paginate(queryset, max_results=_query(request, "max_results"),
-                                          page_token=_query(request, "page_token"), ceiling=10000)
+                                          page_token=_query(request, "page_token"))
         return Response(page(items, token, "volumes", VolumeInfo))
 
     @extend_schema(operation_id="createVolume", tags=["Volumes"], request=CreateVolume, responses=VolumeInfo)

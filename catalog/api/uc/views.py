@@ -2,7 +2,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
-from catalog import selectors
+from catalog import pagination
 from catalog.api.base import CatalogAPIView
 from catalog.api.uc import serializers as wire
 from catalog.models import Metastore
@@ -33,7 +33,7 @@ class CatalogsView(CatalogAPIView):
     @extend_schema(operation_id="listCatalogs", tags=["Catalogs"], parameters=PAGE_PARAMETERS,
                    responses=wire.ListCatalogsResponse)
     def get(self, request):
-        items, token = selectors.paginate(
+        items, token = pagination.paginate(
             catalogs.visible_catalogs(caller=request.user),
             max_results=request.query_params.get("max_results"),
             page_token=request.query_params.get("page_token"),
@@ -84,7 +84,7 @@ class SchemasView(CatalogAPIView):
         parameters=[OpenApiParameter("catalog_name", str, required=True), *PAGE_PARAMETERS],
     )
     def get(self, request):
-        items, token = selectors.paginate(
+        items, token = pagination.paginate(
             schemas.visible_schemas(caller=request.user, catalog_name=_required_query(request, "catalog_name")),
             max_results=request.query_params.get("max_results"),
             page_token=request.query_params.get("page_token"),
@@ -145,7 +145,7 @@ class TablesView(CatalogAPIView):
             catalog_name=_required_query(request, "catalog_name"),
             schema_name=_required_query(request, "schema_name"),
         )
-        items, token = selectors.paginate(
+        items, token = pagination.paginate(
             queryset,
             max_results=request.query_params.get("max_results"),
             page_token=request.query_params.get("page_token"),
