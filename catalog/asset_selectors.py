@@ -134,4 +134,5 @@ def get_external_location(name: str, *, for_update: bool = False) -> ExternalLoc
 
 def paginate_versions(queryset, *, max_results, page_token):
     """Keyset pagination of model versions by number."""
-    return pagination.paginate(queryset, max_results=max_results, page_token=page_token, key="version", numeric=True)
+    return pagination.paginate(queryset, max_results=max_results, page_token=page_token, key="version", numeric=True,
+                               maximum=pagination.SPEC_MAXIMUM["model_versions"])

@@ -4,9 +4,12 @@ A page is the rows after the last key of the previous page, in key order, so it 
 concurrent inserts and deletes. The page token is that key, URL-safe base64 encoded. The page size
 follows the Unity Catalog spec for `max_results`, and Iceberg's `pageSize` the same way:
 
-    > 0           min(value, UCWEB_MAX_PAGE_SIZE)
-    0 or absent   UCWEB_DEFAULT_PAGE_SIZE (never above the ceiling)
+    > 0           min(value, the operation's documented maximum, UCWEB_MAX_PAGE_SIZE)
+    0 or absent   UCWEB_DEFAULT_PAGE_SIZE (never above either bound)
     < 0           400 INVALID_PARAMETER_VALUE
+
+UCWEB_MAX_PAGE_SIZE is the one ceiling of the server. The documented maxima are those of the
+Unity Catalog spec (`SPEC_MAXIMUM`, by the key of the list in the answer); Iceberg documents none.
 
 The Iceberg REST and Polaris lists page only when the client sends `pageToken` (an empty one asks
 for the first page); without it they answer the whole list, as the Iceberg spec lets servers do.
@@ -23,9 +26,15 @@ from ucweb.errors import InvalidParameter
 
 MAX_NUMERIC_TOKEN_DIGITS = 18  # a bigint
 
+# The `maximum` of each Unity Catalog list operation's `max_results`, as its spec documents it.
+SPEC_MAXIMUM = {
+    "catalogs": 1000, "schemas": 1000, "tables": 50, "volumes": 10000, "functions": 1000,
+    "registered_models": 50, "model_versions": 50, "credentials": 1000, "external_locations": 1000,
+}
 
-def page_size(max_results, *, field: str = "max_results") -> int:
-    ceiling = settings.UCWEB_MAX_PAGE_SIZE
+
+def page_size(max_results, *, maximum: int | None = None, field: str = "max_results") -> int:
+    ceiling = min(settings.UCWEB_MAX_PAGE_SIZE, maximum or settings.UCWEB_MAX_PAGE_SIZE)
     default = min(settings.UCWEB_DEFAULT_PAGE_SIZE, ceiling)
     if max_results in (None, ""):
         return default
@@ -57,10 +66,12 @@ def decode_page_token(token: str | None) -> str | None:
     return key
 
 
-def paginate(queryset, *, max_results, page_token, key: str = "name", numeric: bool = False):
+def paginate(queryset, *, max_results, page_token, key: str = "name", numeric: bool = False,
+             maximum: int | None = None):
     """One page of `queryset` ordered by `key` (`numeric`: an integer column, such as a model
-    version's number), and the token of the next page (None on the last)."""
-    size = page_size(max_results)
+    version's number), and the token of the next page (None on the last). `maximum`: the
+    operation's documented maximum page size, if its spec has one."""
+    size = page_size(max_results, maximum=maximum)
     after = decode_page_token(page_token)
     queryset = queryset.order_by(key)
     if after is not None:

@@ -25,7 +25,7 @@ def create_catalog(*, caller: Principal, name, comment=None, properties=None, st
     comment = validate_comment(comment)
     properties = validate_properties(properties)
     storage_root = validate_storage_url(storage_root, field="storage_root")
-    if not grants.has_metastore_privilege(caller, Privilege.CREATE_CATALOG):
+    if not authz.has_metastore_privilege(caller, Privilege.CREATE_CATALOG):
         raise PermissionDenied("Missing CREATE CATALOG on the metastore.")
     if Catalog.objects.filter(name=name).exists():
         raise CatalogAlreadyExists(f"Catalog '{name}' already exists.")

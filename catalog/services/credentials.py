@@ -17,13 +17,12 @@ import re
 from urllib.parse import urlparse
 
 from django.db import transaction
-from django.db.models import Q
 
 from catalog import authz, resolve
 from catalog.authz import Action
 from catalog.choices import CredentialPurpose, Privilege, SecurableType
-from catalog.models import Credential, ExternalLocation, Grant, Principal
-from catalog.services import audit, grants, recipes, secrets
+from catalog.models import Credential, ExternalLocation, Principal
+from catalog.services import audit, recipes, secrets
 from catalog.services.common import validate_comment
 from catalog.services.names import validate_name
 from ucweb.errors import AlreadyExists, InvalidParameter, PermissionDenied
@@ -89,10 +88,7 @@ def visible_credentials(*, caller: Principal, purpose=None):
     queryset = Credential.objects.all()
     if purpose not in (None, ""):
         queryset = queryset.filter(purpose=_purpose(purpose))
-    if caller.is_metastore_admin:
-        return queryset
-    granted = Grant.objects.filter(principal=caller.name, securable_type=SecurableType.CREDENTIAL)
-    return queryset.filter(Q(owner=caller.name) | Q(id__in=granted.values("securable_id")))
+    return authz.visible(queryset, caller)
 
 
 def get_credential(*, caller: Principal, name: str) -> Credential:
@@ -135,7 +131,7 @@ def create_credential(
                                     ("endpoint_url", endpoint_url), ("region", region)) if value is not None}
     _apply_keys(credential, role=aws_iam_role, keys=aws_static_keys, endpoint_url=endpoint_url, region=region,
                 fields=given)
-    if not grants.has_metastore_privilege(caller, Privilege.CREATE_STORAGE_CREDENTIAL):
+    if not authz.has_metastore_privilege(caller, Privilege.CREATE_STORAGE_CREDENTIAL):
         raise PermissionDenied("Missing CREATE STORAGE CREDENTIAL on the metastore.")
     if Credential.objects.filter(name=name).exists():
         raise AlreadyExists(f"Credential '{name}' already exists.")

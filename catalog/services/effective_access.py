@@ -1,6 +1,6 @@
 """Who may do what, and why: the governance console's read side of authorization.
 
-Every answer here comes from `grants.Access`, the evaluator the APIs enforce with; this module
+Every answer here comes from `authz.Access`, the evaluator the APIs enforce with; this module
 only chooses which principals and securables to ask about and words the answers. Grants are
 loaded once per report and handed to `Access` objects, so a report costs a few queries whatever
 its size.
@@ -26,7 +26,7 @@ from catalog.models import (
     Table,
     Volume,
 )
-from catalog.services.grants import Access, chain_of, describe, kind_of
+from catalog.authz import Access, chain_of, describe, kind_of
 from ucweb.errors import InvalidParameter
 
 ALL_PRIVILEGES = "ALL PRIVILEGES"

@@ -37,8 +37,8 @@ from catalog.locations import (  # noqa: F401
     require_external_location,
     require_outside_managed_storage,
 )
-from catalog.models import ExternalLocation, Grant, Principal, Table, Volume
-from catalog.services import audit, grants, recipes
+from catalog.models import ExternalLocation, Principal, Table, Volume
+from catalog.services import audit, recipes
 from catalog.services.common import validate_comment
 from catalog.services.names import validate_name
 from ucweb.errors import AlreadyExists, InvalidParameter, PermissionDenied
@@ -62,11 +62,7 @@ def _check_no_overlap(url: str, *, exclude_id=None) -> None:
 
 # -- reading --------------------------------------------------------------------------------------
 def visible_external_locations(*, caller: Principal):
-    queryset = ExternalLocation.objects.select_related("credential")
-    if caller.is_metastore_admin:
-        return queryset
-    granted = Grant.objects.filter(principal=caller.name, securable_type=SecurableType.EXTERNAL_LOCATION)
-    return queryset.filter(Q(owner=caller.name) | Q(id__in=granted.values("securable_id")))
+    return authz.visible(ExternalLocation.objects.select_related("credential"), caller)
 
 
 def get_external_location(*, caller: Principal, name: str) -> ExternalLocation:
@@ -90,7 +86,7 @@ def create_external_location(*, caller: Principal, name, url, credential_name, c
     validate_name(name)
     comment = validate_comment(comment)
     canonical = canonical_url(url)
-    if not grants.has_metastore_privilege(caller, Privilege.CREATE_EXTERNAL_LOCATION):
+    if not authz.has_metastore_privilege(caller, Privilege.CREATE_EXTERNAL_LOCATION):
         raise PermissionDenied("Missing CREATE EXTERNAL LOCATION on the metastore.")
     credential = _usable_credential(caller, credential_name)
     if ExternalLocation.objects.filter(name=name).exists():

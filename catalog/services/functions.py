@@ -29,6 +29,7 @@ from catalog.services.names import split_full_name, validate_name
 from catalog.services.schema_assets import (
     reject_nul,
     schema_access,
+    visible_in_schema,
     validate_long_comment,
     validate_optional_string,
     validate_required_string,
@@ -154,9 +155,7 @@ def validate_dependencies(value):
 
 
 def visible_functions(*, caller: Principal, catalog_name, schema_name):
-    schema, access = schema_access(caller, catalog_name, schema_name)
-    queryset = Function.objects.filter(schema=schema).select_related("schema__catalog")
-    return authz.visible(queryset, caller, access=access)
+    return visible_in_schema(Function.objects.all(), caller=caller, catalog_name=catalog_name, schema_name=schema_name)
 
 
 def get_function(*, caller: Principal, full_name: str) -> Function:

@@ -19,9 +19,10 @@ from catalog import locations, selectors
 from catalog.choices import DataSourceFormat, TableType
 from catalog.models import Principal, StagingTable, Table
 from catalog.services import audit
+from catalog.services.columns import replace_columns, validate_columns
 from catalog.services.common import validate_comment, validate_properties
 from catalog.services.names import validate_name
-from catalog.services.tables import replace_columns, require_create_table, validate_columns
+from catalog.services.recipes import require_create_table
 from catalog.storage import StorageError, StorageObjectNotFound, join, normalize, storage_for
 from commits import delta_log
 from ucweb.errors import InvalidParameter, PermissionDenied, TableAlreadyExists, TableDoesNotExist

@@ -102,3 +102,8 @@ def require_create(caller: Principal, catalog_name: str, schema_name: str, actio
     schema, access = resolve.schema(caller, catalog_name, schema_name)
     authz.require(caller, schema, action, access=access)
     return schema
+
+
+def require_create_table(caller: Principal, catalog_name: str, schema_name: str):
+    """Every protocol that creates tables (UC, Delta, Iceberg, Polaris) asks this."""
+    return require_create(caller, catalog_name, schema_name, Action.CREATE_TABLE)

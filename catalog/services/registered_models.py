@@ -28,12 +28,13 @@ from catalog import asset_selectors, authz, pagination, resolve
 from catalog.authz import Action
 from catalog.choices import ModelVersionStatus, SecurableType
 from catalog.models import ModelVersion, Principal, RegisteredModel
-from catalog.services import audit, grants, recipes
+from catalog.services import audit, recipes
 from catalog.services.names import split_full_name, validate_name
 from catalog.services.schema_assets import (
     managed_location,
     reject_nul,
     schema_access,
+    visible_in_schema,
     validate_long_comment,
     validate_optional_string,
     validate_required_string,
@@ -53,12 +54,12 @@ def visible_models(*, caller: Principal, catalog_name=None, schema_name=None):
         return authz.visible(queryset, caller)
     if catalog_name in (None, "") or schema_name in (None, ""):
         raise InvalidParameter("Pass both catalog_name and schema_name, or neither to list every model.")
-    schema, access = schema_access(caller, catalog_name, schema_name)
-    return authz.visible(queryset.filter(schema=schema), caller, access=access)
+    return visible_in_schema(queryset, caller=caller, catalog_name=catalog_name, schema_name=schema_name)
 
 
 def paginate_models(queryset, *, max_results, page_token):
-    return pagination.paginate(queryset, max_results=max_results, page_token=page_token, key="sort_key")
+    return pagination.paginate(queryset, max_results=max_results, page_token=page_token, key="sort_key",
+                               maximum=pagination.SPEC_MAXIMUM["registered_models"])
 
 
 def get_model(*, caller: Principal, full_name: str) -> RegisteredModel:
@@ -121,12 +122,12 @@ def delete_model(*, caller: Principal, full_name: str, force: bool) -> None:
 
 
 # -- model versions ------------------------------------------------------------------------------
-def can_write_versions(access: grants.Access) -> bool:
+def can_write_versions(access: authz.Access) -> bool:
     """Owners of the model (or above), and holders of CREATE MODEL on its schema or catalog."""
     return authz.allows(access.principal, access.chain[0], Action.WRITE, access=access)
 
 
-def _model_for_writing(caller: Principal, full_name: str) -> tuple[RegisteredModel, grants.Access]:
+def _model_for_writing(caller: Principal, full_name: str) -> tuple[RegisteredModel, authz.Access]:
     model, access = resolve.registered_model(caller, full_name)
     authz.require(caller, model, Action.WRITE, access=access)
     return model, access

@@ -4,7 +4,7 @@ USE CATALOG and USE SCHEMA, and their managed storage sits under the schema's ma
 from __future__ import annotations
 
 
-from catalog import locations, resolve
+from catalog import authz, locations, resolve
 from catalog.models import Principal
 from catalog.services.names import validate_name
 from ucweb.errors import InvalidParameter
@@ -17,6 +17,12 @@ def schema_access(caller: Principal, catalog_name, schema_name):
     validate_name(catalog_name, field="catalog_name")
     validate_name(schema_name, field="schema_name")
     return resolve.schema(caller, catalog_name, schema_name)
+
+
+def visible_in_schema(queryset, *, caller: Principal, catalog_name, schema_name):
+    """The rows of `queryset` in one schema that the caller may see (catalog.authz)."""
+    schema, access = schema_access(caller, catalog_name, schema_name)
+    return authz.visible(queryset.filter(schema=schema).select_related("schema__catalog"), caller, access=access)
 
 
 def managed_location(schema, kind: str, securable_id) -> str:

@@ -6,9 +6,10 @@ from catalog.authz import Action
 from catalog.choices import DataSourceFormat, Privilege, SecurableType, TableType
 from catalog.models import Principal, Table
 from catalog.services import audit, grants, recipes
-from catalog.services.common import validate_comment, validate_properties, validate_storage_url
 from catalog.services.columns import replace_columns, validate_columns  # noqa: F401 - their former home
+from catalog.services.common import validate_comment, validate_properties, validate_storage_url
 from catalog.services.names import validate_name
+from catalog.services.recipes import require_create_table
 from ucweb.errors import InvalidParameter, TableAlreadyExists
 
 VIEW_TYPES = {TableType.VIEW, TableType.MATERIALIZED_VIEW, TableType.METRIC_VIEW, TableType.STREAMING_TABLE}
@@ -23,10 +24,6 @@ def visible_tables(*, caller: Principal, catalog_name: str, schema_name: str):
 def get_table(*, caller: Principal, full_name: str) -> Table:
     table, _ = resolve.table(caller, full_name)
     return table
-
-
-def require_create_table(caller: Principal, catalog_name: str, schema_name: str):
-    return recipes.require_create(caller, catalog_name, schema_name, Action.CREATE_TABLE)
 
 
 @transaction.atomic

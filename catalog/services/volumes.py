@@ -20,16 +20,14 @@ from catalog import authz, locations, resolve
 from catalog.authz import Action
 from catalog.choices import Privilege, SecurableType, VolumeType
 from catalog.models import Principal, Volume
-from catalog.services import audit, grants, recipes
+from catalog.services import audit, recipes
 from catalog.services.names import validate_name
 from catalog.services.schema_assets import managed_location, schema_access, validate_long_comment
 from ucweb.errors import AlreadyExists, InvalidParameter
 
 
 def visible_volumes(*, caller: Principal, catalog_name, schema_name):
-    schema, access = schema_access(caller, catalog_name, schema_name)
-    queryset = Volume.objects.filter(schema=schema).select_related("schema__catalog")
-    return authz.visible(queryset, caller, access=access)
+    return visible_in_schema(Volume.objects.all(), caller=caller, catalog_name=catalog_name, schema_name=schema_name)
 
 
 def get_volume(*, caller: Principal, full_name: str) -> Volume:
@@ -104,7 +102,7 @@ def delete_volume(*, caller: Principal, full_name: str) -> None:
     )
 
 
-def writable_by(access: grants.Access) -> bool:
+def writable_by(access: authz.Access) -> bool:
     """Writing a volume's files: there is no WRITE VOLUME privilege in the API, so its owner (or an
     owner above it, or a metastore admin)."""
     return authz.allows(access.principal, access.chain[0], Action.WRITE, access=access)

@@ -454,7 +454,7 @@ class FunctionsView(CatalogAPIView):
             schema_name=_required_query(request, "schema_name"),
         )
         items, token = selectors.paginate(queryset, max_results=_query(request, "max_results"),
-                                          page_token=_query(request, "page_token"), ceiling=1000)
+                                          page_token=_query(request, "page_token"))
         return Response(page(items, token, "functions", FunctionInfo))
 
     @extend_schema(operation_id="createFunction", tags=["Functions"], request=CreateFunctionRequest,
