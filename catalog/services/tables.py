@@ -13,6 +13,14 @@ from catalog.services.recipes import require_create_table
 from ucweb.errors import InvalidParameter, TableAlreadyExists
 
 VIEW_TYPES = {TableType.VIEW, TableType.MATERIALIZED_VIEW, TableType.METRIC_VIEW, TableType.STREAMING_TABLE}
+# A MANAGED table exists once its format's log was checked, which the catalog does not read: the
+# app that does registers its creator here (commits.apps), so catalog never imports it.
+_managed_table_creator = None
+
+
+def register_managed_table_creator(create) -> None:
+    global _managed_table_creator
+    _managed_table_creator = create
 
 
 def visible_tables(*, caller: Principal, catalog_name: str, schema_name: str):
@@ -59,9 +67,7 @@ def create_table(
     if view_dependencies is not None and not isinstance(view_dependencies, dict):
         raise InvalidParameter("view_dependencies must be an object.")
     if table_type == TableType.MANAGED:
-        from catalog.services.managed_tables import create_managed_delta_table
-
-        return create_managed_delta_table(
+        return _managed_table_creator(
             caller=caller, name=name, catalog_name=catalog_name, schema_name=schema_name,
             data_source_format=data_source_format, storage_location=requested_location,
             columns=columns, comment=comment, properties=properties,
