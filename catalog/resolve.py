@@ -25,70 +25,36 @@ service checks its action without loading the grants again.
 from __future__ import annotations
 
 from catalog import asset_selectors, selectors
-from catalog.choices import Privilege, SecurableType
+# Who may see what is decided by catalog.authz; its callers also know hidden/hidden_level from here.
+from catalog.authz import Access, hidden, hidden_level
+from catalog.choices import SecurableType
 from catalog.models import Catalog, Function, Metastore, Policy, RegisteredModel, Schema, Table, Volume
-from catalog.services import grants
 from catalog.services.names import split_full_name
 from ucweb.errors import CatalogError, InvalidParameter, MetastoreDoesNotExist, PolicyDoesNotExist
-
-# The privileges that make an object inside a schema visible (at any level of its chain).
-SEEN_WITH = {
-    SecurableType.TABLE: (Privilege.SELECT, Privilege.MODIFY),
-    SecurableType.VOLUME: (Privilege.READ_VOLUME,),
-    SecurableType.FUNCTION: (Privilege.EXECUTE,),
-    SecurableType.REGISTERED_MODEL: (Privilege.EXECUTE,),
-    SecurableType.POLICY: (Privilege.APPLY_POLICY,),
-}
-METASTORE_LEVEL = {SecurableType.EXTERNAL_LOCATION, SecurableType.CREDENTIAL}
-
-
-def hidden_level(access: grants.Access, securable_type: str) -> int | None:
-    """The index in `access.chain` (innermost first) of the outermost link that the caller may
-    not see, or None when they see the whole chain."""
-    if access.is_admin:
-        return None
-    if securable_type in METASTORE_LEVEL:
-        return None if access.has_any_privilege() else 0
-    top = len(access.chain) - 1  # the catalog
-    if not access.can_use_catalog():
-        return top
-    if top >= 1 and not access.has(Privilege.USE_SCHEMA, top - 1):
-        return top - 1
-    if top >= 2 and not any(access.has(privilege) for privilege in SEEN_WITH[securable_type]):
-        return 0
-    return None
-
-
-def hidden(error: CatalogError) -> CatalogError:
-    """The "does not exist" error, marked so that the audit log records the refusal as DENIED
-    (the mark never reaches the response)."""
-    error.hidden = True
-    return error
-
 
 def reveal(caller, row, securable_type: str, missing: CatalogError):
     """`row` and the caller's access to it when the caller may see it; `missing` otherwise (and
     when there is no row). For lookups whose answer names no container (ids, Iceberg)."""
     if row is None:
         raise missing
-    access = grants.Access.load(caller, row)
+    access = Access.load(caller, row)
     if hidden_level(access, securable_type) is not None:
         raise hidden(missing)
     return row, access
 
 
 # -- the namespace, by name -----------------------------------------------------------------------
-def catalog(caller, name: str, *, for_update: bool = False) -> tuple[Catalog, grants.Access]:
+def catalog(caller, name: str, *, for_update: bool = False) -> tuple[Catalog, Access]:
     row = selectors.find_catalog(name, for_update=for_update)
     return reveal(caller, row, SecurableType.CATALOG, selectors.catalog_not_found(name))
 
 
-def schema(caller, catalog_name: str, schema_name: str, *, for_update: bool = False) -> tuple[Schema, grants.Access]:
+def schema(caller, catalog_name: str, schema_name: str, *, for_update: bool = False) -> tuple[Schema, Access]:
     row = selectors.find_schema(catalog_name, schema_name, for_update=for_update)
     if row is None:
         catalog(caller, catalog_name)
         raise selectors.schema_not_found(catalog_name, schema_name)
-    access = grants.Access.load(caller, row)
+    access = Access.load(caller, row)
     level = hidden_level(access, SecurableType.SCHEMA)
     if level is None:
         return row, access
@@ -97,7 +63,7 @@ def schema(caller, catalog_name: str, schema_name: str, *, for_update: bool = Fa
     raise hidden(selectors.schema_not_found(catalog_name, schema_name))
 
 
-def schema_by_full_name(caller, full_name: str, **kwargs) -> tuple[Schema, grants.Access]:
+def schema_by_full_name(caller, full_name: str, **kwargs) -> tuple[Schema, Access]:
     catalog_name, schema_name = split_full_name(full_name, 2, what="schema")
     return schema(caller, catalog_name, schema_name, **kwargs)
 
@@ -124,7 +90,7 @@ def in_schema(caller, securable_type: str, full_name: str, *, for_update: bool =
     if row is None:
         schema(caller, catalog_name, schema_name)
         raise not_found(catalog_name, schema_name, name)
-    access = grants.Access.load(caller, row)
+    access = Access.load(caller, row)
     level = hidden_level(access, securable_type)
     if level is None:
         return row, access
@@ -135,7 +101,7 @@ def in_schema(caller, securable_type: str, full_name: str, *, for_update: bool =
     raise hidden(not_found(catalog_name, schema_name, name))
 
 
-def table(caller, full_name: str, *, for_update: bool = False) -> tuple[Table, grants.Access]:
+def table(caller, full_name: str, *, for_update: bool = False) -> tuple[Table, Access]:
     return in_schema(caller, SecurableType.TABLE, full_name, for_update=for_update)
 
 
