@@ -22,7 +22,7 @@ from catalog.choices import Privilege, SecurableType, VolumeType
 from catalog.models import Principal, Volume
 from catalog.services import audit, recipes
 from catalog.services.names import validate_name
-from catalog.services.schema_assets import managed_location, schema_access, validate_long_comment
+from catalog.services.schema_assets import managed_location, schema_access, validate_long_comment, visible_in_schema
 from ucweb.errors import AlreadyExists, InvalidParameter
 
 
