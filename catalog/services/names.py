@@ -103,10 +103,16 @@ def split_full_name(full_name: str, parts: int, *, what: str) -> list[str]:
     has decoded once already. The name is decoded further only while it does not have the
     expected number of parts, so that a name that itself holds a `%` (`a%2Eb`, allowed like any
     other character) is still found."""
+    return _split_decoding(full_name, lambda text: _parts(text, parts), lambda count: count == parts,
+                           parts, what=what)
+
+
+def _split_decoding(full_name: str, split, fits, parts: int, *, what: str) -> list[str]:
+    """`split` the name, percent-decoding it further while the number of parts does not `fit`."""
     decoded = full_name
     while True:
-        pieces = _parts(decoded, parts)
-        if len(pieces) == parts and all(pieces):
+        pieces = split(decoded)
+        if fits(len(pieces)) and all(pieces):
             break
         again = unquote(decoded)
         if again == decoded:
@@ -116,7 +122,7 @@ def split_full_name(full_name: str, parts: int, *, what: str) -> list[str]:
         # Decoding may have produced a NUL (`%2500`): nothing is named that, and the database
         # refuses it in a query.
         raise InvalidParameter(f"Invalid {what} full name {full_name!r}: names may not contain NUL characters.")
-    if len(pieces) != parts or any(piece == "" for piece in pieces):
+    if not fits(len(pieces)) or any(piece == "" for piece in pieces):
         shape = ".".join(["catalog", "schema", "name"][:parts]) if parts > 1 else "name"
         raise InvalidParameter(f"Invalid {what} full name {full_name!r}: expected {shape}.")
     return pieces
@@ -147,21 +153,7 @@ def split_nested_full_name(full_name: str, parts: int, *, what: str) -> list[str
     """As `split_full_name`, for names whose schema may be nested: at least `parts` parts, the
     first the catalog; for a name in a schema the last is the name and those between are the
     schema's levels. `unity.a.b.t` → ['unity', 'a', 'b', 't']."""
-    decoded = full_name
-    while True:
-        pieces = _nested_parts(decoded)
-        if len(pieces) >= parts and all(pieces):
-            break
-        again = unquote(decoded)
-        if again == decoded:
-            break
-        decoded = again
-    if "\x00" in decoded:
-        raise InvalidParameter(f"Invalid {what} full name {full_name!r}: names may not contain NUL characters.")
-    if len(pieces) < parts or any(piece == "" for piece in pieces):
-        shape = ".".join(["catalog", "schema", "name"][:parts])
-        raise InvalidParameter(f"Invalid {what} full name {full_name!r}: expected {shape}.")
-    return pieces
+    return _split_decoding(full_name, _nested_parts, lambda count: count >= parts, parts, what=what)
 
 
 def schema_paths(schema_name: str) -> list[str]:

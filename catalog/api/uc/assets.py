@@ -38,7 +38,7 @@ from catalog.services.common import validate_optional_bool
 # == wire types ====================================================================================
 class VolumeInfo(serializers.Serializer):
     catalog_name = serializers.CharField(source="schema.catalog.name")
-    schema_name = serializers.CharField(source="schema.name")
+    schema_name = serializers.CharField(source="schema.uc_name")
     name = serializers.CharField()
     full_name = serializers.CharField()
     volume_id = serializers.CharField(source="id")
@@ -105,7 +105,7 @@ class ParametersField(serializers.Field):
 class FunctionInfo(serializers.Serializer):
     name = serializers.CharField()
     catalog_name = serializers.CharField(source="schema.catalog.name")
-    schema_name = serializers.CharField(source="schema.name")
+    schema_name = serializers.CharField(source="schema.uc_name")
     full_name = serializers.CharField()
     function_id = serializers.CharField(source="id")
     input_params = ParametersField()
@@ -165,7 +165,7 @@ class ListFunctionsResponse(serializers.Serializer):
 class RegisteredModelInfo(serializers.Serializer):
     name = serializers.CharField()
     catalog_name = serializers.CharField(source="schema.catalog.name")
-    schema_name = serializers.CharField(source="schema.name")
+    schema_name = serializers.CharField(source="schema.uc_name")
     full_name = serializers.CharField()
     id = serializers.CharField()
     storage_location = serializers.CharField()
@@ -198,7 +198,7 @@ class ListRegisteredModelsResponse(serializers.Serializer):
 class ModelVersionInfo(serializers.Serializer):
     model_name = serializers.CharField(source="model.name")
     catalog_name = serializers.CharField(source="model.schema.catalog.name")
-    schema_name = serializers.CharField(source="model.schema.name")
+    schema_name = serializers.CharField(source="model.schema.uc_name")
     version = serializers.IntegerField()
     source = serializers.CharField()
     run_id = serializers.CharField(allow_null=True)
