@@ -153,7 +153,12 @@ def split_nested_full_name(full_name: str, parts: int, *, what: str) -> list[str
     """As `split_full_name`, for names whose schema may be nested: at least `parts` parts, the
     first the catalog; for a name in a schema the last is the name and those between are the
     schema's levels. `unity.a.b.t` → ['unity', 'a', 'b', 't']."""
-    return _split_decoding(full_name, _nested_parts, lambda count: count >= parts, parts, what=what)
+    pieces = _split_decoding(full_name, _nested_parts, lambda count: count >= parts, parts, what=what)
+    if len(pieces) > parts and any("`" in piece for piece in pieces):
+        # Only Iceberg namespaces nest, and their names never hold a back-quote: this is a
+        # back-quoted name that does not close where a part ends (unity.`new.db.t).
+        raise InvalidParameter(f"Invalid {what} full name {full_name!r}: unbalanced back-quotes.")
+    return pieces
 
 
 def schema_paths(schema_name: str) -> list[str]:
