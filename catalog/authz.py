@@ -26,7 +26,6 @@ from enum import StrEnum
 
 from django.db.models import Q
 
-from catalog import asset_selectors, selectors
 from catalog.choices import Privilege, SecurableType
 from catalog.models import Grant, Metastore, Principal
 from ucweb.errors import CatalogError, PermissionDenied
@@ -114,12 +113,15 @@ def rule_for(securable_type: str, action: Action) -> Rule:
 
 
 def chain_of(securable) -> list:
-    """The securable followed by its containers, innermost first."""
+    """The securable followed by its containers, innermost first (a nested schema's parents
+    included: what is granted on a schema holds in the schemas inside it)."""
     chain = [securable]
     schema = getattr(securable, "schema", None)
     if schema is not None:
         chain.append(schema)
         securable = schema
+    if hasattr(securable, "ancestors"):
+        chain.extend(securable.ancestors())
     catalog = getattr(securable, "catalog", None)
     if catalog is not None:
         chain.append(catalog)
@@ -185,8 +187,11 @@ class Access:
         return self.has(Privilege.USE_CATALOG, len(self.chain) - 1)
 
     def can_use_schema(self) -> bool:
-        # The schema is the second-to-last link of any chain that has one.
-        return self.can_use_catalog() and self.has(Privilege.USE_SCHEMA, len(self.chain) - 2)
+        return self.can_use_catalog() and self.has(Privilege.USE_SCHEMA, self.schema_level())
+
+    def schema_level(self) -> int:
+        """The index of the innermost schema in the chain."""
+        return next(index for index, link in enumerate(self.chain) if kind_of(link) == "schema")
 
     def require(self, allowed: bool, message: str) -> None:
         if not allowed:
@@ -210,7 +215,8 @@ def type_of(securable) -> str:
 # -- visibility ------------------------------------------------------------------------------------
 def hidden_level(access: Access, securable_type: str) -> int | None:
     """The index in `access.chain` (innermost first) of the outermost link that the caller may
-    not see, or None when they see the whole chain."""
+    not see, or None when they see the whole chain. The catalog is the last link; a schema
+    hidden from the caller is its innermost one (USE SCHEMA there is inherited from above)."""
     if access.is_admin:
         return None
     if securable_type in METASTORE_LEVEL:
@@ -218,9 +224,10 @@ def hidden_level(access: Access, securable_type: str) -> int | None:
     top = len(access.chain) - 1  # the catalog
     if not access.can_use_catalog():
         return top
-    if top >= 1 and not access.has(Privilege.USE_SCHEMA, top - 1):
-        return top - 1
-    if top >= 2 and not any(access.has(privilege) for privilege in SEEN_WITH[securable_type]):
+    level = access.schema_level() if top >= 1 else None
+    if level is not None and not access.has(Privilege.USE_SCHEMA, level):
+        return level
+    if level == 1 and not any(access.has(privilege) for privilege in SEEN_WITH[securable_type]):
         return 0
     return None
 
@@ -234,24 +241,25 @@ def hidden(error: CatalogError) -> CatalogError:
 
 def not_found(row) -> CatalogError:
     """The error a lookup of `row` by its name answers when it does not exist."""
+    from catalog import resolve  # the resolver words "not found"; it checks through this module
+
     securable_type = type_of(row)
     if securable_type == SecurableType.CATALOG:
-        return selectors.catalog_not_found(row.name)
+        return resolve.catalog_not_found(row.name)
     if securable_type == SecurableType.SCHEMA:
-        return selectors.schema_not_found(row.catalog.name, row.name)
+        return resolve.schema_not_found(row.catalog.name, row.path)
     if securable_type == SecurableType.EXTERNAL_LOCATION:
-        return asset_selectors.external_location_not_found(row.name)
+        return resolve.external_location_not_found(row.name)
     if securable_type == SecurableType.CREDENTIAL:
-        return asset_selectors.credential_not_found(row.name)
+        return resolve.credential_not_found(row.name)
     in_schema = {
-        SecurableType.TABLE: selectors.table_not_found,
-        SecurableType.VOLUME: asset_selectors.volume_not_found,
-        SecurableType.FUNCTION: asset_selectors.function_not_found,
-        SecurableType.REGISTERED_MODEL: asset_selectors.registered_model_not_found,
-    }.get(securable_type)
-    if in_schema is None:
-        return CatalogError(f"{kind_of(row).capitalize()} not found: {describe(row)}")
-    return in_schema(row.schema.catalog.name, row.schema.name, row.name)
+        SecurableType.TABLE: resolve.table_not_found,
+        SecurableType.VOLUME: resolve.volume_not_found,
+        SecurableType.FUNCTION: resolve.function_not_found,
+        SecurableType.REGISTERED_MODEL: resolve.registered_model_not_found,
+        SecurableType.POLICY: resolve.policy_not_found,
+    }[securable_type]
+    return in_schema(row.schema.catalog.name, row.schema.path, row.name)
 
 
 NAMED = object()  # `missing` default: the not-found error of the hidden link, by name
@@ -315,9 +323,10 @@ def refusal(obj, action: Action, rule: Rule) -> str:
 
 def require_container_use(access: Access) -> None:
     """USE CATALOG on the catalog above, and USE SCHEMA on the schema above, each with a 403."""
-    if len(access.chain) >= 3:
+    securable = access.chain[0]
+    if getattr(securable, "schema", None) is not None:
         require_schema_use(access)
-    elif len(access.chain) == 2:
+    elif getattr(securable, "catalog", None) is not None:
         require_catalog_use(access)
 
 
@@ -327,7 +336,8 @@ def require_catalog_use(access: Access) -> None:
 
 def require_schema_use(access: Access) -> None:
     require_catalog_use(access)
-    access.require(access.can_use_schema(), f"Missing USE SCHEMA on schema {describe(access.chain[-2])}.")
+    access.require(access.can_use_schema(),
+                   f"Missing USE SCHEMA on schema {describe(access.chain[access.schema_level()])}.")
 
 
 def visible(queryset, caller: Principal, action: Action = Action.SEE, *, access: Access | None = None):

@@ -85,6 +85,18 @@ def paginate(queryset, *, max_results, page_token, key: str = "name", numeric: b
     return items[:size], next_token
 
 
+def paginate_list(items: list, *, max_results, page_token, key):
+    """The same pages over a list computed in memory, sorted by `key(item)` (a string)."""
+    size = page_size(max_results)
+    after = decode_page_token(page_token)
+    ordered = sorted(items, key=key)
+    if after is not None:
+        ordered = [item for item in ordered if key(item) > after]
+    page = ordered[:size]
+    next_token = encode_page_token(key(page[-1])) if len(ordered) > size else None
+    return page, next_token
+
+
 def page_if_asked(queryset, query_params, *, key: str = "name"):
     """The Iceberg REST and Polaris lists: a page when the client sent `pageToken`, else all."""
     if "pageToken" not in query_params:

@@ -1,81 +1,36 @@
-"""Reads of the namespace. Every lookup that the APIs make goes through here, so the number of
-queries of a hot path is decided in one place."""
+"""Names kept for the modules that still import them from here: lookups by name or id live in
+catalog.resolve, pagination in catalog.pagination."""
 
 from __future__ import annotations
 
-from catalog.models import Catalog, Schema, Table
-# Pagination lives in catalog.pagination; its callers here know it by these names.
-from catalog.pagination import decode_page_token, encode_page_token, page_size, paginate  # noqa: F401
-from catalog.services.names import join_full_name, split_full_name
-from ucweb.errors import CatalogDoesNotExist, SchemaDoesNotExist, TableDoesNotExist
+from catalog import pagination, resolve
+from catalog.services.names import quote_part
+
+# -- kept for callers not yet moved to catalog.resolve (commits/delta_v1.py) ------------------------
+catalog_not_found = resolve.catalog_not_found
+get_catalog = resolve.get_catalog
+get_schema = resolve.get_schema
+get_table = resolve.get_table
+get_table_by_full_name = resolve.get_table_by_full_name
 
 
-# -- "not found", worded as Unity Catalog words it (clients match on `Catalog not found: <name>`) --
-# A missing securable and one the caller may not see (catalog.resolve) answer with the same error.
-def catalog_not_found(name: str) -> CatalogDoesNotExist:
-    return CatalogDoesNotExist(f"Catalog not found: {name}")
+def schema_not_found(catalog_name: str, schema_name: str):
+    return resolve.schema_not_found(catalog_name, quote_part(schema_name))
 
 
-def schema_not_found(catalog_name: str, schema_name: str) -> SchemaDoesNotExist:
-    return SchemaDoesNotExist(f"Schema not found: {join_full_name(catalog_name, schema_name)}")
+def table_not_found(catalog_name: str, schema_name: str, table_name: str):
+    return resolve.table_not_found(catalog_name, quote_part(schema_name), table_name)
 
 
-def table_not_found(catalog_name: str, schema_name: str, table_name: str) -> TableDoesNotExist:
-    return TableDoesNotExist(f"Table not found: {join_full_name(catalog_name, schema_name, table_name)}")
+# -- pagination: catalog.pagination, under the names its callers know -----------------------------
+page_size = pagination.page_size
+encode_page_token = pagination.encode_page_token
+decode_page_token = pagination.decode_page_token
+paginate = pagination.paginate
+paginate_list = pagination.paginate_list
 
 
-def table_id_not_found(table_id) -> TableDoesNotExist:
-    return TableDoesNotExist(f"Table not found: {table_id}")
-
-
-# -- lookups without a caller (the services resolve for a caller through catalog.resolve) ---------
-def find_catalog(name: str, *, for_update: bool = False) -> Catalog | None:
-    queryset = Catalog.objects.select_for_update() if for_update else Catalog.objects.all()
-    return queryset.filter(name=name).first()
-
-
-def find_schema(catalog_name: str, schema_name: str, *, for_update: bool = False) -> Schema | None:
-    queryset = Schema.objects.select_related("catalog")
-    if for_update:
-        queryset = queryset.select_for_update(of=("self",))
-    return queryset.filter(catalog__name=catalog_name, name=schema_name).first()
-
-
-def get_catalog(name: str) -> Catalog:
-    catalog = find_catalog(name)
-    if catalog is None:
-        raise catalog_not_found(name)
-    return catalog
-
-
-def get_schema(catalog_name: str, schema_name: str) -> Schema:
-    schema = find_schema(catalog_name, schema_name)
-    if schema is None:
-        get_catalog(catalog_name)
-        raise schema_not_found(catalog_name, schema_name)
-    return schema
-
-
-def get_schema_by_full_name(full_name: str) -> Schema:
-    catalog_name, schema_name = split_full_name(full_name, 2, what="schema")
-    return get_schema(catalog_name, schema_name)
-
-
-def get_table(catalog_name: str, schema_name: str, table_name: str, *, for_update: bool = False) -> Table:
-    queryset = Table.objects.select_related("schema__catalog")
-    if for_update:
-        queryset = queryset.select_for_update(of=("self",))
-    table = queryset.filter(
-        schema__catalog__name=catalog_name, schema__name=schema_name, name=table_name
-    ).first()
-    if table is None:
-        get_schema(catalog_name, schema_name)
-        raise table_not_found(catalog_name, schema_name, table_name)
-    return table
-
-
-def get_table_by_full_name(full_name: str, *, for_update: bool = False) -> Table:
-    catalog_name, schema_name, table_name = split_full_name(full_name, 3, what="table")
-    return get_table(catalog_name, schema_name, table_name, for_update=for_update)
-
-
+def paginate_versions(queryset, *, max_results, page_token):
+    """Keyset pagination of model versions by number."""
+    return pagination.paginate(queryset, max_results=max_results, page_token=page_token, key="version", numeric=True,
+                               maximum=pagination.SPEC_MAXIMUM["model_versions"])

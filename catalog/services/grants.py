@@ -136,7 +136,11 @@ def _inside(securable) -> list:
         found = list(Schema.objects.filter(catalog=securable, id__in=has_grants).select_related("catalog"))
         where = {"schema__catalog": securable}
     elif isinstance(securable, Schema):
-        found, where = [], {"schema": securable}
+        schemas, frontier = [securable], [securable]
+        while frontier:  # schemas nest: a rename changes the names of all that lies below
+            frontier = list(Schema.objects.filter(parent__in=frontier).select_related("catalog"))
+            schemas += frontier
+        found, where = schemas[1:], {"schema__in": schemas}
     else:
         return []
     for model in (Table, Volume, Function, RegisteredModel, Policy):
