@@ -7,9 +7,10 @@ second query made the authorization cost as much as the ratification's own row l
 
 from __future__ import annotations
 
+from django.contrib.postgres.aggregates import JSONBAgg
 from django.contrib.postgres.expressions import ArraySubquery
-from django.db.models import F, OuterRef, QuerySet
-from django.db.models.functions import Coalesce, JSONObject
+from django.db.models import F, JSONField, OuterRef, QuerySet, Subquery, Value
+from django.db.models.functions import Cast, Coalesce, JSONObject
 
 from catalog.models import Grant, Principal, Table
 from catalog.services import grants
@@ -33,11 +34,13 @@ def tables(caller: Principal, *, for_update: bool = False, pending: bool = False
             for name, column in _CHAIN
         })
     if pending:
+        # One JSON array (one decode), not an array of JSON values (one decode each).
         rows = DeltaCommit.objects.filter(
             table_id=OuterRef("id"), version__gt=Coalesce(OuterRef("latest_published_version"), 0),
             version__lte=OuterRef("latest_version"),
-        ).order_by("-version").values(row=JSONObject(**{name: F(name) for name in COMMIT_FIELDS}))
-        queryset = queryset.annotate(pending=ArraySubquery(rows))
+        ).values("table_id").annotate(rows=JSONBAgg(
+            JSONObject(**{name: F(name) for name in COMMIT_FIELDS}), order_by="-version")).values("rows")
+        queryset = queryset.annotate(pending=Coalesce(Subquery(rows), Cast(Value("[]"), JSONField())))
     return queryset
 
 
