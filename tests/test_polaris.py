@@ -31,7 +31,7 @@ from catalog.models import Schema as UCSchema
 from catalog.services import policies
 from tests.test_openapi_fuzz import check_error_envelope, fuzz_settings
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.xdist_group("polaris")]
 
 CATALOG = "unity"
 COMPACTION = "system.data-compaction"

@@ -15,10 +15,11 @@ from catalog import resolve, selectors
 from catalog.asset_selectors import parse_uuid
 from catalog.choices import DataSourceFormat, Privilege, SecurableType, TableOperation, TableType
 from catalog.models import Principal, StagingTable, Table
-from catalog.services import audit, grants, managed_tables as staging_tables, tables, temporary_credentials
+from catalog.services import audit, grants, managed_tables as staging_tables, tables
 from catalog.services.common import validate_comment
 from catalog.services.names import validate_name
 from catalog.storage import InvalidStorageUrl, normalize
+from catalog.storage.credentials import vend
 from commits import delta, managed_tables, rows
 from commits.delta_v1.wire import (
     UnsupportedTableFormat, check_contract, json_int, json_object, millis, parse_columns, parse_domains,
@@ -230,7 +231,7 @@ def create_staging_table(*, caller: Principal, catalog: str, schema: str, body: 
         caller=caller, name=body.get("name"), catalog_name=catalog, schema_name=schema)
     try:
         credentials = storage_credentials(
-            temporary_credentials.vend_for_url(staging.staging_location, write=True, caller=caller),
+            vend(staging.staging_location, write=True, caller=caller),
             TableOperation.READ_WRITE)
     except TemporarilyUnavailable:
         # The staging table exists; a token service that is down must not make the client retry
