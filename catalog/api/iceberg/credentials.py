@@ -1,0 +1,40 @@
+"""Credential vending and the S3 signer of remote signing."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema, extend_schema_view, inline_serializer
+from rest_framework import serializers
+from rest_framework.response import Response
+
+from catalog.api.iceberg.base import JSON_OBJECT, TAGS, IcebergView
+from catalog.services import iceberg_credentials
+
+class CredentialsView(IcebergView):
+    @extend_schema(tags=TAGS, operation_id="loadCredentials", responses=JSON_OBJECT)
+    def get(self, request, prefix, namespace, table):
+        return Response(iceberg_credentials.load_credentials(caller=request.user, prefix=prefix, namespace=namespace,
+                                                             name=table))
+
+
+class SignView(IcebergView):
+    """The S3 signer of remote signing: signs one S3 request for objects of this table."""
+
+    @extend_schema(
+        tags=TAGS, operation_id="signRequest", responses=JSON_OBJECT,
+        request=inline_serializer("RemoteSignRequest", {
+            "region": serializers.CharField(), "uri": serializers.CharField(),
+            "method": serializers.ChoiceField(["PUT", "GET", "HEAD", "POST", "DELETE", "PATCH", "OPTIONS"]),
+            "headers": serializers.DictField(child=serializers.ListField(child=serializers.CharField())),
+            "body": serializers.CharField(required=False), "provider": serializers.CharField(required=False)}),
+    )
+    def post(self, request, prefix, namespace, table, staged=None):
+        signed = iceberg_credentials.sign_request(caller=request.user, prefix=prefix, namespace=namespace, name=table,
+                                                  body=self.body(request), staged=staged)
+        response = Response(signed)
+        response["Cache-Control"] = "no-cache"
+        return response
+
+
+@extend_schema_view(post=extend_schema(operation_id="signStagedRequest"))
+class StagedSignView(SignView):
+    """The signer endpoint handed out by stage-create: objects of a table not yet committed."""

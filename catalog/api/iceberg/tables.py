@@ -1,0 +1,122 @@
+"""Tables: list, create, load, commit, drop, register, rename, notifications and metrics.
+The view endpoints of views.py are these classes with `view_objects = True`."""
+
+from __future__ import annotations
+
+from django.http import HttpResponse
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.response import Response
+
+from catalog.api.iceberg.base import (
+    COMMIT_RULES, DELEGATION, JSON_OBJECT, NO_CONTENT, PAGE, TAGS, IcebergView, delegation, none_match, page,
+    table_result)
+from catalog.services import iceberg, iceberg_credentials, iceberg_external
+from catalog.services.common import validate_optional_bool
+from ucweb.errors import InvalidParameter
+
+def _identifiers(items) -> list[dict]:
+    return [{"namespace": [table.schema.name], "name": table.name} for table in items]
+
+
+class TablesView(IcebergView):
+    view_objects = False
+
+    @extend_schema(tags=TAGS, operation_id="listTables", responses=JSON_OBJECT, parameters=PAGE)
+    def get(self, request, prefix, namespace):
+        items, token = page(request, iceberg.list_tables(caller=request.user, prefix=prefix, namespace=namespace,
+                                                          view=self.view_objects))
+        body = {"identifiers": _identifiers(items)}
+        if token:
+            body["next-page-token"] = token
+        return Response(body)
+
+    @extend_schema(tags=TAGS, operation_id="createTable", responses=JSON_OBJECT, request=None, parameters=[DELEGATION])
+    def post(self, request, prefix, namespace):
+        body = self.body(request)
+        if self.view_objects:
+            return table_result(iceberg.create_view(caller=request.user, prefix=prefix, namespace=namespace, body=body))
+        return table_result(iceberg_credentials.create_table(caller=request.user, prefix=prefix, namespace=namespace,
+                                                             body=body, delegation=delegation(request)))
+
+
+class TableView(IcebergView):
+    view_objects = False
+
+    @extend_schema(tags=TAGS, operation_id="loadTable", responses=JSON_OBJECT,
+                   parameters=[OpenApiParameter("snapshots", str, enum=["all", "refs"]), DELEGATION])
+    def get(self, request, prefix, namespace, table):
+        snapshots = request.query_params.get("snapshots")
+        if snapshots not in (None, "all", "refs"):
+            raise InvalidParameter("snapshots must be all or refs.")
+        loaded = iceberg_credentials.load_table(caller=request.user, prefix=prefix, namespace=namespace, name=table,
+                                                delegation=delegation(request), view=self.view_objects)
+        etag = loaded.etag(snapshots)
+        if none_match(request.META.get("HTTP_IF_NONE_MATCH"), etag):
+            response = HttpResponse(status=304)
+            response["ETag"] = etag
+            return response
+        return table_result(loaded, snapshots=snapshots)
+
+    @extend_schema(tags=TAGS, operation_id="tableExists", responses={204: NO_CONTENT})
+    def head(self, request, prefix, namespace, table):
+        iceberg.table_exists(caller=request.user, prefix=prefix, namespace=namespace, name=table,
+                             view=self.view_objects)
+        return Response(status=204)
+
+    @extend_schema(tags=TAGS, operation_id="updateTable", responses=JSON_OBJECT, request=None,
+                   description=COMMIT_RULES)
+    def post(self, request, prefix, namespace, table):
+        body = self.body(request)
+        if self.view_objects:
+            return table_result(iceberg.replace_view(caller=request.user, prefix=prefix, namespace=namespace,
+                                                     name=table, body=body))
+        return table_result(iceberg.commit_table(caller=request.user, prefix=prefix, namespace=namespace,
+                                                 name=table, body=body))
+
+    @extend_schema(tags=TAGS, operation_id="dropTable", responses={204: NO_CONTENT},
+                   parameters=[OpenApiParameter("purgeRequested", bool)])
+    def delete(self, request, prefix, namespace, table):
+        purge = validate_optional_bool(request.query_params.get("purgeRequested"), field="purgeRequested")
+        iceberg.drop_table(caller=request.user, prefix=prefix, namespace=namespace, name=table, purge=purge,
+                           view=self.view_objects)
+        return Response(status=204)
+
+
+class RegisterTableView(IcebergView):
+    @extend_schema(tags=TAGS, operation_id="registerTable", responses=JSON_OBJECT, request=None,
+                   parameters=[DELEGATION])
+    def post(self, request, prefix, namespace):
+        return table_result(iceberg_credentials.register_table(caller=request.user, prefix=prefix, namespace=namespace,
+                                                               body=self.body(request), delegation=delegation(request)))
+
+
+class NotificationsView(IcebergView):
+    @extend_schema(
+        tags=TAGS, operation_id="sendNotification", responses={204: NO_CONTENT},
+        request=inline_serializer("NotificationRequest", {
+            "notification-type": serializers.ChoiceField(choices=["CREATE", "UPDATE", "DROP", "VALIDATE"]),
+            "payload": inline_serializer("TableUpdateNotification", {
+                "table-name": serializers.CharField(), "timestamp": serializers.IntegerField(),
+                "table-uuid": serializers.CharField(), "metadata-location": serializers.CharField()})}))
+    def post(self, request, prefix, namespace, table):
+        iceberg_external.send_notification(caller=request.user, prefix=prefix, namespace=namespace, name=table,
+                                           body=self.body(request))
+        return Response(status=204)
+
+
+class RenameTableView(IcebergView):
+    view_objects = False
+
+    @extend_schema(tags=TAGS, operation_id="renameTable", responses={204: NO_CONTENT}, request=None)
+    def post(self, request, prefix):
+        iceberg.rename(caller=request.user, prefix=prefix, body=self.body(request), view=self.view_objects)
+        return Response(status=204)
+
+
+class MetricsView(IcebergView):
+    @extend_schema(tags=TAGS, operation_id="reportMetrics", responses={204: NO_CONTENT}, request=None)
+    def post(self, request, prefix, namespace, table):
+        iceberg.record_metrics(caller=request.user, prefix=prefix, namespace=namespace, name=table,
+                               body=self.body(request))
+        return Response(status=204)
