@@ -8,6 +8,7 @@ import json
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+
 from tests.helpers import UC, grant
 from tests.query_pins import assert_query_count
 
