@@ -285,6 +285,9 @@ class SecurableAPITests:
         super().__init_subclass__(**kwargs)
         if cls.update_body is None:  # a securable without an update operation
             cls.test_update = cls.test_authorization_update = None
+        elif cls.test_update is None:  # declared below a base that has none
+            cls.test_update = SecurableAPITests.test_update
+            cls.test_authorization_update = SecurableAPITests.test_authorization_update
 
     @classmethod
     def setUpClass(cls):

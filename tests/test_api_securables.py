@@ -53,73 +53,74 @@ class TestSchemas(SecurableAPITests, TestCase):
     update_action, delete_action = "updateSchema", "deleteSchema"
 
 
-class TestVolumes(SecurableAPITests, TestCase):
-    kind = "volume"
-    ref = "volume:shop.sales.raw"
-    setup = [("/volumes", {"name": "raw", **IN_SHOP_SALES, "volume_type": "MANAGED"})]
-    list_path, list_key = "/volumes?catalog_name=shop&schema_name=sales", "volumes"
-    detail_path = "/volumes/shop.sales.raw"
-    create_path, created = "/volumes", "volume:shop.sales.fresh"
-    create_body = {"name": "fresh", **IN_SHOP_SALES, "volume_type": "MANAGED"}
-    create_checks = (see(SCHEMA), allow(("CREATE VOLUME", SCHEMA)))
-    create_needs = (*USE_SHOP_SALES, (SCHEMA, "CREATE VOLUME"))
-    create_owner = SCHEMA
-    create_action = "createVolume"
-    list_checks, list_needs = (see(SCHEMA),), (*USE_SHOP_SALES, (ref, "READ VOLUME"))
-    get_checks = (see(ref), allow(("READ VOLUME", ref)))
-    get_needs = (*USE_SHOP_SALES, (ref, "READ VOLUME"))
+class InShopSales(SecurableAPITests):
+    """What lives in schema shop.sales, declared by its path, its name, the body that creates one
+    named `name`, and the privileges that create and read it (read also makes it visible)."""
+
+    path: str
+    name: str
+    create_privilege: str
+    read_privilege: str
+
+    @staticmethod
+    def body(name: str) -> dict:
+        raise NotImplementedError
+
+    def __init_subclass__(cls, **kwargs):
+        cls.ref = f"{cls.kind}:shop.sales.{cls.name}"
+        cls.setup = [(cls.path, cls.body(cls.name))]
+        cls.list_path = f"{cls.path}?catalog_name=shop&schema_name=sales"
+        cls.detail_path = f"{cls.path}/shop.sales.{cls.name}"
+        cls.create_path, cls.created, cls.create_body = cls.path, f"{cls.kind}:shop.sales.fresh", cls.body("fresh")
+        cls.create_checks = (see(SCHEMA), allow((cls.create_privilege, SCHEMA)))
+        cls.create_needs = (*USE_SHOP_SALES, (SCHEMA, cls.create_privilege))
+        cls.create_owner = SCHEMA
+        cls.list_checks = (see(SCHEMA),)
+        cls.get_checks = (see(cls.ref), allow((cls.read_privilege, cls.ref)))
+        cls.list_needs = cls.get_needs = (*USE_SHOP_SALES, (cls.ref, cls.read_privilege))
+        super().__init_subclass__(**kwargs)
+
+
+class TestVolumes(InShopSales, TestCase):
+    kind, path, name, list_key = "volume", "/volumes", "raw", "volumes"
+    create_privilege, read_privilege = "CREATE VOLUME", "READ VOLUME"
+    create_action, update_action, delete_action = "createVolume", "updateVolume", "deleteVolume"
     update_body = updated = {"comment": "changed"}
-    update_action, delete_action = "updateVolume", "deleteVolume"
+
+    @staticmethod
+    def body(name):
+        return {"name": name, **IN_SHOP_SALES, "volume_type": "MANAGED"}
 
 
-def function_info(name: str) -> dict:
-    return {"function_info": {
-        "name": name, **IN_SHOP_SALES,
-        "input_params": {"parameters": [{"name": "x", "type_text": "int", "type_json": '{"type":"int"}',
-                                         "type_name": "INT", "position": 0}]},
-        "data_type": "INT", "full_data_type": "int", "routine_body": "SQL", "routine_definition": "x + 1",
-        "parameter_style": "S", "is_deterministic": True, "sql_data_access": "CONTAINS_SQL",
-        "is_null_call": False, "security_type": "DEFINER", "specific_name": name,
-    }}
-
-
-class TestFunctions(SecurableAPITests, TestCase):
+class TestFunctions(InShopSales, TestCase):
     """Functions have no update operation in the API."""
 
-    kind = "function"
-    ref = "function:shop.sales.score"
-    setup = [("/functions", function_info("score"))]
-    list_path, list_key = "/functions?catalog_name=shop&schema_name=sales", "functions"
-    detail_path = "/functions/shop.sales.score"
-    create_path, created = "/functions", "function:shop.sales.fresh"
-    create_body = function_info("fresh")
-    create_checks = (see(SCHEMA), allow(("CREATE FUNCTION", SCHEMA)))
-    create_needs = (*USE_SHOP_SALES, (SCHEMA, "CREATE FUNCTION"))
-    create_owner = SCHEMA
-    create_action = "createFunction"
-    list_checks, list_needs = (see(SCHEMA),), (*USE_SHOP_SALES, (ref, "EXECUTE"))
-    get_checks = (see(ref), allow(("EXECUTE", ref)))
-    get_needs = (*USE_SHOP_SALES, (ref, "EXECUTE"))
-    delete_action = "deleteFunction"
+    kind, path, name, list_key = "function", "/functions", "score", "functions"
+    create_privilege, read_privilege = "CREATE FUNCTION", "EXECUTE"
+    create_action, delete_action = "createFunction", "deleteFunction"
+
+    @staticmethod
+    def body(name):
+        return {"function_info": {
+            "name": name, **IN_SHOP_SALES,
+            "input_params": {"parameters": [{"name": "x", "type_text": "int", "type_json": '{"type":"int"}',
+                                             "type_name": "INT", "position": 0}]},
+            "data_type": "INT", "full_data_type": "int", "routine_body": "SQL", "routine_definition": "x + 1",
+            "parameter_style": "S", "is_deterministic": True, "sql_data_access": "CONTAINS_SQL",
+            "is_null_call": False, "security_type": "DEFINER", "specific_name": name,
+        }}
 
 
-class TestRegisteredModels(SecurableAPITests, TestCase):
-    kind = "registered_model"
-    ref = "registered_model:shop.sales.churn"
-    setup = [("/models", {"name": "churn", **IN_SHOP_SALES})]
-    list_path, list_key = "/models?catalog_name=shop&schema_name=sales", "registered_models"
-    detail_path = "/models/shop.sales.churn"
-    create_path, created = "/models", "registered_model:shop.sales.fresh"
-    create_body = {"name": "fresh", **IN_SHOP_SALES}
-    create_checks = (see(SCHEMA), allow(("CREATE MODEL", SCHEMA)))
-    create_needs = (*USE_SHOP_SALES, (SCHEMA, "CREATE MODEL"))
-    create_owner = SCHEMA
-    create_action = "createRegisteredModel"
-    list_checks, list_needs = (see(SCHEMA),), (*USE_SHOP_SALES, (ref, "EXECUTE"))
-    get_checks = (see(ref), allow(("EXECUTE", ref)))
-    get_needs = (*USE_SHOP_SALES, (ref, "EXECUTE"))
+class TestRegisteredModels(InShopSales, TestCase):
+    kind, path, name, list_key = "registered_model", "/models", "churn", "registered_models"
+    create_privilege, read_privilege = "CREATE MODEL", "EXECUTE"
+    create_action, update_action, delete_action = (
+        "createRegisteredModel", "updateRegisteredModel", "deleteRegisteredModel")
     update_body = updated = {"comment": "changed"}
-    update_action, delete_action = "updateRegisteredModel", "deleteRegisteredModel"
+
+    @staticmethod
+    def body(name):
+        return {"name": name, **IN_SHOP_SALES}
 
 
 class TestModelVersions(SecurableAPITests, TestCase):

@@ -1,13 +1,13 @@
 """The pure functions under the APIs, without a database: full-name splitting, page tokens,
-location canonicalisation, access evaluation, the checks of a catalog-managed table's first
-commit, Iceberg view metadata updates and the error table. (Models built here are never saved.)"""
+access evaluation, the checks of a catalog-managed table's first commit, Iceberg view metadata
+updates and the error table. (Models built here are never saved. Location canonicalisation is in
+tests/test_locations.py, the Delta format modules in tests/test_delta_formats.py.)"""
 
 import json
 
 import pytest
 
 from catalog.choices import Privilege, SecurableType
-from catalog.locations import canonical, is_within, overlaps
 from catalog.models import Catalog, Principal, Schema, Table
 from catalog.resolve import hidden_level
 from catalog.selectors import decode_page_token, encode_page_token
@@ -93,34 +93,6 @@ def test_no_token_is_the_first_page():
 def test_page_tokens_it_cannot_have_made_are_refused(token):
     with pytest.raises(InvalidParameter):
         decode_page_token(token)
-
-
-# -- locations ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize("value, expected", [
-    ("s3://bucket/a/b", "s3://bucket/a/b"),
-    ("s3://bucket/a//b/", "s3://bucket/a/b"),
-    ("S3://bucket/a", "s3://bucket/a"),
-    ("s3a://bucket/a", "s3://bucket/a"),
-])
-def test_canonical_locations(value, expected):
-    assert canonical(value) == expected
-
-
-@pytest.mark.parametrize("value", [
-    "s3://bucket/a/../b", "s3://bucket/./a", "s3://bucket/a/%2E%2E/b", "relative/path", "http://example.com/x",
-    "", "s3://", 5,
-])
-def test_canonical_refuses_what_is_not_a_plain_location(value):
-    with pytest.raises(InvalidParameter):
-        canonical(value)
-
-
-def test_within_and_overlaps_compare_whole_segments():
-    assert is_within("s3://b/x/y", "s3://b/x")
-    assert is_within("s3://b/x", "s3://b/x")
-    assert not is_within("s3://b/xy", "s3://b/x")
-    assert overlaps("s3://b/x", "s3://b/x/y") and overlaps("s3://b/x/y", "s3://b/x")
-    assert not overlaps("s3://b/x", "s3://b/y")
 
 
 # -- access ------------------------------------------------------------------------------------------
