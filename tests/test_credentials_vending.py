@@ -29,6 +29,9 @@ from catalog.storage.vending import escape_iam, session_name, session_policy
 from tests.helpers import UC, grant
 from tests.seaweedfs_sts import sts_s3_server  # noqa: F401 - the module-scoped server fixture
 
+# One SeaweedFS with STS for the module (sts_s3_server), so one test process runs it.
+pytestmark = pytest.mark.xdist_group("credentials_vending")
+
 
 # == the session policy document ===================================================================
 def test_read_policy_is_limited_to_the_prefix():

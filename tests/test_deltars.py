@@ -27,7 +27,7 @@ from catalog.services import principals
 from tests.helpers import UC, grant
 from tests.seaweedfs_sts import sts_s3_server  # noqa: F401 - the module-scoped server fixture
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.s3]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.s3, pytest.mark.xdist_group("deltars")]
 
 
 # DELTA_RS_HANGS: deltalake 1.6.6 sometimes never returns from DeltaTable("uc://...") after its

@@ -43,7 +43,7 @@ from tests.delta_client import encode, log_name, metadata_action, protocol_actio
 from tests.helpers import UC
 from tests.sail_server import RequestRecorder, SailServer
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.xdist_group("sail")]
 COMMITS = "/delta/preview/commits"
 
 

@@ -46,7 +46,7 @@ class ParametersField(serializers.Field):
 class FunctionInfo(OwnedInfo):
     name = serializers.CharField()
     catalog_name = serializers.CharField(source="schema.catalog.name")
-    schema_name = serializers.CharField(source="schema.name")
+    schema_name = serializers.CharField(source="schema.uc_name")
     full_name = serializers.CharField()
     function_id = serializers.CharField(source="id")
     input_params = ParametersField()

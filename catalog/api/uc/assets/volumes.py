@@ -15,7 +15,7 @@ from catalog.services import volumes
 
 class VolumeInfo(OwnedInfo):
     catalog_name = serializers.CharField(source="schema.catalog.name")
-    schema_name = serializers.CharField(source="schema.name")
+    schema_name = serializers.CharField(source="schema.uc_name")
     name = serializers.CharField()
     full_name = serializers.CharField()
     volume_id = serializers.CharField(source="id")
