@@ -99,7 +99,7 @@ def test_page_tokens_it_cannot_have_made_are_refused(token):
 @pytest.fixture
 def namespace():
     catalog = Catalog(name="shop", owner="alice")
-    schema = Schema(name="sales", catalog=catalog, owner="alice")
+    schema = Schema(name="sales", path="sales", catalog=catalog, owner="alice")
     table = Table(name="trips", schema=schema, owner="alice")
     return catalog, schema, table
 
