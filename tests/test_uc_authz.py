@@ -665,13 +665,14 @@ def test_renaming_a_catalog_and_a_schema_renames_what_their_grants_show(world, a
     it on the grants of everything inside, in the same transaction. Access follows the rows."""
     from catalog.services import effective_access
 
+    landing_name = Grant.objects.get(principal="bob", privilege=CREATE_EXTERNAL_TABLE).securable_name
     assert admin_client.patch(f"{UC}/catalogs/shop", {"new_name": "store"}, format="json").status_code == 200
     assert _grant_names("carol") == {USE_CATALOG: "store", USE_SCHEMA: "store.sales", SELECT: "store.sales.trips"}
     response = admin_client.patch(f"{UC}/schemas/store.sales", {"new_name": "sold"}, format="json")
     assert response.status_code == 200, response.content
     assert _grant_names("carol") == {USE_CATALOG: "store", USE_SCHEMA: "store.sold", SELECT: "store.sold.trips"}
-    # Grants outside the renamed containers are left as they were (this one was named by the fixture).
-    assert Grant.objects.get(principal="bob", privilege=CREATE_EXTERNAL_TABLE).securable_name == LANDING
+    # Grants outside the renamed containers are left as they were.
+    assert Grant.objects.get(principal="bob", privilege=CREATE_EXTERNAL_TABLE).securable_name == landing_name
 
     carol = make_client("carol")
     assert carol.get(f"{UC}/tables/store.sold.trips").status_code == 200
