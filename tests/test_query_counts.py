@@ -111,3 +111,39 @@ def test_delta_v1_commit(reader, managed):
         response = reader.post(path, body(), format="json")
     assert response.status_code == 200, response.content
     assert len(queries.captured_queries) == PINS["delta v1 commit"]
+
+
+ICEBERG = "/api/catalog/v1/unity"
+ICEBERG_SCHEMA = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": False}]}
+
+
+def _iceberg_tables(admin_client, *names):
+    for name in names:
+        created = admin_client.post(f"{ICEBERG}/namespaces/default/tables", {"name": name, "schema": ICEBERG_SCHEMA},
+                                    format="json")
+        assert created.status_code == 200, created.content
+
+
+def _count_posts(client, path, bodies):
+    """Queries of the second of two requests (the first warms the token cache and lazy imports)."""
+    client.post(path, next(bodies), format="json")
+    with CaptureQueriesContext(connection) as queries:
+        response = client.post(path, next(bodies), format="json")
+    assert response.status_code < 300, response.content
+    return len(queries.captured_queries)
+
+
+def test_iceberg_update_table(reader, admin_client, storage_root):
+    _iceberg_tables(admin_client, "ice")
+    bodies = ({"updates": [{"action": "set-properties", "updates": {"commit": str(n)}}]} for n in range(2))
+    path = f"{ICEBERG}/namespaces/default/tables/ice"
+    assert _count_posts(reader, path, bodies) == PINS["iceberg update table"]
+
+
+def test_iceberg_transaction(reader, admin_client, storage_root):
+    _iceberg_tables(admin_client, "ice_a", "ice_b")
+    bodies = ({"table-changes": [
+        {"identifier": {"namespace": ["default"], "name": name},
+         "updates": [{"action": "set-properties", "updates": {"commit": str(n)}}]} for name in ("ice_a", "ice_b")]}
+        for n in range(2))
+    assert _count_posts(reader, f"{ICEBERG}/transactions/commit", bodies) == PINS["iceberg transaction of two tables"]
