@@ -19,12 +19,13 @@ STAMP := $(VENV)/.installed-$(SERVER_HASH)
 DEV_STAMP := $(VENV)/.installed-dev-$(DEV_HASH)
 
 .DEFAULT_GOAL := help
-.PHONY: help venv venv-dev run test services bench clean
+.PHONY: help venv venv-dev run test lint-imports services bench clean
 
 help:
 	@echo "make venv    create $(VENV) and install requirements.txt, the server's (skipped when unchanged)"
 	@echo "make run     migrate, bootstrap and serve on 127.0.0.1:\$${UCWEB_PORT:-8080}"
 	@echo "make test    install requirements-dev.txt, start PostgreSQL/Redis (and install Chromium) if needed, run pytest (PYTEST_ARGS=...)"
+	@echo "make lint-imports  check the dependency rule between the apps (.importlinter)"
 	@echo "make bench   run bench/commits.py (BENCH_ARGS=...)"
 	@echo "make clean   remove $(VENV) and caches (keeps var/ data)"
 
@@ -57,6 +58,11 @@ test: venv-dev services
 	REDIS_URL=$${REDIS_URL:-$(TEST_REDIS_URL)} \
 	UCWEB_DB_CONN_MAX_AGE=0 \
 	$(VENV_PY) -m pytest $(PYTEST_ARGS)
+
+# The dependency rule (.importlinter): the catalog and commits never import maintenance, and only
+# the protocol adapters and the console of the catalog import commits.
+lint-imports: venv-dev
+	$(VENV)/bin/lint-imports --config .importlinter
 
 bench: venv
 	@test -f bench/commits.py || { echo "bench/commits.py does not exist yet" >&2; exit 1; }

@@ -77,7 +77,7 @@ STAGED_COMMIT = (
 def policy_read_cost(location: str, reads: int = 2000) -> float:
     """Microseconds the commit endpoint spends reading a staged commit (size, digest, operation)."""
     from catalog.storage import join, storage_for
-    from commits.delta import read_staged_commit
+    from commits.staged import read_staged_commit
 
     file_name = f"{1:020d}.{uuid.uuid4()}.json"
     staged = join(location, "_delta_log", "_staged_commits", file_name)
@@ -92,7 +92,8 @@ def v1_path(base: str, name: str) -> str:
     return f"{base}{UC}/delta/v1/catalogs/unity/schemas/default/tables/{name}"
 
 
-def run_writers(base, token, tables, writers, seconds, api="legacy"):
+def run_writers(server, token, tables, writers, seconds, api="legacy"):
+    base = server.url
     from catalog.storage import join, storage_for
 
     http = urllib3.PoolManager(maxsize=writers * 2)
@@ -145,18 +146,23 @@ def run_writers(base, token, tables, writers, seconds, api="legacy"):
             results.extend(local)
 
     threads = [threading.Thread(target=writer, args=(seed,)) for seed in range(writers)]
+    cpu_before = server.cpu_seconds()
     started = time.perf_counter()
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     elapsed = time.perf_counter() - started
+    cpu = server.cpu_seconds() - cpu_before
     latencies = sorted(latency for latency, _ in results)
     ok = sum(1 for _, status in results if status == 200)
     conflicts = sum(1 for _, status in results if status == 409)
     other = len(results) - ok - conflicts
     return {
         "commits_per_s": ok / elapsed,
+        # Every request's CPU (409s and the writers' GETs of the latest version included), per
+        # ratified commit: what one commit costs the server on this machine.
+        "cpu_ms_per_commit": 1000 * cpu / ok if ok else float("nan"),
         "attempts_per_s": len(results) / elapsed,
         "conflicts": conflicts,
         "errors": other,
@@ -232,7 +238,7 @@ def main():
             for writers in [int(n) for n in args.writers.split(",")]:
                 pg = pgbench(database_url, writers, tables, args.seconds)
                 for path in args.apis.split(","):
-                    api = run_writers(server.url, token, all_tables[:tables], writers, args.seconds, api=path)
+                    api = run_writers(server, token, all_tables[:tables], writers, args.seconds, api=path)
                     rows.append((path, writers, tables, api, pg))
                     print(f"path={path} writers={writers} tables={tables} api={api} pgbench={pg}", file=sys.stderr)
         policy_us = policy_read_cost(all_tables[0][1])
@@ -241,12 +247,13 @@ def main():
 
     print(f"\nucweb ratified commits, {args.seconds} s per run, gunicorn {args.workers} workers x 16 threads, "
           f"{os.cpu_count()} CPUs shared by server, writers and PostgreSQL\n")
-    print("| path | writers | tables | commits/s | attempts/s | 409s | p50 ms | p99 ms | pgbench tps (same txn) "
-          "| pgbench avg ms |")
-    print("|--|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    print("| path | writers | tables | commits/s | attempts/s | 409s | p50 ms | p99 ms | server CPU ms/commit "
+          "| pgbench tps (same txn) | pgbench avg ms | commits/s ÷ pgbench tps |")
+    print("|--|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
     for path, writers, tables, api, pg in rows:
         print(f"| {path} | {writers} | {tables} | {api['commits_per_s']:.0f} | {api['attempts_per_s']:.0f} | {api['conflicts']} "
-              f"| {api['p50_ms']:.1f} | {api['p99_ms']:.1f} | {pg['tps']:.0f} | {pg['latency_ms']:.2f} |")
+              f"| {api['p50_ms']:.1f} | {api['p99_ms']:.1f} | {api['cpu_ms_per_commit']:.2f} | {pg['tps']:.0f} "
+              f"| {pg['latency_ms']:.2f} | {api['commits_per_s'] / pg['tps']:.0%} |")
         if api["errors"]:
             print(f"(!) {api['errors']} requests failed with neither 200 nor 409", file=sys.stderr)
     print(f"\nEach ratification reads the staged commit's operation for the maintenance policy: "

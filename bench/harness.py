@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -54,6 +55,20 @@ class Server:
             except urllib3.exceptions.HTTPError:
                 time.sleep(0.1)
         raise RuntimeError("the server did not start")
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time of the gunicorn master and its live workers so far (Linux)."""
+        tick = os.sysconf("SC_CLK_TCK")
+        total = 0
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # a process that ended meanwhile
+            pid, ppid = int(stat.parent.name), int(fields[1])
+            if self.process.pid in (pid, ppid):
+                total += int(fields[11]) + int(fields[12])  # utime, stime
+        return total / tick
 
     def stop(self):
         self.process.terminate()

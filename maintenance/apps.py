@@ -4,3 +4,11 @@ from django.apps import AppConfig
 class MaintenanceConfig(AppConfig):
     name = "maintenance"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self):
+        # The domain announces what maintenance acts on (catalog.signals); it never calls it.
+        from catalog.signals import publication_due, securable_dropped
+        from maintenance import receivers
+
+        securable_dropped.connect(receivers.purge_dropped_securable, dispatch_uid="maintenance.purge")
+        publication_due.connect(receivers.verify_publication, dispatch_uid="maintenance.publish")

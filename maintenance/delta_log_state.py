@@ -8,24 +8,31 @@ from __future__ import annotations
 
 import io
 import json
+import time
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
 import pyarrow.parquet as pq
 
 from catalog.storage import InvalidStorageUrl, StorageObjectNotFound, join, normalize, storage_for
-from commits import delta_log
+from commits.formats import delta_log
 from commits.models import DeltaCommit
 
-LOG = "_delta_log"
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
 
 
 def commit_url(location: str, version: int) -> str:
-    return join(location, LOG, f"{version:020d}.json")
+    return join(location, delta_log.commit_path(version))
 
 
 def checkpoint_url(location: str, version: int) -> str:
-    return join(location, LOG, f"{version:020d}.checkpoint.parquet")
+    return join(location, delta_log.checkpoint_path(version))
+
+
+def staged_url(location: str, file_name: str) -> str:
+    return join(location, delta_log.staged_path(file_name))
 
 
 @dataclass
@@ -60,7 +67,7 @@ class DeltaState:
                 self.domains[action["domainMetadata"].get("domain", "")] = action["domainMetadata"]
             elif "commitInfo" in action and isinstance(action["commitInfo"], dict):
                 info = action["commitInfo"]
-                self.last_timestamp = int(info.get("inCommitTimestamp") or info.get("timestamp") or 0)
+                self.last_timestamp = delta_log.commit_timestamp(info)
 
     # -- figures -------------------------------------------------------------------------------
     def figures(self, small_file_bytes: int) -> dict:
@@ -107,7 +114,7 @@ def _plain(value):
 
 
 def last_checkpoint(location: str) -> int | None:
-    url = join(location, LOG, "_last_checkpoint")
+    url = join(location, delta_log.LAST_CHECKPOINT)
     try:
         value = json.loads(storage_for(url).read(url)).get("version")
     except (StorageObjectNotFound, ValueError, AttributeError):
@@ -136,7 +143,7 @@ def read_state(table, *, version: int | None = None) -> DeltaState:
         table_id=table.id, version__gte=start, version__lte=target, published_at__isnull=True).only("version", "file_name")}
     for v in range(start, target + 1):
         if v in staged:
-            url = join(location, LOG, "_staged_commits", staged[v])
+            url = staged_url(location, staged[v])
         else:
             url = commit_url(location, v)
         state.apply(delta_log.parse_actions(storage.read(url)))
@@ -151,7 +158,7 @@ def commit_actions(table, version: int) -> list[dict]:
     unpublished, else the published file."""
     location = normalize(table.storage_location)
     row = DeltaCommit.objects.filter(table_id=table.id, version=version, published_at__isnull=True).first()
-    url = join(location, LOG, "_staged_commits", row.file_name) if row else commit_url(location, version)
+    url = staged_url(location, row.file_name) if row else commit_url(location, version)
     return delta_log.parse_actions(storage_for(url).read(url))
 
 
@@ -159,5 +166,4 @@ def commit_timestamp(table, version: int) -> int:
     row = DeltaCommit.objects.filter(table_id=table.id, version=version).only("timestamp").first()
     if row is not None:
         return row.timestamp
-    info = delta_log.first(commit_actions(table, version), "commitInfo") or {}
-    return int(info.get("inCommitTimestamp") or info.get("timestamp") or 0)
+    return delta_log.commit_timestamp(delta_log.first(commit_actions(table, version), "commitInfo") or {})

@@ -11,17 +11,13 @@ commit is rebased onto it if that commit touched none of the files it rewrote, e
 Files are read one at a time and streamed in record batches into the output file; memory is
 bounded by the target file size, whatever the size of the table.
 
-VACUUM deletes files under the table location that no live file action references, that no
-remove inside the retention names, and that are older than the retention. CHECKPOINT writes a
-classic checkpoint of the latest published version and `_last_checkpoint`, then cleans the log
-past the log retention. REMOVE_ORPHANS is VACUUM's unreferenced-files half."""
+VACUUM and REMOVE_ORPHANS are maintenance.delta_vacuum's, CHECKPOINT maintenance.delta_checkpoint's."""
 
 from __future__ import annotations
 
 import io
 import json
 import logging
-import time
 import uuid
 from urllib.parse import quote
 
@@ -30,31 +26,20 @@ import pyarrow.parquet as pq
 
 from catalog.storage import join, storage_for
 from commits import delta as delta_commits
-from maintenance import publish
-from maintenance.delta_log_state import LOG, DeltaState, checkpoint_url, commit_actions, commit_timestamp, read_state
+from maintenance import delta_checkpoint, delta_vacuum, publish
+from commits.formats import delta_log
+from maintenance.delta_log_state import (
+    DeltaState, commit_actions, commit_timestamp, now_ms, read_state, staged_url,
+)
 from maintenance.errors import Conflict, Skip
-from maintenance.ownership import own_location
 from ucweb.errors import AlreadyExists, ResourceExhausted
 
 logger = logging.getLogger(__name__)
 
-# Writer features whose files VACUUM knows how to find (vacuumProtocolCheck: a VACUUM must
-# understand every writer feature of the table, or it could delete what a feature references).
-VACUUM_KNOWN_FEATURES = {
-    "appendOnly", "invariants", "checkConstraints", "changeDataFeed", "generatedColumns", "columnMapping",
-    "identityColumns", "deletionVectors", "rowTracking", "timestampNtz", "domainMetadata", "v2Checkpoint",
-    "icebergCompatV1", "icebergCompatV2", "inCommitTimestamp", "vacuumProtocolCheck", "catalogManaged",
-    "catalogOwned-preview", "typeWidening", "typeWidening-preview", "variantType", "variantType-preview",
-    "clustering", "allowColumnDefaults",
-}
 # OPTIMIZE rewrites parquet as it is (physical column names and field ids included); a feature
 # that keeps per-row state outside the data files cannot be bin-packed by copying rows.
 OPTIMIZE_BLOCKING_FEATURES = {"rowTracking"}
 MAX_REBASES = 20
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 # -- committing as the catalog ------------------------------------------------------------------
@@ -87,13 +72,13 @@ def commit_as_catalog(table, ctx, read_version: int, actions: list[dict], *, ope
                 raise Conflict(f"a user commit won: {reason}; {operation} will be planned again")
             read_version = latest
         version = latest + 1
-        timestamp = max(_now_ms(), commit_timestamp(table, latest) + 1)
+        timestamp = max(now_ms(), commit_timestamp(table, latest) + 1)
         info = {"inCommitTimestamp": timestamp, "timestamp": timestamp, "operation": operation,
                 "operationParameters": parameters, "readVersion": read_version, "isBlindAppend": False,
                 "operationMetrics": {k: str(v) for k, v in metrics.items()}, "engineInfo": "ucweb-maintenance"}
-        payload = ("\n".join(json.dumps(a, separators=(",", ":")) for a in [{"commitInfo": info}, *actions]) + "\n").encode()
-        file_name = f"{version:020d}.{uuid.uuid4()}.json"
-        staged = join(location, LOG, "_staged_commits", file_name)
+        payload = delta_log.encode_actions([{"commitInfo": info}, *actions])
+        file_name = delta_log.staged_file_name(version, str(uuid.uuid4()))
+        staged = staged_url(location, file_name)
         storage.put(staged, payload)
         ctx.progress(f"ratifying version {version}")
         try:
@@ -210,7 +195,7 @@ def _rewrite_bin(state: DeltaState, adds: list[dict], ctx, batch_rows: int) -> l
         url = join(state.location, relative)
         storage_for(url).put(url, data)
         add = {"path": quote(relative, safe="/=") if directory else name, "partitionValues": partition_values,
-               "size": len(data), "modificationTime": _now_ms(), "dataChange": False,
+               "size": len(data), "modificationTime": now_ms(), "dataChange": False,
                "stats": _stats(output.rows, output.nulls)}
         results.append((add, output.rows))
         output = None
@@ -244,7 +229,7 @@ def optimize(table, policy, ctx, *, batch_rows: int = 65536) -> dict:
     total = sum(len(b) for b in bins)
     done = 0
     removes, adds, rows_out, written = [], [], 0, []
-    now = _now_ms()
+    now = now_ms()
     try:
         for files in bins:
             new_files = _rewrite_bin(state, files, ctx, batch_rows)
@@ -303,210 +288,15 @@ def table_principal_name() -> str:
     return settings.UCWEB_MAINTENANCE_PRINCIPAL
 
 
-# -- VACUUM / REMOVE_ORPHANS ----------------------------------------------------------------------
-_Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
-
-
-def _z85_decode(text: str) -> bytes:
-    out = bytearray()
-    for i in range(0, len(text), 5):
-        value = 0
-        for char in text[i:i + 5]:
-            value = value * 85 + _Z85.index(char)
-        out += value.to_bytes(4, "big")
-    return bytes(out)
-
-
-def _deletion_vector_file(state: DeltaState, dv: dict) -> str | None:
-    kind, where = dv.get("storageType"), dv.get("pathOrInlineDv") or ""
-    if kind == "u" and len(where) >= 20:
-        prefix, encoded = where[:-20], where[-20:]
-        name = f"deletion_vector_{uuid.UUID(bytes=_z85_decode(encoded))}.bin"
-        return state.resolve(f"{prefix}/{name}" if prefix else name)
-    if kind == "p":
-        return state.resolve(where)
-    return None
-
-
-def _hidden(relative: str) -> bool:
-    return any(part.startswith(("_", ".")) and "=" not in part for part in relative.split("/")[:-1]) \
-        or relative.rsplit("/", 1)[-1].startswith(("_", "."))
-
-
-def vacuum(table, policy, ctx, *, orphans_only: bool = False) -> dict:
-    own_location(table)
-    state = read_state(table)
-    unknown = sorted(set(state.protocol.get("writerFeatures") or []) - VACUUM_KNOWN_FEATURES)
-    if unknown:
-        raise Skip(f"vacuumProtocolCheck: the table uses writer feature(s) {', '.join(unknown)} "
-                   f"that the catalog's VACUUM does not know; nothing deleted.")
-    retention_ms = int(policy.vacuum_retention_hours * 3_600_000)
-    cutoff = _now_ms() - retention_ms
-    keep: set[str] = set()
-    for path, add in state.live.items():
-        url = state.resolve(path)
-        if url:
-            keep.add(url)
-        if add.get("deletionVector"):
-            dv = _deletion_vector_file(state, add["deletionVector"])
-            if dv:
-                keep.add(dv)
-    expired_tombstones = set()
-    for path, remove in state.tombstones.items():
-        url = state.resolve(path)
-        if url is None:
-            continue
-        if orphans_only or int(remove.get("deletionTimestamp") or 0) > cutoff:
-            keep.add(url)  # time travel inside the retention may still read it
-        else:
-            expired_tombstones.add(url)
-        if remove.get("deletionVector") and int(remove.get("deletionTimestamp") or 0) > cutoff:
-            dv = _deletion_vector_file(state, remove["deletionVector"])
-            if dv:
-                keep.add(dv)
-    storage = storage_for(state.location)
-    prefix = state.location.rstrip("/") + "/"
-    deleted = deleted_bytes = scanned = 0
-    before = state.figures(policy.small_file_bytes)
-    ctx.before(before)
-    for item in storage.list(state.location):
-        scanned += 1
-        relative = item.url[len(prefix):]
-        if _hidden(relative) or item.url in keep:
-            continue
-        if item.modification_time > cutoff:
-            continue  # a writer may be about to commit it; only files older than the retention go
-        ctx.check()
-        storage.delete(item.url)
-        deleted += 1
-        deleted_bytes += item.size
-        if deleted % 100 == 0:
-            ctx.progress(f"deleted {deleted} files")
-    return {"before": before, "after": {**before, "files_deleted": deleted, "bytes_deleted": deleted_bytes,
-                                        "files_scanned": scanned},
-            "summary": f"deleted {deleted} unreferenced files ({deleted_bytes} bytes) older than "
-                       f"{policy.vacuum_retention_hours:g} hours"}
-
-
-# -- CHECKPOINT and log cleanup --------------------------------------------------------------------
-_MAP = pa.map_(pa.string(), pa.string())
-_DV = pa.struct([("storageType", pa.string()), ("pathOrInlineDv", pa.string()), ("offset", pa.int32()),
-                 ("sizeInBytes", pa.int32()), ("cardinality", pa.int64())])
-CHECKPOINT_SCHEMA = pa.schema([
-    ("txn", pa.struct([("appId", pa.string()), ("version", pa.int64()), ("lastUpdated", pa.int64())])),
-    ("add", pa.struct([("path", pa.string()), ("partitionValues", _MAP), ("size", pa.int64()),
-                       ("modificationTime", pa.int64()), ("dataChange", pa.bool_()), ("stats", pa.string()),
-                       ("tags", _MAP), ("deletionVector", _DV), ("baseRowId", pa.int64()),
-                       ("defaultRowCommitVersion", pa.int64()), ("clusteringProvider", pa.string())])),
-    ("remove", pa.struct([("path", pa.string()), ("deletionTimestamp", pa.int64()), ("dataChange", pa.bool_()),
-                          ("extendedFileMetadata", pa.bool_()), ("partitionValues", _MAP), ("size", pa.int64()),
-                          ("deletionVector", _DV), ("baseRowId", pa.int64()),
-                          ("defaultRowCommitVersion", pa.int64())])),
-    ("metaData", pa.struct([("id", pa.string()), ("name", pa.string()), ("description", pa.string()),
-                            ("format", pa.struct([("provider", pa.string()), ("options", _MAP)])),
-                            ("schemaString", pa.string()), ("partitionColumns", pa.list_(pa.string())),
-                            ("configuration", _MAP), ("createdTime", pa.int64())])),
-    ("protocol", pa.struct([("minReaderVersion", pa.int32()), ("minWriterVersion", pa.int32()),
-                            ("readerFeatures", pa.list_(pa.string())), ("writerFeatures", pa.list_(pa.string()))])),
-    ("domainMetadata", pa.struct([("domain", pa.string()), ("configuration", pa.string()), ("removed", pa.bool_())])),
-])
-
-
-def _row(kind: str, value: dict) -> dict:
-    struct = CHECKPOINT_SCHEMA.field(kind).type
-    clean = {}
-    for child in struct:
-        item = value.get(child.name)
-        if item is None:
-            continue
-        if pa.types.is_map(child.type):
-            item = list((item or {}).items())
-        elif pa.types.is_struct(child.type) and isinstance(item, dict):
-            item = {f.name: (list(item[f.name].items()) if pa.types.is_map(f.type) and isinstance(item.get(f.name), dict)
-                             else item.get(f.name)) for f in child.type}
-        clean[child.name] = item
-    return {kind: clean}
-
-
-def write_checkpoint(table, state: DeltaState, retention_ms: int) -> dict:
-    cutoff = _now_ms() - retention_ms
-    rows = [_row("protocol", state.protocol), _row("metaData", state.metadata)]
-    rows += [_row("txn", txn) for txn in state.txns.values()]
-    rows += [_row("domainMetadata", d) for d in state.domains.values() if not d.get("removed")]
-    rows += [_row("add", add) for add in state.live.values()]
-    rows += [_row("remove", r) for r in state.tombstones.values() if int(r.get("deletionTimestamp") or 0) > cutoff]
-    buffer = io.BytesIO()
-    with pq.ParquetWriter(buffer, CHECKPOINT_SCHEMA) as writer:
-        for start in range(0, len(rows), 10_000):
-            chunk = rows[start:start + 10_000]
-            writer.write_table(pa.Table.from_pylist(
-                [{name: row.get(name) for name in CHECKPOINT_SCHEMA.names} for row in chunk], schema=CHECKPOINT_SCHEMA))
-    data = buffer.getvalue()
-    url = checkpoint_url(state.location, state.version)
-    storage = storage_for(url)
-    storage.put_if_absent(url, data)
-    last = {"version": state.version, "size": len(rows), "sizeInBytes": len(data),
-            "numOfAddFiles": len(state.live)}
-    storage.put(join(state.location, LOG, "_last_checkpoint"), json.dumps(last).encode())
-    return last
-
-
-def clean_log(table, checkpoint_version: int, log_retention_hours: float, ctx) -> int:
-    """Deletes commit files and checkpoints below the checkpoint older than the log retention,
-    and staged commit files that lost their race (no ratified commit names them)."""
-    from commits.models import DeltaCommit
-
-    location = table.storage_location
-    cutoff = _now_ms() - int(log_retention_hours * 3_600_000)
-    log = join(location, LOG)
-    storage = storage_for(log)
-    ratified = set(DeltaCommit.objects.filter(table_id=table.id).values_list("file_name", flat=True))
-    deleted = 0
-    for item in storage.list(log):
-        name = item.name
-        if item.modification_time > cutoff:
-            continue
-        if "/_staged_commits/" in item.url:
-            version = name[:20]
-            if version.isdigit() and int(version) <= (table.latest_published_version or 0) and name not in ratified:
-                storage.delete(item.url)
-                deleted += 1
-            continue
-        if name[:20].isdigit() and int(name[:20]) < checkpoint_version and (
-                name.endswith(".json") or ".checkpoint." in name or name.endswith(".crc")):
-            storage.delete(item.url)
-            deleted += 1
-        ctx.check()
-    return deleted
-
-
-def checkpoint(table, policy, ctx) -> dict:
-    published = table.latest_published_version
-    if published is None or published < 1:
-        raise Skip("no published version past version 0 to checkpoint yet")
-    state = read_state(table, version=published)
-    if "v2Checkpoint" in set(state.protocol.get("writerFeatures") or []):
-        raise Skip("the table uses V2 checkpoints; the catalog writes classic checkpoints only")
-    before = {"version": published, "files": len(state.live), "log_files": len(storage_for(
-        table.storage_location).list(join(table.storage_location, LOG)))}
-    ctx.before(before)
-    ctx.progress(f"writing the checkpoint of version {published}")
-    last = write_checkpoint(table, state, int(policy.vacuum_retention_hours * 3_600_000))
-    deleted = clean_log(table, published, policy.log_retention_hours, ctx)
-    after = {**before, "checkpoint": last, "log_files": len(storage_for(table.storage_location).list(
-        join(table.storage_location, LOG))), "log_files_deleted": deleted}
-    return {"before": before, "after": after,
-            "summary": f"checkpoint at version {published}; {deleted} log files past the retention deleted"}
-
-
 def run(operation: str, table, policy, ctx) -> dict:
     if operation == "OPTIMIZE":
         return optimize(table, policy, ctx)
     if operation == "VACUUM":
-        return vacuum(table, policy, ctx)
+        return delta_vacuum.vacuum(table, policy, ctx)
     if operation == "REMOVE_ORPHANS":
-        return vacuum(table, policy, ctx, orphans_only=True)
+        return delta_vacuum.vacuum(table, policy, ctx, orphans_only=True)
     if operation == "CHECKPOINT":
-        return checkpoint(table, policy, ctx)
+        return delta_checkpoint.checkpoint(table, policy, ctx)
     raise Skip(f"{operation} does not apply to Delta tables.")
+
 

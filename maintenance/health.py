@@ -28,6 +28,7 @@ from django.utils import timezone
 
 from catalog.models import Table
 from catalog.storage import StorageError, join, storage_for
+from commits.formats import delta_log
 from commits.models import CommitReport, DeltaCommit
 from maintenance.models import MaintenancePlan, TableHealth
 
@@ -44,7 +45,7 @@ def small_file_share(histogram: dict | None, small_bytes: int) -> tuple[int, int
 
 
 def last_checkpoint_version(location: str) -> int:
-    url = join(location, "_delta_log", "_last_checkpoint")
+    url = join(location, delta_log.LAST_CHECKPOINT)
     try:
         return int(json.loads(storage_for(url).read(url)).get("version", 0))
     except (StorageError, ValueError, TypeError, AttributeError):

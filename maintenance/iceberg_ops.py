@@ -15,9 +15,7 @@ run is SKIPPED with the reason.
 from __future__ import annotations
 
 import importlib.util
-import os
 import shutil
-import sys
 import threading
 import time
 import uuid
@@ -44,7 +42,7 @@ def _jars_conf() -> dict:
 
 def base_session():
     """The process's SparkSession (started on first use)."""
-    if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
+    if not (settings.JAVA_HOME or shutil.which("java")):
         raise Skip("Java is not installed (Iceberg maintenance runs on Spark); set JAVA_HOME or install a JRE.")
     try:
         from pyspark.sql import SparkSession
@@ -54,7 +52,6 @@ def base_session():
         active = SparkSession.getActiveSession()
         if active is not None and active.sparkContext._jsc is not None:
             return active
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         builder = SparkSession.builder.master(settings.UCWEB_SPARK_MASTER).appName("ucweb-maintenance")
         conf = {"spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
                 "spark.ui.enabled": "false", "spark.sql.session.timeZone": "UTC", **_jars_conf()}

@@ -73,13 +73,3 @@ def run_plan(plan_id: int) -> str | None:
 
     plan = runs.run_plan(plan_id)
     return plan.status if plan else None
-
-
-# The beat schedule that `manage.py bootstrap` installs (governance edits it in the admin).
-DEFAULT_SCHEDULE = {
-    "publish-verify": ("maintenance.publish_verify", 30),
-    "purge-pending": ("maintenance.purge_pending", 60),
-    "expire-staging-tables": ("maintenance.expire_staging_tables", 600),
-    "refresh-health-and-plans": ("maintenance.refresh_health", 300),
-    "run-due-maintenance": ("maintenance.run_due", 300),
-}

@@ -94,6 +94,71 @@ def write_staged(location: str, file_name: str, *, operation: str = "WRITE", siz
     return len(payload)
 
 
+def write_version_zero(location: str, table_id: str, *, actions: list[dict] | None = None) -> int:
+    """Writes `_delta_log/<0>.json` of a catalog-managed table; returns its in-commit timestamp."""
+    now = int(time.time() * 1000)
+    actions = actions or [
+        {"commitInfo": {"inCommitTimestamp": now, "operation": "CREATE TABLE", "txnId": str(uuid.uuid4())}},
+        protocol_action(),
+        metadata_action(table_id),
+    ]
+    url = join(location, "_delta_log", log_name(0))
+    storage_for(url).put(url, encode(actions))
+    return now
+
+
+def stage_commit(location: str, version: int, rows_file: str, *, operation: str = "WRITE",
+                 txn_id: str | None = None) -> tuple[str, int, int]:
+    """Writes a staged commit of `version` adding `rows_file`, as a writer names it
+    (`<v>.<uuid>.json`); returns (file name, size, in-commit timestamp)."""
+    now = int(time.time() * 1000)
+    info = {"inCommitTimestamp": now, "operation": operation}
+    if txn_id is not None:
+        info["txnId"] = txn_id
+    payload = encode([
+        {"commitInfo": info},
+        {"add": {"path": rows_file, "size": 100, "modificationTime": now, "dataChange": True, "partitionValues": {}}},
+    ])
+    file_name = f"{version:020d}.{uuid.uuid4()}.json"
+    url = join(location, "_delta_log", "_staged_commits", file_name)
+    storage_for(url).put(url, payload)
+    return file_name, len(payload), now
+
+
+def publish(location: str, version: int, file_name: str) -> None:
+    """Copies a ratified staged commit to `_delta_log/<v>.json`, as a writer publishes it."""
+    staged = join(location, "_delta_log", "_staged_commits", file_name)
+    target = join(location, "_delta_log", log_name(version))
+    storage_for(staged).copy_if_absent(staged, target)
+
+
+def live_files(location: str, latest: int, ratified: dict[int, str]) -> list[str]:
+    """The data files of version `latest` as a reader of a catalog-managed table sees them: the
+    published log files, with the catalog's ratified commits (version → staged file name) taking
+    precedence."""
+    log = join(location, "_delta_log")
+    storage = storage_for(log)
+    files = {}
+    for item in storage.list(log):
+        name = item.url.rsplit("/", 1)[-1]
+        if "/_staged_commits/" not in item.url and name.endswith(".json") and name[:20].isdigit():
+            if int(name[:20]) <= latest:
+                files[int(name[:20])] = item.url
+    for version, file_name in ratified.items():
+        files[version] = join(log, "_staged_commits", file_name)
+    missing = [v for v in range(latest + 1) if v not in files]
+    assert not missing, f"versions {missing} are neither published nor ratified"
+    live: set[str] = set()
+    for version in range(latest + 1):
+        for line in storage.read(files[version]).decode().splitlines():
+            action = json.loads(line)
+            if "add" in action:
+                live.add(action["add"]["path"])
+            elif "remove" in action:
+                live.discard(action["remove"]["path"])
+    return sorted(live)
+
+
 class DeltaClient:
     def __init__(self, host: str, token: str):
         self.host = host
@@ -112,15 +177,9 @@ class DeltaClient:
         return self._call(TablesApi, lambda api: api.create_staging_table(
             CreateStagingTable(name=name, catalog_name=catalog, schema_name=schema)))
 
-    def write_version_zero(self, location: str, table_id: str, *, actions: list[dict] | None = None) -> None:
-        now = int(time.time() * 1000)
-        actions = actions or [
-            {"commitInfo": {"inCommitTimestamp": now, "operation": "CREATE TABLE"}},
-            protocol_action(),
-            metadata_action(table_id),
-        ]
-        url = join(location, "_delta_log", log_name(0))
-        storage_for(url).put(url, encode(actions))
+    @staticmethod
+    def write_version_zero(location: str, table_id: str, *, actions: list[dict] | None = None) -> None:
+        write_version_zero(location, table_id, actions=actions)
 
     def finalize(self, catalog: str, schema: str, name: str, location: str, **extra):
         return self._call(TablesApi, lambda api: api.create_table(CreateTable(
@@ -133,29 +192,19 @@ class DeltaClient:
         return self.finalize(catalog, schema, name, staging.staging_location)
 
     # -- writing -----------------------------------------------------------------------------------
-    def stage_commit(self, location: str, version: int, rows_file: str, *, operation: str = "WRITE") -> DeltaCommitInfo:
-        now = int(time.time() * 1000)
-        actions = [
-            {"commitInfo": {"inCommitTimestamp": now, "operation": operation}},
-            {"add": {"path": rows_file, "size": 100, "modificationTime": now, "dataChange": True, "partitionValues": {}}},
-        ]
-        file_name = f"{version:020d}.{uuid.uuid4()}.json"
-        url = join(location, "_delta_log", "_staged_commits", file_name)
-        payload = encode(actions)
-        storage_for(url).put(url, payload)
-        return DeltaCommitInfo(
-            version=version, timestamp=now, file_name=file_name, file_size=len(payload),
-            file_modification_timestamp=now,
-        )
+    @staticmethod
+    def stage_commit(location: str, version: int, rows_file: str, *, operation: str = "WRITE") -> DeltaCommitInfo:
+        file_name, size, now = stage_commit(location, version, rows_file, operation=operation)
+        return DeltaCommitInfo(version=version, timestamp=now, file_name=file_name, file_size=size,
+                               file_modification_timestamp=now)
 
     def ratify(self, table_id: str, location: str, info: DeltaCommitInfo, **extra) -> None:
         self._call(DeltaCommitsApi, lambda api: api.commit(
             DeltaCommit(table_id=table_id, table_uri=location, commit_info=info, **extra)))
 
-    def publish(self, location: str, info: DeltaCommitInfo) -> None:
-        staged = join(location, "_delta_log", "_staged_commits", info.file_name)
-        target = join(location, "_delta_log", log_name(info.version))
-        storage_for(staged).copy_if_absent(staged, target)
+    @staticmethod
+    def publish(location: str, info: DeltaCommitInfo) -> None:
+        publish(location, info.version, info.file_name)
 
     def backfill(self, table_id: str, location: str, version: int) -> None:
         self._call(DeltaCommitsApi, lambda api: api.commit(
@@ -184,26 +233,6 @@ class DeltaClient:
 
     def snapshot(self, table_id: str, location: str) -> tuple[int, list[str]]:
         """(version, live data files) as a reader of a catalog-managed table sees them."""
-        log = join(location, "_delta_log")
-        storage = storage_for(log)
-        published = {}
-        for item in storage.list(log):
-            name = item.url.rsplit("/", 1)[-1]
-            if "/_staged_commits/" not in item.url and name.endswith(".json") and name[:20].isdigit():
-                published[int(name[:20])] = item.url
         response = self.get_commits(table_id, location)
         latest = response.latest_table_version
-        files = {version: url for version, url in published.items() if version <= latest}
-        for commit in response.commits:
-            files[commit.version] = join(log, "_staged_commits", commit.file_name)
-        missing = [v for v in range(latest + 1) if v not in files]
-        assert not missing, f"versions {missing} are neither published nor ratified"
-        live: set[str] = set()
-        for version in range(latest + 1):
-            for line in storage.read(files[version]).decode().splitlines():
-                action = json.loads(line)
-                if "add" in action:
-                    live.add(action["add"]["path"])
-                elif "remove" in action:
-                    live.discard(action["remove"]["path"])
-        return latest, sorted(live)
+        return latest, live_files(location, latest, {c.version: c.file_name for c in response.commits})

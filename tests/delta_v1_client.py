@@ -6,13 +6,12 @@ proposed with `add-commit` (assert-table-uuid, optionally assert-etag), publicat
 from __future__ import annotations
 
 import json
-import time
 import uuid
 
 import urllib3
 
-from catalog.storage import join, storage_for
-from tests.delta_client import SCHEMA, encode, log_name, metadata_action, protocol_action
+from tests import delta_client
+from tests.delta_client import SCHEMA, live_files
 
 PROTOCOL = {
     "min-reader-version": 3,
@@ -59,11 +58,7 @@ class DeltaV1Client:
     def create_table(self, catalog: str, schema: str, name: str, **extra) -> dict:
         staging = self.call("POST", f"catalogs/{catalog}/schemas/{schema}/staging-tables", {"name": name})
         table_id, location = staging["table-id"], staging["location"]
-        now = int(time.time() * 1000)
-        url = join(location, "_delta_log", log_name(0))
-        storage_for(url).put(url, encode([
-            {"commitInfo": {"inCommitTimestamp": now, "operation": "CREATE TABLE", "txnId": str(uuid.uuid4())}},
-            protocol_action(), metadata_action(table_id)]))
+        now = delta_client.write_version_zero(location, table_id)
         body = {
             "name": name, "table-type": "MANAGED", "location": location,
             "columns": {"type": "struct", "fields": SCHEMA["fields"]},
@@ -81,16 +76,9 @@ class DeltaV1Client:
     @staticmethod
     def stage_commit(location: str, version: int, rows_file: str, *, operation: str = "WRITE",
                      txn_id: str | None = None) -> dict:
-        now = int(time.time() * 1000)
-        payload = encode([
-            {"commitInfo": {"inCommitTimestamp": now, "operation": operation, "txnId": txn_id or str(uuid.uuid4())}},
-            {"add": {"path": rows_file, "size": 100, "modificationTime": now, "dataChange": True,
-                     "partitionValues": {}}},
-        ])
-        file_name = f"{version:020d}.{uuid.uuid4()}.json"
-        url = join(location, "_delta_log", "_staged_commits", file_name)
-        storage_for(url).put(url, payload)
-        return {"version": version, "timestamp": now, "file-name": file_name, "file-size": len(payload),
+        file_name, size, now = delta_client.stage_commit(location, version, rows_file, operation=operation,
+                                                         txn_id=txn_id or str(uuid.uuid4()))
+        return {"version": version, "timestamp": now, "file-name": file_name, "file-size": size,
                 "file-modification-timestamp": now}
 
     def update(self, table: dict, updates: list[dict], *, etag: str | None = None, catalog="unity",
@@ -106,9 +94,7 @@ class DeltaV1Client:
 
     @staticmethod
     def publish(location: str, commit: dict) -> None:
-        staged = join(location, "_delta_log", "_staged_commits", commit["file-name"])
-        target = join(location, "_delta_log", log_name(commit["version"]))
-        storage_for(staged).copy_if_absent(staged, target)
+        delta_client.publish(location, commit["version"], commit["file-name"])
 
     def backfill(self, table: dict, version: int) -> dict:
         return self.update(table, [{"action": "set-latest-backfilled-version", "latest-published-version": version}])
@@ -126,26 +112,6 @@ class DeltaV1Client:
         """(version, live data files): published log files up to latest-table-version, with the
         catalog's ratified commits taking precedence, as the spec's read path says."""
         loaded = self.load(catalog, schema, name)
-        location = loaded["metadata"]["location"]
         latest = loaded["latest-table-version"]
-        log = join(location, "_delta_log")
-        storage = storage_for(log)
-        files = {}
-        for item in storage.list(log):
-            base = item.url.rsplit("/", 1)[-1]
-            if "/_staged_commits/" not in item.url and base.endswith(".json") and base[:20].isdigit():
-                if int(base[:20]) <= latest:
-                    files[int(base[:20])] = item.url
-        for commit in loaded["commits"]:
-            files[commit["version"]] = join(log, "_staged_commits", commit["file-name"])
-        missing = [v for v in range(latest + 1) if v not in files]
-        assert not missing, f"versions {missing} are neither published nor ratified"
-        live: set[str] = set()
-        for version in range(latest + 1):
-            for line in storage.read(files[version]).decode().splitlines():
-                action = json.loads(line)
-                if "add" in action:
-                    live.add(action["add"]["path"])
-                elif "remove" in action:
-                    live.discard(action["remove"]["path"])
-        return latest, sorted(live)
+        ratified = {commit["version"]: commit["file-name"] for commit in loaded["commits"]}
+        return latest, live_files(loaded["metadata"]["location"], latest, ratified)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from maintenance import delta_ops
+from maintenance import delta_vacuum
 from maintenance.delta_log_state import DeltaState
 from maintenance.policy import parse_interval_hours
 
@@ -14,7 +14,7 @@ from maintenance.policy import parse_interval_hours
 ])
 def test_deletion_vector_files_are_found_from_their_descriptor(encoded, relative):
     state = DeltaState(location="s3://bucket/tables/t1")
-    found = delta_ops._deletion_vector_file(state, {"storageType": "u", "pathOrInlineDv": encoded})
+    found = delta_vacuum._deletion_vector_file(state, {"storageType": "u", "pathOrInlineDv": encoded})
     assert found == f"s3://bucket/tables/t1/{relative}"
 
 
@@ -26,7 +26,7 @@ def test_paths_outside_the_table_resolve_to_nothing():
     for hostile in ("s3://bucket/tables/t2/x.parquet", "s3://bucket/tables/t1-other/x.parquet",
                     "../t2/x.parquet", "file:///etc/passwd", "s3://other/tables/t1/x.parquet"):
         assert state.resolve(hostile) is None, hostile
-    assert delta_ops._deletion_vector_file(
+    assert delta_vacuum._deletion_vector_file(
         state, {"storageType": "p", "pathOrInlineDv": "s3://bucket/tables/t2/dv.bin"}) is None
 
 
@@ -38,8 +38,8 @@ def test_delta_intervals(text, hours):
 
 
 def test_hidden_files_are_not_vacuumed():
-    assert delta_ops._hidden("_delta_log/00000000000000000001.json")
-    assert delta_ops._hidden("_change_data/cdc-1.parquet")
-    assert delta_ops._hidden(".part-1.parquet.crc")
-    assert not delta_ops._hidden("part-1.parquet")
-    assert not delta_ops._hidden("city=_x/part-1.parquet")
+    assert delta_vacuum._hidden("_delta_log/00000000000000000001.json")
+    assert delta_vacuum._hidden("_change_data/cdc-1.parquet")
+    assert delta_vacuum._hidden(".part-1.parquet.crc")
+    assert not delta_vacuum._hidden("part-1.parquet")
+    assert not delta_vacuum._hidden("city=_x/part-1.parquet")

@@ -51,8 +51,9 @@ def test_iceberg_tables_are_planned_from_their_metadata(iceberg_table):
     assert not MaintenancePlan.objects.exists()
 
 
-def test_without_java_an_iceberg_run_is_skipped_with_the_reason(iceberg_table, monkeypatch, tmp_path, capsys):
-    monkeypatch.delenv("JAVA_HOME", raising=False)
+def test_without_java_an_iceberg_run_is_skipped_with_the_reason(iceberg_table, monkeypatch, settings, tmp_path,
+                                                                capsys):
+    settings.JAVA_HOME = None
     monkeypatch.setenv("PATH", str(tmp_path))
     call_command("run_maintenance", "unity.sales.events", "--operation", "EXPIRE_SNAPSHOTS")
     assert "SKIPPED" in capsys.readouterr().out

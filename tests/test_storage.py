@@ -43,14 +43,15 @@ class Backend:
         return join(self.base, *parts)
 
 
-def _isolate_aws(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
-    # Never look for credentials or settings outside the test (and never ask the EC2
+def _isolate_aws(monkeypatch: pytest.MonkeyPatch, settings, tmp_path) -> None:
+    # Never let boto3 look for credentials or settings outside the test (and never ask the EC2
     # metadata endpoint).
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
-    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "UCWEB_S3_CONDITIONAL_WRITES"):
-        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    settings.AWS_SESSION_TOKEN = None
+    settings.UCWEB_S3_CONDITIONAL_WRITES = True
 
 
 @pytest.fixture(params=["file", pytest.param("s3", marks=pytest.mark.s3)])
@@ -59,9 +60,10 @@ def backend(request, tmp_path, monkeypatch) -> Backend:
         base = join(tmp_path.as_uri(), "store")
     else:
         server = request.getfixturevalue("s3_server")
-        _isolate_aws(monkeypatch, tmp_path)
+        settings = request.getfixturevalue("settings")
+        _isolate_aws(monkeypatch, settings, tmp_path)
         for name, value in server.env().items():
-            monkeypatch.setenv(name, value)
+            setattr(settings, name, value)
         base = server.url(f"t-{uuid.uuid4().hex[:12]}")
     storage = storage_for(base)
     assert storage.scheme == request.param
@@ -69,10 +71,10 @@ def backend(request, tmp_path, monkeypatch) -> Backend:
 
 
 @pytest.fixture
-def s3(s3_server, monkeypatch, tmp_path):  # noqa: F811
-    _isolate_aws(monkeypatch, tmp_path)
+def s3(s3_server, monkeypatch, settings, tmp_path):  # noqa: F811
+    _isolate_aws(monkeypatch, settings, tmp_path)
     for name, value in s3_server.env().items():
-        monkeypatch.setenv(name, value)
+        setattr(settings, name, value)
     return s3_server
 
 
@@ -381,8 +383,8 @@ def test_s3_missing_bucket(s3):
 
 
 @pytest.mark.s3
-def test_s3_bad_credentials_raise_permission_denied(s3, monkeypatch):
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wrong-secret")
+def test_s3_bad_credentials_raise_permission_denied(s3, settings):
+    settings.AWS_SECRET_ACCESS_KEY = "wrong-secret"
     url = s3.url("anything")
     storage = storage_for(url)
     for call in (
@@ -416,8 +418,8 @@ def test_s3_unreachable_endpoint_is_a_storage_error(s3):
 
 
 @pytest.mark.s3
-def test_s3_non_atomic_fallback_when_conditional_writes_are_off(s3, monkeypatch):
-    monkeypatch.setenv("UCWEB_S3_CONDITIONAL_WRITES", "false")
+def test_s3_non_atomic_fallback_when_conditional_writes_are_off(s3, settings):
+    settings.UCWEB_S3_CONDITIONAL_WRITES = False
     url = s3.url(f"fallback-{uuid.uuid4().hex}")
     storage = storage_for(url)
     assert storage.config.conditional_writes is False
@@ -506,11 +508,12 @@ def test_s3_clients_are_cached_per_endpoint_and_key():
     assert s3_client(a).meta.config.s3["addressing_style"] == "path"
 
 
-def test_s3_config_from_environment(monkeypatch):
-    for name in ("UCWEB_S3_ENDPOINT_URL", "UCWEB_S3_REGION", "UCWEB_S3_CONDITIONAL_WRITES"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "very-secret")
+def test_s3_config_from_settings(settings):
+    settings.UCWEB_S3_ENDPOINT_URL = None
+    settings.UCWEB_S3_REGION = "us-east-1"
+    settings.UCWEB_S3_CONDITIONAL_WRITES = True
+    settings.AWS_ACCESS_KEY_ID = "AKIDEXAMPLE"
+    settings.AWS_SECRET_ACCESS_KEY = "very-secret"
     config = S3Config.from_settings()
     assert config.endpoint_url is None
     assert config.region == "us-east-1"
@@ -518,8 +521,8 @@ def test_s3_config_from_environment(monkeypatch):
     assert config.conditional_writes is True
     assert "very-secret" not in repr(config)
 
-    monkeypatch.setenv("UCWEB_S3_ENDPOINT_URL", "http://127.0.0.1:9000")
-    monkeypatch.setenv("UCWEB_S3_REGION", "eu-west-1")
+    settings.UCWEB_S3_ENDPOINT_URL = "http://127.0.0.1:9000"
+    settings.UCWEB_S3_REGION = "eu-west-1"
     config = S3Config.from_settings()
     assert (config.endpoint_url, config.region) == ("http://127.0.0.1:9000", "eu-west-1")
 

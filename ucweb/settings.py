@@ -21,6 +21,12 @@ def env_bool(name: str, default: bool = False) -> bool:
     return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
+def env_str(name: str, default: str | None = None) -> str | None:
+    """The variable's text; `default` when it is unset or empty."""
+    value = os.environ.get(name)
+    return value if value not in (None, "") else default
+
+
 def env_int(name: str, default: int) -> int:
     value = os.environ.get(name)
     return int(value) if value not in (None, "") else default
@@ -235,6 +241,32 @@ UCWEB_MAINTENANCE_BACKOFF_SECONDS = env_int("UCWEB_MAINTENANCE_BACKOFF_SECONDS",
 # catalog: local[*] in the worker unless UCWEB_SPARK_MASTER names a cluster.
 UCWEB_SPARK_MASTER = os.environ.get("UCWEB_SPARK_MASTER", "local[*]")
 UCWEB_ICEBERG_CATALOG_URL = os.environ.get("UCWEB_ICEBERG_CATALOG_URL", "http://127.0.0.1:8080/api/catalog")
+# Spark finds its JVM through JAVA_HOME (else `java` on PATH) and starts its Python workers with
+# PYSPARK_PYTHON, this interpreter unless it is set.
+JAVA_HOME = env_str("JAVA_HOME")
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+# --- object storage (catalog.storage) and credential vending (catalog.storage.credentials) --------
+# S3: an S3-compatible endpoint (path-style addressing when set; unset means AWS), its region and
+# the server's own keys (unset: boto3's default chain). UCWEB_S3_CONDITIONAL_WRITES=false only for
+# a server without conditional writes and one writer per table (see catalog/storage/s3.py).
+UCWEB_S3_ENDPOINT_URL = env_str("UCWEB_S3_ENDPOINT_URL")
+UCWEB_S3_REGION = env_str("UCWEB_S3_REGION", "us-east-1")
+AWS_ACCESS_KEY_ID = env_str("AWS_ACCESS_KEY_ID")
+AWS_SECRET_ACCESS_KEY = env_str("AWS_SECRET_ACCESS_KEY")
+AWS_SESSION_TOKEN = env_str("AWS_SESSION_TOKEN")
+UCWEB_S3_CONDITIONAL_WRITES = env_str("UCWEB_S3_CONDITIONAL_WRITES", "true").strip().lower() not in {
+    "0", "false", "no", "off"}
+# Credentials vended for managed storage: AssumeRole of UCWEB_STS_ROLE_ARN (else
+# GetFederationToken with the server's keys) at UCWEB_STS_ENDPOINT_URL (else the S3 endpoint).
+UCWEB_STS_ENDPOINT_URL = env_str("UCWEB_STS_ENDPOINT_URL")
+UCWEB_STS_ROLE_ARN = env_str("UCWEB_STS_ROLE_ARN")
+UCWEB_STS_EXTERNAL_ID = env_str("UCWEB_STS_EXTERNAL_ID")
+UCWEB_TEMPORARY_CREDENTIALS_SECONDS = max(60, env_int("UCWEB_TEMPORARY_CREDENTIALS_SECONDS", 3600))
+# The IAM identity storage credentials answer as theirs (`aws_iam_role.unity_catalog_iam_arn`).
+UCWEB_IAM_ARN = env_str("UCWEB_IAM_ARN")
+# Encrypts stored credential secrets (any passphrase); unset: derived from SECRET_KEY.
+UCWEB_ENCRYPTION_KEY = env_str("UCWEB_ENCRYPTION_KEY")
 
 # --- Celery -----------------------------------------------------------------------------------
 REDIS_URL = os.environ.get("REDIS_URL", "")
@@ -263,6 +295,15 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TASK_ACKS_LATE = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# The beat schedule that `manage.py bootstrap` installs once (governance edits it in the admin):
+# name -> (task, every so many seconds). The tasks are maintenance/tasks.py's.
+UCWEB_MAINTENANCE_SCHEDULE = {
+    "publish-verify": ("maintenance.publish_verify", 30),
+    "purge-pending": ("maintenance.purge_pending", 60),
+    "expire-staging-tables": ("maintenance.expire_staging_tables", 600),
+    "refresh-health-and-plans": ("maintenance.refresh_health", 300),
+    "run-due-maintenance": ("maintenance.run_due", 300),
+}
 
 LOGGING = {
     "version": 1,

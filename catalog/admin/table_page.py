@@ -21,7 +21,7 @@ def _when(ms) -> datetime | None:
 
 
 def _delta_operation(table, commit) -> str:
-    from commits.delta import read_staged_commit
+    from commits.staged import read_staged_commit
 
     staged = read_staged_commit(table.storage_location, commit.file_name)
     return staged.operation or _published_operation(table, commit) or "—"
@@ -29,10 +29,10 @@ def _delta_operation(table, commit) -> str:
 
 def _published_operation(table, commit) -> str | None:
     from catalog.storage import InvalidStorageUrl, StorageError, join, normalize, storage_for
-    from commits import delta_log
+    from commits.formats import delta_log
 
     try:
-        url = join(normalize(table.storage_location), "_delta_log", f"{commit.version:020d}.json")
+        url = join(normalize(table.storage_location), delta_log.commit_path(commit.version))
         info = delta_log.first(delta_log.parse_actions(storage_for(url).read(url)), "commitInfo") or {}
     except (StorageError, InvalidStorageUrl, delta_log.DeltaLogError, ValueError):
         return None

@@ -173,24 +173,25 @@ class ExternalLocation(Securable):
 
 # -- what goes with a row, however it goes -------------------------------------------------------
 # A volume, function or model is deleted by its own endpoint or by the cascade of a dropped schema
-# or catalog. Either way its grants go, and managed files are purged once the transaction commits.
+# or catalog. Either way its grants go, and its managed files are released (catalog.signals): the
+# maintenance app purges them once the transaction commits.
 def _forget_grants(instance) -> None:
     from catalog.models.governance import Grant
 
     Grant.objects.filter(securable_id=instance.id).delete()
 
 
-def _purge(url: str, reason: str) -> None:
-    from maintenance.purge import request_purge
+def _purge(sender, url: str, reason: str) -> None:
+    from catalog.signals import securable_dropped
 
-    request_purge(url=url, reason=reason)
+    securable_dropped.send(sender=sender, location=url, reason=reason, requested_by="")
 
 
 @receiver(post_delete, sender=Volume)
 def _volume_deleted(sender, instance, **kwargs):
     _forget_grants(instance)
     if instance.volume_type == VolumeType.MANAGED and instance.storage_location:
-        _purge(instance.storage_location, f"dropped volume {instance.id}")
+        _purge(sender, instance.storage_location, f"dropped volume {instance.id}")
 
 
 @receiver(post_delete, sender=Function)
@@ -201,12 +202,12 @@ def _function_deleted(sender, instance, **kwargs):
 @receiver(post_delete, sender=RegisteredModel)
 def _model_deleted(sender, instance, **kwargs):
     _forget_grants(instance)
-    _purge(instance.storage_location, f"dropped registered model {instance.id}")
+    _purge(sender, instance.storage_location, f"dropped registered model {instance.id}")
 
 
 @receiver(post_delete, sender=ModelVersion)
 def _model_version_deleted(sender, instance, **kwargs):
-    _purge(instance.storage_location, f"dropped model version {instance.model_id} v{instance.version}")
+    _purge(sender, instance.storage_location, f"dropped model version {instance.model_id} v{instance.version}")
 
 
 @receiver(post_delete, sender=Credential)

@@ -5,8 +5,8 @@ list); the server answers with what it can give:
 
 - `vended-credentials`: createTable, loadTable, registerTable and stage-create answer temporary
   S3 keys in `config` and in `storage-credentials` (prefix: the table location). They come from
-  the one vendor of the catalog (catalog.services.temporary_credentials.vend_for_url: STS with a
-  session policy limited to the table's prefix), read-write when the caller holds MODIFY on the
+  the one vendor of the catalog (catalog.storage.credentials: STS with a session policy limited
+  to the table's prefix), read-write when the caller holds MODIFY on the
   table (or owns it, or is creating it), read-only with SELECT alone. `config` also names the
   refresh endpoint (`client.refresh-credentials-endpoint`, `GET .../credentials`) so that long
   jobs renew the keys before `s3.session-token-expires-at-ms`.
@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
-import time
 from dataclasses import dataclass, replace
 from urllib.parse import quote
 
@@ -33,16 +31,8 @@ from django.core import signing as signing_tokens
 
 from catalog.choices import Privilege, SecurableType
 from catalog.models import Principal, Table
-from catalog.services import audit, credentials, grants, iceberg
-from catalog.services.external_locations import containing_location
-from catalog.services.temporary_credentials import (
-    DEFAULT_REGION,
-    _setting,
-    lifetime_seconds,
-    sts_for_url,
-    vend_for_url,
-)
-from catalog.storage import StorageError, normalize, parse, signing, vending
+from catalog.services import audit, grants, iceberg
+from catalog.storage import StorageError, credentials, normalize, parse, signing
 from ucweb.errors import InvalidParameter, PermissionDenied, TemporarilyUnavailable
 
 logger = logging.getLogger(__name__)
@@ -82,21 +72,9 @@ def _is_s3(location: str | None) -> bool:
         return False
 
 
-def _vended_config(answer: dict) -> dict:
-    keys = answer.get("aws_temp_credentials")
-    if not keys:
-        return {}
-    return {
-        "s3.access-key-id": keys["access_key_id"],
-        "s3.secret-access-key": keys["secret_access_key"],
-        "s3.session-token": keys["session_token"],
-        "s3.session-token-expires-at-ms": str(answer["expiration_time"]),
-    }
-
-
 def _vend(caller: Principal, table_name: str, table_id, location: str, *, write: bool) -> dict:
-    answer = vend_for_url(location, write=write, caller=caller)
-    config = _vended_config(answer)
+    answer = credentials.vend(location, write=write, caller=caller)
+    config = credentials.s3_config(answer)
     if config:
         audit.record(principal=caller.name, action="vendIcebergCredentials", securable_type=SecurableType.TABLE,
                      securable_name=table_name, securable_id=table_id,
@@ -151,7 +129,7 @@ def _staged_location(caller: Principal, token: str) -> str:
     """The staged location a signer token names, if the token is this server's, for this caller,
     and younger than the credential lifetime."""
     try:
-        data = signing_tokens.loads(token, salt=_STAGED_SALT, max_age=lifetime_seconds())
+        data = signing_tokens.loads(token, salt=_STAGED_SALT, max_age=credentials.lifetime_seconds())
     except signing_tokens.BadSignature:
         raise PermissionDenied("The staged-table signer token is invalid or expired.") from None
     if not isinstance(data, dict) or data.get("p") != caller.name or not isinstance(data.get("l"), str):
@@ -224,65 +202,6 @@ def _headers(value) -> dict[str, str]:
     return headers
 
 
-class _KeyCache:
-    """Temporary keys for signing (when storage is reached through a role), per location and
-    access, reused until five minutes before they expire."""
-
-    def __init__(self):
-        self._lock = threading.Lock()
-        self._entries: dict = {}
-
-    def get(self, key, make):
-        now = time.time()
-        with self._lock:
-            entry = self._entries.get(key)
-            if entry is not None and entry.expiration.timestamp() - 300 > now:
-                return entry
-        entry = make()
-        with self._lock:
-            self._entries[key] = entry
-        return entry
-
-
-_signing_keys = _KeyCache()
-
-
-@dataclass(frozen=True)
-class _SigningKeys:
-    access_key_id: str
-    secret_access_key: str
-    session_token: str | None
-    endpoint: str | None
-    region: str
-
-
-def _signing_keys_for(location: str, *, write: bool, caller: Principal) -> _SigningKeys:
-    """The keys that sign for `location`: static keys as configured, or, where storage is
-    reached through a role, temporary keys limited to the location (the one vendor)."""
-    sts = sts_for_url(location)
-    external = containing_location(location)
-    endpoint = (external.credential.endpoint_url if external is not None else None) \
-        or _setting("UCWEB_S3_ENDPOINT_URL")
-    region = (external.credential.region if external is not None else None) \
-        or _setting("UCWEB_S3_REGION", DEFAULT_REGION)
-    if sts.role_arn:
-        def make():
-            return vending.vend(sts, url=location, write=write, principal=caller.name,
-                                duration_seconds=lifetime_seconds())
-        try:
-            temporary = _signing_keys.get((location, write, sts), make)
-        except vending.VendingError as exc:
-            raise TemporarilyUnavailable(f"The token service did not vend signing keys: {exc}") from None
-        return _SigningKeys(temporary.access_key_id, temporary.secret_access_key, temporary.session_token,
-                            endpoint, region)
-    if external is not None and external.credential.aws_access_key_id:
-        return _SigningKeys(external.credential.aws_access_key_id,
-                            credentials.secret_access_key(external.credential), None, endpoint, region)
-    if not sts.access_key_id or not sts.secret_access_key:
-        raise TemporarilyUnavailable("The server has no S3 keys to sign with.")
-    return _SigningKeys(sts.access_key_id, sts.secret_access_key, sts.session_token, endpoint, region)
-
-
 def _staged_target(caller: Principal, prefix: str, namespace: str, name: str, token: str) -> tuple[str, str]:
     """(full name, location) of a table the caller is creating (stage-create), from the token of
     its signer endpoint. The caller must still hold CREATE TABLE on the namespace, and once the
@@ -321,7 +240,7 @@ def sign_request(*, caller: Principal, prefix: str, namespace: str, name: str, b
     canonical = parse(normalize(location))
     if write is None:
         write = _can_write(caller, table)
-    keys = _signing_keys_for(canonical.url, write=write, caller=caller)
+    keys = credentials.signing_keys(canonical.url, write=write, caller=caller)
     target = signing.Target(bucket=canonical.bucket, prefix=canonical.key.rstrip("/"), endpoint=keys.endpoint,
                             region=keys.region)
     try:

@@ -13,7 +13,6 @@ with the current key by `reencrypt_published` (run by `manage.py bootstrap` at e
 from __future__ import annotations
 
 import base64
-import os
 
 from cryptography.fernet import Fernet, InvalidToken
 from cryptography.hazmat.primitives import hashes
@@ -26,8 +25,7 @@ _PURPOSE = b"ucweb credential secrets v1"
 
 
 def _passphrase() -> bytes:
-    value = getattr(settings, "UCWEB_ENCRYPTION_KEY", None) or os.environ.get("UCWEB_ENCRYPTION_KEY")
-    return (value or settings.SECRET_KEY).encode()
+    return (settings.UCWEB_ENCRYPTION_KEY or settings.SECRET_KEY).encode()
 
 
 def _fernet(passphrase: bytes | None = None) -> Fernet:

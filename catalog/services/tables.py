@@ -15,6 +15,14 @@ COLUMN_INT_FIELDS = ("type_precision", "type_scale", "position", "partition_inde
 COLUMN_STR_FIELDS = ("type_text", "type_json", "type_interval_type", "comment")
 MAX_COLUMN_NAME = 255  # the width of Column.name
 MAX_INTERVAL_TYPE = 64  # the width of Column.type_interval_type
+# A MANAGED table exists once its format's log was checked, which the catalog does not read: the
+# app that does registers its creator here (commits.apps), so catalog never imports it.
+_managed_table_creator = None
+
+
+def register_managed_table_creator(create) -> None:
+    global _managed_table_creator
+    _managed_table_creator = create
 
 
 def validate_columns(columns) -> list[dict]:
@@ -132,9 +140,7 @@ def create_table(
     if view_dependencies is not None and not isinstance(view_dependencies, dict):
         raise InvalidParameter("view_dependencies must be an object.")
     if table_type == TableType.MANAGED:
-        from catalog.services.managed_tables import create_managed_delta_table
-
-        return create_managed_delta_table(
+        return _managed_table_creator(
             caller=caller, name=name, catalog_name=catalog_name, schema_name=schema_name,
             data_source_format=data_source_format, storage_location=requested_location,
             columns=columns, comment=comment, properties=properties,
@@ -182,13 +188,14 @@ def create_table(
 
 def drop_table_row(table: Table, *, dropped_by: str = "", purge: bool | None = None) -> None:
     """Removes a table, its columns, commits and grants. Files are purged once the transaction
-    commits (see `maintenance.purge`): those of a managed table always, others when asked."""
-    from maintenance.purge import request_purge
+    commits (see `catalog.signals`): those of a managed table always, others when asked."""
+    from catalog.signals import securable_dropped
 
     if purge is None:
         purge = table.table_type == TableType.MANAGED
     if purge and table.storage_location:
-        request_purge(url=table.storage_location, reason=f"dropped table {table.full_name}", requested_by=dropped_by)
+        securable_dropped.send(sender=Table, location=table.storage_location,
+                               reason=f"dropped table {table.full_name}", requested_by=dropped_by)
     grants.forget_securables([table.id])
     table.delete()
 

@@ -11,24 +11,10 @@ Each request is first authorized against the caller's grants:
                   READ_WRITE_MODEL_VERSION: ownership or CREATE MODEL, and only while the version
                   is PENDING_REGISTRATION
 
-then the storage URL decides what is vended. file:// needs no cloud credential: the answer holds
-the URL and an expiration time only. s3:// gets `aws_temp_credentials` from STS with a session
-policy limited to the URL's prefix (catalog.storage.vending):
-- in an external location: as its credential says (its role, keys and endpoint);
-- in managed storage: as the server is configured: UCWEB_STS_ROLE_ARN (AssumeRole; else
-  GetFederationToken with the server's keys), UCWEB_STS_ENDPOINT_URL (default
-  UCWEB_S3_ENDPOINT_URL), UCWEB_STS_EXTERNAL_ID, and the keys and region of catalog.storage.s3;
-- anywhere else nothing can be vended (403).
-Credentials live UCWEB_TEMPORARY_CREDENTIALS_SECONDS (default 3600, at least 900 for STS).
+then the one vendor (catalog.storage.credentials) vends for the securable's own location.
 """
 
 from __future__ import annotations
-
-import os
-from datetime import timedelta
-
-from django.conf import settings
-from django.utils import timezone
 
 from catalog import asset_selectors, locations, resolve
 from catalog.choices import (
@@ -41,108 +27,20 @@ from catalog.choices import (
     VolumeOperation,
 )
 from catalog.models import Principal
-from catalog.services import audit, credentials, grants
+from catalog.services import audit, grants
 from catalog.services.external_locations import (
     canonical_url,
     containing_location,
-    is_within,
-    managed_roots,
     require_outside_managed_storage,
 )
 from catalog.services.names import validate_name
 from catalog.services.registered_models import can_write_versions
 from catalog.services.volumes import writable_by
-from catalog.storage import StorageError, normalize, parse
-from catalog.storage import vending
-from ucweb.errors import InvalidParameter, PermissionDenied, TemporarilyUnavailable
+from catalog.storage.credentials import vend
+from ucweb.errors import InvalidParameter, PermissionDenied
 
-DEFAULT_REGION = "us-east-1"
-
-
-def _setting(name: str, default=None):
-    value = getattr(settings, name, None)
-    if value in (None, ""):
-        value = os.environ.get(name)
-    return default if value in (None, "") else value
-
-
-def lifetime_seconds() -> int:
-    try:
-        return max(60, int(_setting("UCWEB_TEMPORARY_CREDENTIALS_SECONDS", 3600)))
-    except (TypeError, ValueError):
-        return 3600
-
-
-def _server_endpoint():
-    return _setting("UCWEB_STS_ENDPOINT_URL") or _setting("UCWEB_S3_ENDPOINT_URL")
-
-
-def _server_sts() -> vending.StsSettings:
-    return vending.StsSettings(
-        endpoint_url=_server_endpoint(),
-        region=_setting("UCWEB_S3_REGION", DEFAULT_REGION),
-        access_key_id=_setting("AWS_ACCESS_KEY_ID"),
-        secret_access_key=_setting("AWS_SECRET_ACCESS_KEY"),
-        session_token=_setting("AWS_SESSION_TOKEN"),
-        role_arn=_setting("UCWEB_STS_ROLE_ARN"),
-        external_id=_setting("UCWEB_STS_EXTERNAL_ID"),
-    )
-
-
-def _credential_sts(credential) -> vending.StsSettings:
-    own_keys = bool(credential.aws_access_key_id)
-    server = _server_sts()
-    return vending.StsSettings(
-        endpoint_url=credential.endpoint_url or server.endpoint_url,
-        region=credential.region or server.region,
-        access_key_id=credential.aws_access_key_id if own_keys else server.access_key_id,
-        secret_access_key=credentials.secret_access_key(credential) if own_keys else server.secret_access_key,
-        session_token=None if own_keys else server.session_token,
-        role_arn=credential.aws_role_arn,
-        external_id=credential.aws_external_id,
-    )
-
-
-def sts_for_url(canonical: str) -> vending.StsSettings:
-    """As whom and where credentials for canonical s3:// `canonical` are obtained: the credential
-    of the external location that contains it, or the server's own for managed storage.
-    PermissionDenied anywhere else."""
-    location = containing_location(canonical)
-    if location is not None:
-        return _credential_sts(location.credential)
-    if any(is_within(canonical, root) for root in managed_roots()):
-        return _server_sts()
-    raise PermissionDenied(f"No external location or managed storage contains {canonical}; "
-                           "no credential can be vended for it.")
-
-
-def vend_for_url(url: str, *, write: bool, caller: Principal) -> dict:
-    """TemporaryCredentials for an already authorized storage URL."""
-    try:
-        canonical = normalize(url)
-        scheme = parse(canonical).scheme
-    except StorageError as exc:
-        raise InvalidParameter(f"Cannot vend credentials for {url!r}: {exc}") from None
-    expires = timezone.now() + timedelta(seconds=lifetime_seconds())
-    answer = {"url": canonical}
-    if scheme == "file":
-        answer["expiration_time"] = int(expires.timestamp() * 1000)
-        return answer
-    if scheme != "s3":
-        raise InvalidParameter(f"Cannot vend credentials for {scheme}:// storage; only file:// and s3://.")
-    sts = sts_for_url(canonical)
-    try:
-        vended = vending.vend(sts, url=canonical, write=write, principal=caller.name,
-                              duration_seconds=lifetime_seconds())
-    except vending.VendingError as exc:
-        raise TemporarilyUnavailable(f"The token service did not vend credentials for {canonical}: {exc}") from None
-    answer["aws_temp_credentials"] = {
-        "access_key_id": vended.access_key_id,
-        "secret_access_key": vended.secret_access_key,
-        "session_token": vended.session_token,
-    }
-    answer["expiration_time"] = int(vended.expiration.timestamp() * 1000)
-    return answer
+# The name the Delta REST API calls the vendor by.
+vend_for_url = vend
 
 
 def _operation(value, allowed) -> str:
@@ -166,7 +64,7 @@ def for_table(*, caller: Principal, table_id, operation) -> dict:
     if not table.storage_location:
         raise InvalidParameter(f"Table {table.full_name} has no storage location.")
     locations.require_own_location(table.storage_location, own_id=table.id, what=f"table {table.full_name}")
-    answer = vend_for_url(table.storage_location, write=write, caller=caller)
+    answer = vend(table.storage_location, write=write, caller=caller)
     _record(caller, "generateTemporaryTableCredentials", SecurableType.TABLE, table.full_name, table.id,
             {"operation": operation, "vended": TableOperation.READ_WRITE if write else TableOperation.READ,
              "url": answer["url"]})
@@ -180,7 +78,7 @@ def for_volume(*, caller: Principal, volume_id, operation) -> dict:
     if operation == VolumeOperation.WRITE_VOLUME:
         access.require(writable_by(access), f"Only the owner of volume {volume.full_name} may write to it.")
     locations.require_own_location(volume.storage_location, own_id=volume.id, what=f"volume {volume.full_name}")
-    answer = vend_for_url(volume.storage_location, write=operation == VolumeOperation.WRITE_VOLUME, caller=caller)
+    answer = vend(volume.storage_location, write=operation == VolumeOperation.WRITE_VOLUME, caller=caller)
     _record(caller, "generateTemporaryVolumeCredentials", SecurableType.VOLUME, volume.full_name, volume.id,
             {"operation": operation, "url": answer["url"]})
     return answer
@@ -204,7 +102,7 @@ def for_path(*, caller: Principal, url, operation) -> dict:
         access = grants.Access.load(caller, location)
         for privilege in PATH_PRIVILEGES[operation]:
             access.require(access.has(privilege), f"Missing {privilege} on external location {location.name}.")
-    answer = vend_for_url(canonical, write=operation != PathOperation.PATH_READ, caller=caller)
+    answer = vend(canonical, write=operation != PathOperation.PATH_READ, caller=caller)
     _record(caller, "generateTemporaryPathCredentials", SecurableType.EXTERNAL_LOCATION,
             location.name if location else "", location.id if location else None,
             {"operation": operation, "url": canonical})
@@ -229,7 +127,7 @@ def for_model_version(*, caller: Principal, catalog_name, schema_name, model_nam
         if row.status != ModelVersionStatus.PENDING_REGISTRATION:
             raise InvalidParameter(f"Model version {model.full_name}/{row.version} is {row.status}; write "
                                    "credentials are only vended while it is PENDING_REGISTRATION.")
-    answer = vend_for_url(row.storage_location, write=operation == ModelVersionOperation.READ_WRITE_MODEL_VERSION,
+    answer = vend(row.storage_location, write=operation == ModelVersionOperation.READ_WRITE_MODEL_VERSION,
                           caller=caller)
     _record(caller, "generateTemporaryModelVersionCredentials", SecurableType.REGISTERED_MODEL, model.full_name,
             model.id, {"operation": operation, "version": row.version, "url": answer["url"]})

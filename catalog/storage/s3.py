@@ -1,6 +1,7 @@
 """S3 backend (``s3://`` URLs, ``s3a://`` accepted), for AWS S3 and S3-compatible servers.
 
-Configuration is read when an operation runs (Django settings first, then the environment):
+Configuration is read from Django settings when an operation runs (ucweb/settings.py reads these
+from the environment):
 
 ``UCWEB_S3_ENDPOINT_URL``
     Endpoint of an S3-compatible server (e.g. ``http://127.0.0.1:8333``). When set, path-style
@@ -23,7 +24,6 @@ with conditional writes enabled.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Iterator
@@ -67,31 +67,6 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _CONFLICT_BACKOFF = (0.05, 0.1, 0.2, 0.4, 0.8)
 
 
-def _setting(name: str) -> str | None:
-    """A configuration value: Django settings when they are configured, else the environment."""
-    try:
-        from django.conf import settings
-        from django.core.exceptions import ImproperlyConfigured
-    except ImportError:  # pragma: no cover - Django is a dependency of the project
-        settings = None
-    if settings is not None:
-        try:
-            if settings.configured or os.environ.get("DJANGO_SETTINGS_MODULE"):
-                value = getattr(settings, name, None)
-                if value not in (None, ""):
-                    return str(value)
-        except ImproperlyConfigured:
-            pass
-    value = os.environ.get(name)
-    return value if value not in (None, "") else None
-
-
-def _as_bool(value: str | None, default: bool) -> bool:
-    if value is None:
-        return default
-    return value.strip().lower() not in {"0", "false", "no", "off"}
-
-
 @dataclass(frozen=True)
 class S3Config:
     endpoint_url: str | None = None
@@ -103,13 +78,15 @@ class S3Config:
 
     @classmethod
     def from_settings(cls) -> S3Config:
+        from django.conf import settings
+
         return cls(
-            endpoint_url=_setting("UCWEB_S3_ENDPOINT_URL"),
-            region=_setting("UCWEB_S3_REGION") or DEFAULT_REGION,
-            access_key_id=_setting("AWS_ACCESS_KEY_ID"),
-            secret_access_key=_setting("AWS_SECRET_ACCESS_KEY"),
-            session_token=_setting("AWS_SESSION_TOKEN"),
-            conditional_writes=_as_bool(_setting("UCWEB_S3_CONDITIONAL_WRITES"), True),
+            endpoint_url=settings.UCWEB_S3_ENDPOINT_URL or None,
+            region=settings.UCWEB_S3_REGION or DEFAULT_REGION,
+            access_key_id=settings.AWS_ACCESS_KEY_ID or None,
+            secret_access_key=settings.AWS_SECRET_ACCESS_KEY or None,
+            session_token=settings.AWS_SESSION_TOKEN or None,
+            conditional_writes=settings.UCWEB_S3_CONDITIONAL_WRITES,
         )
 
     def __repr__(self) -> str:  # keep secrets out of logs and tracebacks

@@ -1,6 +1,7 @@
 """Unity Catalog API for volumes, functions, registered models and model versions, credentials,
 external locations and temporary credentials: wire types and thin views over the services."""
 
+from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers
@@ -241,7 +242,7 @@ class AwsIamRoleInfo(serializers.Serializer):
     external_id = serializers.CharField(source="aws_external_id", allow_null=True)
 
     def get_unity_catalog_iam_arn(self, credential) -> str | None:
-        return temporary_credentials._setting("UCWEB_IAM_ARN")
+        return settings.UCWEB_IAM_ARN
 
 
 class AwsStaticKeysInfo(serializers.Serializer):

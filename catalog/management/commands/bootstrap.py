@@ -49,9 +49,7 @@ def _install_schedule() -> None:
     """The maintenance schedule, created once; later edits in the admin are kept."""
     from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
-    from maintenance.tasks import DEFAULT_SCHEDULE
-
-    for name, (task, seconds) in DEFAULT_SCHEDULE.items():
+    for name, (task, seconds) in settings.UCWEB_MAINTENANCE_SCHEDULE.items():
         if PeriodicTask.objects.filter(name=name).exists():
             continue
         interval, _ = IntervalSchedule.objects.get_or_create(every=seconds, period=IntervalSchedule.SECONDS)

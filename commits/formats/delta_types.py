@@ -1,92 +1,13 @@
-"""Reading the Delta log, as pure functions: the actions of a commit file, the checks a
-catalog-managed table's first commit must pass, and Delta schemas as Unity Catalog columns."""
+"""Delta (Spark) types as Unity Catalog columns, and Delta types on the wire of the Delta REST
+API (hyphenated names) versus in the log (camelCase). Pure functions."""
 
 from __future__ import annotations
 
 import json
 import re
 
-CATALOG_MANAGED_FEATURES = ("catalogManaged", "catalogOwned-preview")
-REQUIRED_FEATURES = ("inCommitTimestamp", "vacuumProtocolCheck")
-TABLE_ID_PROPERTY = "io.unitycatalog.tableId"
-MIN_READER_VERSION = 3
-MIN_WRITER_VERSION = 7
+from commits.formats.delta_log import DeltaLogError
 
-
-class DeltaLogError(ValueError):
-    """The log does not say what a catalog-managed table needs; the message says which part."""
-
-
-def parse_actions(data: bytes) -> list[dict]:
-    """A commit file is newline-delimited JSON, one action per line."""
-    actions = []
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise DeltaLogError("the commit file is not UTF-8 text") from None
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            action = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DeltaLogError(f"line {number} of the commit file is not JSON: {exc.msg}") from None
-        if not isinstance(action, dict):
-            raise DeltaLogError(f"line {number} of the commit file is not a JSON object")
-        actions.append(action)
-    return actions
-
-
-def first(actions: list[dict], kind: str) -> dict | None:
-    for action in actions:
-        if kind in action:
-            value = action[kind]
-            return value if isinstance(value, dict) else None
-    return None
-
-
-def validate_catalog_managed(actions: list[dict], *, table_id: str) -> tuple[dict, dict]:
-    """Checks the protocol and metadata of version 0 against the managed-table spec and returns
-    them. Raises DeltaLogError naming every requirement that is not met."""
-    protocol = first(actions, "protocol")
-    metadata = first(actions, "metaData")
-    if protocol is None:
-        raise DeltaLogError("version 0 has no protocol action")
-    if metadata is None:
-        raise DeltaLogError("version 0 has no metaData action")
-    problems = []
-    reader = protocol.get("minReaderVersion")
-    writer = protocol.get("minWriterVersion")
-    if not isinstance(reader, int) or reader < MIN_READER_VERSION:
-        problems.append(f"minReaderVersion must be at least {MIN_READER_VERSION} (is {reader})")
-    if not isinstance(writer, int) or writer < MIN_WRITER_VERSION:
-        problems.append(f"minWriterVersion must be at least {MIN_WRITER_VERSION} (is {writer})")
-    writer_features = set(protocol.get("writerFeatures") or [])
-    reader_features = set(protocol.get("readerFeatures") or [])
-    if not writer_features.intersection(CATALOG_MANAGED_FEATURES):
-        problems.append("the table feature catalogManaged is missing")
-    elif not reader_features.intersection(CATALOG_MANAGED_FEATURES):
-        problems.append("catalogManaged must be a reader feature too")
-    for feature in REQUIRED_FEATURES:
-        if feature not in writer_features:
-            problems.append(f"the table feature {feature} is missing")
-    if "vacuumProtocolCheck" in writer_features and "vacuumProtocolCheck" not in reader_features:
-        problems.append("vacuumProtocolCheck must be a reader feature too")
-    configuration = metadata.get("configuration") or {}
-    if not isinstance(configuration, dict):
-        problems.append("metaData.configuration must be an object")
-        configuration = {}
-    declared_id = configuration.get(TABLE_ID_PROPERTY)
-    if declared_id != table_id:
-        problems.append(f"{TABLE_ID_PROPERTY} must be {table_id} (is {declared_id})")
-    if str(configuration.get("delta.enableInCommitTimestamps", "")).lower() != "true":
-        problems.append("delta.enableInCommitTimestamps must be true")
-    if problems:
-        raise DeltaLogError("; ".join(problems))
-    return protocol, metadata
-
-
-# -- Delta (Spark) types as Unity Catalog columns ---------------------------------------------------
 _PRIMITIVES = {
     "boolean": ("BOOLEAN", "boolean"),
     "byte": ("BYTE", "tinyint"),
@@ -176,3 +97,59 @@ def columns_from_schema_string(schema_string: str, partition_columns: list[str] 
     if not isinstance(schema, dict) or schema.get("type") != "struct":
         raise DeltaLogError("metaData.schemaString must be a struct type")
     return [field_to_column(f, i, partition_columns or []) for i, f in enumerate(schema.get("fields", []))]
+
+
+# -- the Delta REST API's spelling of the same types -------------------------------------------
+_TO_LOG = {"element-type": "elementType", "contains-null": "containsNull", "key-type": "keyType",
+           "value-type": "valueType", "value-contains-null": "valueContainsNull"}
+_TO_WIRE = {log: wire for wire, log in _TO_LOG.items()}
+
+
+def _convert_type(value, names: dict):
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            if key == "fields" and isinstance(item, list):
+                out[key] = [
+                    {**f, "type": _convert_type(f.get("type"), names)} if isinstance(f, dict) else f for f in item
+                ]
+            else:
+                out[names.get(key, key)] = _convert_type(item, names) if key in names else item
+        return out
+    return value
+
+
+def wire_to_log(delta_type):
+    """A type as the Delta REST API writes it (`element-type`) as the log writes it (`elementType`)."""
+    return _convert_type(delta_type, _TO_LOG)
+
+
+def log_to_wire(delta_type):
+    return _convert_type(delta_type, _TO_WIRE)
+
+
+_UC_TO_DELTA = {"BOOLEAN": "boolean", "BYTE": "byte", "SHORT": "short", "INT": "integer", "LONG": "long",
+                "FLOAT": "float", "DOUBLE": "double", "DATE": "date", "TIMESTAMP": "timestamp",
+                "TIMESTAMP_NTZ": "timestamp_ntz", "STRING": "string", "BINARY": "binary", "VARIANT": "variant"}
+
+
+def column_to_field(column) -> dict:
+    """A catalog column (a Column row or anything with its attributes) as a Delta field, wire
+    spelling: the Delta field kept in type_json when there is one, else one derived from the UC type."""
+    field = None
+    if column.type_json:
+        try:
+            field = json.loads(column.type_json)
+        except json.JSONDecodeError:
+            field = None
+    if not isinstance(field, dict) or "type" not in field:
+        if column.type_name == "DECIMAL":
+            kind = f"decimal({column.type_precision or 10},{column.type_scale or 0})"
+        else:
+            kind = _UC_TO_DELTA.get(column.type_name or "", (column.type_text or "string").lower())
+        field = {"type": kind, "metadata": {}}
+    metadata = dict(field.get("metadata") or {})
+    if column.comment and "comment" not in metadata:
+        metadata["comment"] = column.comment
+    return {"name": column.name, "type": log_to_wire(field["type"]), "nullable": column.nullable,
+            "metadata": metadata}

@@ -1,0 +1,357 @@
+"""The Delta REST API's tables (managed tables spec 1.0, `/delta/v1`): configuration, loadTable,
+listing, creation (staging tables, managed and external tables), rename, drop and metrics, over
+the one table model. Commits are commits.delta_v1.update's."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+
+from django.db import transaction
+from django.utils import timezone
+
+from catalog import resolve, selectors
+from catalog.asset_selectors import parse_uuid
+from catalog.choices import DataSourceFormat, Privilege, SecurableType, TableOperation, TableType
+from catalog.models import Principal, StagingTable, Table
+from catalog.services import audit, grants, managed_tables as staging_tables, tables, temporary_credentials
+from catalog.services.common import validate_comment
+from catalog.services.names import validate_name
+from catalog.storage import InvalidStorageUrl, normalize
+from commits import delta, managed_tables, rows
+from commits.delta_v1.wire import (
+    UnsupportedTableFormat, check_contract, json_int, json_object, millis, parse_columns, parse_domains,
+    parse_protocol, parse_uniform, render_columns, render_uniform, storage_credentials, string_list, string_map,
+)
+from commits.formats import delta_log
+from commits.formats import delta_protocol as dp
+from commits.models import DeltaCommit
+from commits.ratification import is_catalog_managed
+from ucweb.errors import InvalidParameter, TableAlreadyExists, TableDoesNotExist, TemporarilyUnavailable
+
+PROTOCOL_VERSION = "1.0"
+SUPPORTED_MAJOR, SUPPORTED_MINOR = 1, 0
+
+ENDPOINTS = [
+    "POST /v1/catalogs/{catalog}/schemas/{schema}/staging-tables",
+    "GET /v1/catalogs/{catalog}/schemas/{schema}/tables",
+    "POST /v1/catalogs/{catalog}/schemas/{schema}/tables",
+    "GET /v1/catalogs/{catalog}/schemas/{schema}/tables/{table}",
+    "POST /v1/catalogs/{catalog}/schemas/{schema}/tables/{table}",
+    "DELETE /v1/catalogs/{catalog}/schemas/{schema}/tables/{table}",
+    "HEAD /v1/catalogs/{catalog}/schemas/{schema}/tables/{table}",
+    "POST /v1/catalogs/{catalog}/schemas/{schema}/tables/{table}/rename",
+    "GET /v1/catalogs/{catalog}/schemas/{schema}/tables/{table}/credentials",
+    "POST /v1/catalogs/{catalog}/schemas/{schema}/tables/{table}/metrics",
+    "GET /v1/staging-tables/{table_id}/credentials",
+    "GET /v1/temporary-path-credentials",
+]
+
+# What createStagingTable advertises: what the server checks (delta_log.validate_catalog_managed)
+# is required; the rest of the spec's reference list is suggested.
+
+
+# -- reading a table -----------------------------------------------------------------------------
+def etag(table: Table) -> str:
+    columns = [(c.name, c.type_json, c.type_text, c.nullable, c.partition_index, c.comment)
+               for c in sorted(table.columns.all(), key=lambda c: c.position)]
+    state = json.dumps({"comment": table.comment, "properties": table.properties, "columns": columns},
+                       sort_keys=True, separators=(",", ":"), default=str)
+    return base64.urlsafe_b64encode(hashlib.sha256(state.encode()).digest()[:12]).decode()
+
+
+def catalog_properties(table: Table) -> dict:
+    """The table's properties as clients discover it. A table created through the seed 000 path
+    stores no protocol projection; its version 0 was checked for at least dp.REQUIRED_PROTOCOL, and
+    readers (DuckDB, Delta) decide "catalog-managed" by delta.feature.catalogManaged, so the
+    projection is added here (the Delta log stays authoritative for the full protocol)."""
+    properties = dict(table.properties or {})
+    if is_catalog_managed(table) and dp.MIN_READER not in properties:
+        for key, value in dp.protocol_properties(dp.REQUIRED_PROTOCOL).items():
+            properties.setdefault(key, value)
+        properties.setdefault(delta_log.TABLE_ID_PROPERTY, str(table.id))
+    return properties
+
+
+def describe(table: Table) -> dict:
+    """The loadTable answer, from the row (columns prefetched) and its unbackfilled commits."""
+    columns, partitions = render_columns(table)
+    properties = catalog_properties(table)
+    managed = is_catalog_managed(table)
+    properties.setdefault(dp.LAST_UPDATE_VERSION, "0")
+    properties.setdefault(dp.LAST_COMMIT_TIMESTAMP, str(millis(table.created_at)))
+    try:
+        last_version = int(properties[dp.LAST_UPDATE_VERSION])
+        last_timestamp = int(properties[dp.LAST_COMMIT_TIMESTAMP])
+    except ValueError:
+        last_version, last_timestamp = 0, millis(table.created_at)
+    body = {
+        "metadata": {
+            "etag": etag(table),
+            "table-type": table.table_type,
+            "table-uuid": str(table.id),
+            "location": table.storage_location,
+            "created-time": millis(table.created_at),
+            "updated-time": millis(table.updated_at or table.created_at),
+            "columns": columns,
+            "partition-columns": partitions,
+            "properties": properties,
+            "last-commit-version": last_version,
+            "last-commit-timestamp-ms": last_timestamp,
+        },
+    }
+    if table.comment is not None:
+        body["metadata"]["comment"] = table.comment
+    if managed:
+        body["commits"] = [
+            {"version": row["version"], "timestamp": row["timestamp"], "file-name": row["file_name"],
+             "file-size": row["file_size"], "file-modification-timestamp": row["file_modification_timestamp"]}
+            for row in _pending_commits(table)
+        ]
+        body["latest-table-version"] = table.latest_version
+    uniform = render_uniform(table.uniform_iceberg)
+    if uniform is not None:
+        body["uniform"] = uniform
+    return body
+
+
+def _pending_commits(table: Table) -> list[dict]:
+    """The ratified commits after latest_published_version, newest first: as read with the row
+    (commits.rows) when that list is whole, else from the database. (A row read after waiting for
+    its lock is the newest one, while the commits read in the same statement are those of the
+    statement's start: the versions ratified meanwhile are then missing, and are read here.)"""
+    start, end = table.latest_published_version or 0, table.latest_version
+    known = getattr(table, "pending", None)
+    if known is not None and [row["version"] for row in known] == list(range(end, start, -1)):
+        return known
+    return list(DeltaCommit.objects.filter(table=table, version__gt=start, version__lte=end)
+                .order_by("-version").values(*rows.COMMIT_FIELDS))
+
+
+def table_for(caller: Principal, catalog: str, schema: str, name: str, *, for_update: bool = False,
+              pending: bool = False, columns: bool = False) -> Table:
+    """The table, with the caller's grants (and on request its unpublished commits and its
+    columns) in as few queries as the request allows (commits.rows)."""
+    queryset = rows.tables(caller, for_update=for_update, pending=pending)
+    if columns:
+        queryset = queryset.prefetch_related("columns")
+    table = queryset.filter(schema__catalog__name=catalog, schema__name=schema, name=name).first()
+    if table is None:
+        selectors.get_schema(catalog, schema)
+        raise selectors.table_not_found(catalog, schema, name)
+    return table
+
+
+def access_to(caller: Principal, table: Table) -> grants.Access:
+    """The caller's access to a table read by `table_for`; a table the caller may not see answers
+    as a missing one (catalog.resolve), at the level that is hidden from them."""
+    access = rows.access(caller, table)
+    level = resolve.hidden_level(access, SecurableType.TABLE)
+    if level is not None:
+        catalog_name, schema_name = table.schema.catalog.name, table.schema.name
+        raise resolve.hidden([
+            selectors.table_not_found(catalog_name, schema_name, table.name),
+            selectors.schema_not_found(catalog_name, schema_name),
+            selectors.catalog_not_found(catalog_name),
+        ][level])
+    grants.require_schema_use(access)
+    return access
+
+
+def require(caller: Principal, table: Table, *privileges: str) -> grants.Access:
+    access = access_to(caller, table)
+    for privilege in privileges:
+        access.require(access.has(privilege), f"Missing {privilege} on table {table.full_name}.")
+    return access
+
+
+def require_delta(table: Table) -> None:
+    if table.data_source_format != DataSourceFormat.DELTA or table.table_type not in (
+        TableType.MANAGED, TableType.EXTERNAL
+    ):
+        raise UnsupportedTableFormat(
+            f"Table {table.full_name} is a {table.table_type} {table.data_source_format or ''} table, not a Delta "
+            "table; use the Unity Catalog table API."
+        )
+
+
+def load_table(*, caller: Principal, catalog: str, schema: str, name: str) -> dict:
+    table = table_for(caller, catalog, schema, name, pending=True, columns=True)
+    require(caller, table, Privilege.SELECT)
+    require_delta(table)
+    return describe(table)
+
+
+def table_exists(*, caller: Principal, catalog: str, schema: str, name: str) -> None:
+    table = table_for(caller, catalog, schema, name)
+    access = access_to(caller, table)
+    access.require(access.has(Privilege.SELECT) or access.has(Privilege.MODIFY),
+                   f"Missing SELECT on table {table.full_name}.")
+
+
+def list_tables(*, caller: Principal, catalog: str, schema: str, max_results=None, page_token=None):
+    queryset = tables.visible_tables(caller=caller, catalog_name=catalog, schema_name=schema)
+    items, token = selectors.paginate(queryset, max_results=max_results, page_token=page_token)
+    body = {"tables": [
+        {"name": t.name, "table-type": t.table_type, "data-source-format": t.data_source_format,
+         "table-uuid": str(t.id)} for t in items
+    ]}
+    if token:
+        body["next-page-token"] = token
+    return body
+
+
+# -- configuration ---------------------------------------------------------------------------------
+def get_config(*, caller: Principal, catalog, protocol_versions) -> dict:
+    if not isinstance(catalog, str) or not catalog:
+        raise InvalidParameter("The query parameter catalog is required.")
+    if not isinstance(protocol_versions, str) or not protocol_versions:
+        raise InvalidParameter("The query parameter protocol-versions is required (for example 1.0).")
+    offered = []
+    for item in protocol_versions.split(","):
+        major, _, minor = item.strip().partition(".")
+        if not major.isdigit() or not (minor or "0").isdigit():
+            raise InvalidParameter(f"protocol-versions: {item.strip()!r} is not a version such as 1.0.")
+        offered.append((int(major), int(minor or 0)))
+    selectors.get_catalog(catalog)
+    if not any(major == SUPPORTED_MAJOR and minor >= SUPPORTED_MINOR for major, minor in offered):
+        raise InvalidParameter(
+            f"No protocol version in common: the server supports {PROTOCOL_VERSION}, "
+            f"the client offered {protocol_versions}."
+        )
+    return {"endpoints": ENDPOINTS, "protocol-version": PROTOCOL_VERSION}
+
+
+
+# -- staging and creation ----------------------------------------------------------------------------
+def create_staging_table(*, caller: Principal, catalog: str, schema: str, body: dict) -> dict:
+    staging = staging_tables.create_staging_table(
+        caller=caller, name=body.get("name"), catalog_name=catalog, schema_name=schema)
+    try:
+        credentials = storage_credentials(
+            temporary_credentials.vend_for_url(staging.staging_location, write=True, caller=caller),
+            TableOperation.READ_WRITE)
+    except TemporarilyUnavailable:
+        # The staging table exists; a token service that is down must not make the client retry
+        # into a second one. It asks getStagingTableCredentials again (or uses its own access).
+        credentials = {"storage-credentials": []}
+    return {
+        "table-id": str(staging.id),
+        "table-type": TableType.MANAGED,
+        "location": staging.staging_location,
+        "storage-credentials": credentials["storage-credentials"],
+        "required-protocol": dp.REQUIRED_PROTOCOL,
+        "suggested-protocol": dp.SUGGESTED_PROTOCOL,
+        "required-properties": {"delta.enableInCommitTimestamps": "true",
+                                delta_log.TABLE_ID_PROPERTY: str(staging.id)},
+        "suggested-properties": dp.SUGGESTED_PROPERTIES,
+    }
+
+
+def create_table(*, caller: Principal, catalog: str, schema: str, body: dict) -> dict:
+    name = body.get("name")
+    validate_name(name)
+    table_type = body.get("table-type")
+    if table_type not in (TableType.MANAGED, TableType.EXTERNAL):
+        raise InvalidParameter("table-type must be MANAGED or EXTERNAL.")
+    location = body.get("location")
+    if not isinstance(location, str) or not location:
+        raise InvalidParameter("location is required.")
+    partitions = string_list(body.get("partition-columns", []), "partition-columns")
+    columns = parse_columns(body.get("columns"), partitions)
+    properties = string_map(body.get("properties"), "properties")
+    protocol = parse_protocol(body.get("protocol"))
+    domains = parse_domains(body.get("domain-metadata"), "domain-metadata") if body.get("domain-metadata") else {}
+    timestamp = json_int(body.get("last-commit-timestamp-ms"), "last-commit-timestamp-ms", minimum=0)
+    comment = validate_comment(body.get("comment"))
+    synthetic = sorted(key for key in properties if dp.is_synthetic(key) and not key.startswith(dp.FEATURE_PREFIX))
+    if synthetic:
+        raise InvalidParameter(f"properties must not carry server-derived keys: {', '.join(synthetic)}.")
+    stored = {**properties, **dp.protocol_properties(protocol),
+              **{dp.DOMAINS[domain]: value for domain, value in domains.items()},
+              dp.LAST_UPDATE_VERSION: "0", dp.LAST_COMMIT_TIMESTAMP: str(timestamp)}
+
+    with transaction.atomic():
+        if table_type == TableType.EXTERNAL:
+            table = tables.create_table(
+                caller=caller, name=name, catalog_name=catalog, schema_name=schema, table_type=TableType.EXTERNAL,
+                data_source_format=DataSourceFormat.DELTA, columns=columns, storage_location=location,
+                comment=comment, properties=stored,
+            )
+        else:
+            try:
+                staging_location = normalize(location)
+            except InvalidStorageUrl:
+                raise InvalidParameter(f"location {location!r} is not a storage URL.") from None
+            staging = StagingTable.objects.filter(staging_location=staging_location).first()
+            if staging is None:
+                selectors.get_schema(catalog, schema)
+                raise TableDoesNotExist(f"No staging table has the location {location}.")
+            check_contract(staging.id, stored, protocol)
+            uniform = parse_uniform(body.get("uniform"), location=staging_location)
+            if dp.uniform_enabled(stored) != (uniform is not None):
+                raise InvalidParameter("uniform is required exactly when the properties enable UniForm "
+                                       f"({dp.UNIFORM_PROPERTY} includes iceberg).")
+            if uniform is not None and uniform["converted_delta_version"] != 0:
+                raise InvalidParameter("uniform.iceberg.converted-delta-version must be 0 at creation.")
+            table = managed_tables.create_managed_delta_table(
+                caller=caller, name=name, catalog_name=catalog, schema_name=schema,
+                data_source_format=DataSourceFormat.DELTA, storage_location=location, columns=columns,
+                comment=comment, properties=stored,
+            )
+            if uniform is not None:
+                table.uniform_iceberg = uniform
+                table.save(update_fields=["uniform_iceberg"])
+    return describe(Table.objects.select_related("schema__catalog").prefetch_related("columns").get(id=table.id))
+
+
+# -- lifecycle -----------------------------------------------------------------------------------------
+@transaction.atomic
+def delete_table(*, caller: Principal, catalog: str, schema: str, name: str) -> None:
+    table = table_for(caller, catalog, schema, name)
+    tables.delete_table(caller=caller, full_name=table.full_name)
+
+
+@transaction.atomic
+def rename_table(*, caller: Principal, catalog: str, schema: str, name: str, body: dict) -> None:
+    new_name = body.get("new-name")
+    validate_name(new_name, field="new-name")
+    table = table_for(caller, catalog, schema, name, for_update=True)
+    access = access_to(caller, table)
+    access.require(access.owns(), f"Only the owner of table {table.full_name} may rename it.")
+    if new_name == table.name:
+        return
+    if Table.objects.filter(schema=table.schema, name=new_name).exists():
+        raise TableAlreadyExists(f"Table '{catalog}.{schema}.{new_name}' already exists.")
+    old = table.full_name
+    table.name = new_name
+    table.updated_at = timezone.now()
+    table.updated_by = caller.name
+    table.save(update_fields=["name", "updated_at", "updated_by"])
+    audit.record(principal=caller.name, action="renameTable", securable_type="table",
+                 securable_name=table.full_name, securable_id=table.id, details={"from": old})
+
+
+def report_metrics(*, caller: Principal, catalog: str, schema: str, name: str, body: dict) -> None:
+    """Stored as the legacy /delta/metrics report of the same table (one metrics model)."""
+    table = table_for(caller, catalog, schema, name)
+    require(caller, table, Privilege.SELECT)
+    if str(parse_uuid(body.get("table-id"), field="table-id")) != str(table.id):
+        raise InvalidParameter(f"table-id does not match table {table.full_name}.")
+    report = json_object(body.get("report"), "report", required=False) or {}
+    commit_report = json_object(report.get("commit-report"), "report.commit-report", required=False)
+    legacy = {"table_id": str(table.id), "table_uri": table.storage_location}
+    if commit_report is not None:
+        histogram = json_object(commit_report.get("file-size-histogram"), "file-size-histogram", required=False)
+        converted = {key.replace("-", "_"): value for key, value in commit_report.items()
+                     if key != "file-size-histogram"}
+        if histogram is not None:
+            converted["file_size_histogram"] = {
+                key.replace("-", "_"): value for key, value in histogram.items() if key != "commit-version"}
+        version = (histogram or {}).get("commit-version")
+        converted["commit_version"] = version if version is not None else table.latest_version or 0
+        legacy["report"] = {"commit_report": converted}
+    delta.write_metrics(caller=caller, body=legacy)
+
+

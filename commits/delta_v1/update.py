@@ -1,0 +1,191 @@
+"""updateTable of the Delta REST API: requirements and updates applied in a fixed order under
+the table row's lock, in one transaction:
+
+    lock the row → assert-table-uuid → replay? (add-commit of a version already ratified with the
+    same file name: the whole request is a no-op, 200) → assert-etag → metadata actions on the
+    row → managed-table contract on the result → set-latest-backfilled-version → add-commit
+    (commits.ratification: next version, maintenance policy, the bound with server-side
+    publication) → uniform → save, audit
+
+A worked sequence (etag E0 after createTable, version 0):
+
+    writer A: add-commit v1 (data only)                → 200, latest 1, etag still E0
+    writer B: assert-etag E0, add-commit v1            → 409 CommitVersionConflictException
+    writer B: reload, assert-etag E0, add-commit v2    → 200 (data-only commits never move the etag)
+    writer C: assert-etag E0, set-columns + add-commit v3 → 200, etag E1
+    writer A: assert-etag E0, set-properties + add-commit v4 → 409 UpdateRequirementConflict
+
+The legacy `/delta/preview/commits` path runs the same Ratification under the same lock, so a
+commit ratified here is listed there and the other way round.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.db.models import prefetch_related_objects
+from django.utils import timezone
+
+from catalog.choices import Privilege
+from catalog.models import Principal, Table
+from catalog.services import grants, tables
+from commits import publication
+from commits.delta_v1.tables import describe, etag, require, require_delta, table_for
+from commits.delta_v1.wire import (
+    LOG_REPRESENTED, CommitVersionConflict, RequirementFailed, Update, check_contract, millis, parse_columns,
+    parse_update_request, parse_uniform, render_columns,
+)
+from commits.formats import delta_protocol as dp
+from commits.models import DeltaCommit
+from commits.ratification import Ratification, is_catalog_managed
+from commits.staged import read_staged_commit
+from ucweb.errors import AlreadyExists, InvalidParameter
+
+
+def _apply_metadata(table: Table, update: Update, access: grants.Access, *, version: int, timestamp: int) -> list[str]:
+    properties = dict(table.properties or {})
+    changed = []
+    if update.set_properties:
+        properties.update(update.set_properties)
+    for key in update.remove_properties or []:
+        properties.pop(key, None)
+    if update.protocol is not None:
+        dp.set_protocol(properties, update.protocol)
+    for domain, value in (update.set_domains or {}).items():
+        properties[dp.DOMAINS[domain]] = value
+    for domain in update.remove_domains or []:
+        properties.pop(dp.DOMAINS[domain], None)
+    if update.columns_value is not None or update.partitions is not None:
+        columns_now, partitions_now = render_columns(table)
+        partitions = update.partitions if update.partitions is not None else partitions_now
+        columns = parse_columns(update.columns_value if update.columns_value is not None else columns_now,
+                                partitions, field="set-columns.columns")
+        tables.replace_columns(table, columns)
+        table._prefetched_objects_cache = {}
+    if update.comment is not None:
+        table.comment = update.comment
+        changed.append("comment")
+    grants.require_policy_unchanged_or_owner(access, table.properties or {}, properties)
+    properties[dp.LAST_UPDATE_VERSION] = str(version)
+    properties[dp.LAST_COMMIT_TIMESTAMP] = str(timestamp)
+    table.properties = properties
+    return changed + ["properties"]
+
+
+def _check_backfill(table: Table, version: int) -> None:
+    """Never forget a ratified commit whose `_delta_log/<v>.json` was not seen: each newly
+    reported version must be published (the server publishes it from the staged file when it
+    can); otherwise the report is refused and the catalog keeps the commits."""
+    start = table.latest_published_version or 0
+    if version <= start or version > table.latest_version:
+        return  # a no-op, or refused by the ratification with its own message
+    done = publication.publish_in_order(table, publication.unpublished(table, until=version), strict=True)
+    if done < version:
+        missing = done + 1
+        file_name = DeltaCommit.objects.filter(table=table, version=missing).values_list("file_name", flat=True).first()
+        raise InvalidParameter(
+            f"Version {missing} of table {table.full_name} is not published: "
+            f"{publication.log_file(table.storage_location, missing)} is missing or differs from "
+            f"the ratified commit {file_name}, and the server cannot publish it. The catalog keeps "
+            "its record of it."
+        )
+
+
+def _ratified_once(table: Table, txn_id: str | None, version: int) -> None:
+    """A client that lost the response to an accepted add-commit may rebuild its transaction on
+    the next version (delta-io/delta#7700). The same commitInfo.txnId is the same data: refused."""
+    if txn_id is None:
+        return
+    earlier = (DeltaCommit.objects.filter(table=table, txn_id=txn_id).exclude(version=version)
+               .values_list("version", flat=True).first())
+    if earlier is not None:
+        raise CommitVersionConflict(
+            f"Transaction {txn_id} was ratified already as version {earlier} of table {table.full_name}; "
+            "it is not ratified again."
+        )
+
+
+def _check_uniform(table: Table, update: Update) -> dict | None:
+    uniform = parse_uniform(update.uniform_value, location=table.storage_location, field="add-commit.uniform")
+    if dp.uniform_enabled(table.properties or {}) != (uniform is not None):
+        raise InvalidParameter("add-commit.uniform is required exactly when the table's properties after "
+                               f"this request enable UniForm ({dp.UNIFORM_PROPERTY} includes iceberg).")
+    stored = table.uniform_iceberg or {}
+    base = (uniform or {}).get("base_converted_delta_version")
+    if base is not None and base != stored.get("converted_delta_version"):
+        raise RequirementFailed(
+            f"uniform.iceberg.base-converted-delta-version {base} is not the stored converted-delta-version "
+            f"{stored.get('converted_delta_version')}.")
+    return uniform
+
+
+def _check_actions(table: Table, update: Update, asserted: dict) -> bool:
+    """The requirements and the actions' fit to the table; returns whether it is catalog-managed."""
+    if str(table.id) != asserted["assert-table-uuid"]:
+        raise RequirementFailed(f"assert-table-uuid failed: table {table.full_name} is {table.id}.")
+    managed = is_catalog_managed(table)
+    if not managed and (update.commit is not None or update.backfilled is not None):
+        raise InvalidParameter(f"Table {table.full_name} is not a catalog-managed table: add-commit and "
+                               "set-latest-backfilled-version are for managed tables only.")
+    if managed and update.snapshot is not None:
+        raise InvalidParameter("update-metadata-snapshot-version is for external tables only.")
+    if managed and update.commit is None:
+        lone = [a for a in LOG_REPRESENTED if a in update.actions]
+        if lone:
+            raise InvalidParameter(f"{', '.join(lone)} must travel with the add-commit whose staged commit "
+                                   "writes the same change to the Delta log.")
+    return managed
+
+
+def update_table(*, caller: Principal, catalog: str, schema: str, name: str, body: dict) -> dict:
+    asserted, actions = parse_update_request(body)
+    update = Update(actions)
+    with transaction.atomic():
+        table = table_for(caller, catalog, schema, name, for_update=True, pending=True)
+        access = require(caller, table, Privilege.MODIFY)
+        require_delta(table)
+        managed = _check_actions(table, update, asserted)
+        ratification = Ratification(table, caller)
+        if update.commit is not None and ratification.is_replay(update.commit):
+            return _after(table)  # an add-commit that was accepted already: the whole request is a no-op
+        if "assert-etag" in asserted and asserted["assert-etag"] != etag(table):
+            raise RequirementFailed(f"assert-etag failed: the metadata of table {table.full_name} changed.")
+        ratification.touch()
+        version = update.commit.version if update.commit else (table.latest_version or 0)
+        timestamp = update.commit.timestamp if update.commit else millis(timezone.now())
+        if update.snapshot is not None:
+            version, timestamp = update.snapshot
+        if update.changes_metadata:
+            projected = dp.MIN_READER in (table.properties or {})
+            ratification.change(*_apply_metadata(table, update, access, version=version, timestamp=timestamp))
+            if managed and (projected or update.protocol is not None):
+                check_contract(table.id, table.properties, update.protocol)
+        elif update.snapshot is not None:
+            table.properties = {**(table.properties or {}), dp.LAST_UPDATE_VERSION: str(version),
+                                dp.LAST_COMMIT_TIMESTAMP: str(timestamp)}
+            ratification.change("properties")
+        uniform = _check_uniform(table, update) if update.commit is not None else None
+        if update.backfilled is not None:
+            _check_backfill(table, update.backfilled)
+            ratification.backfill(update.backfilled)
+        if update.commit is not None:
+            staged = read_staged_commit(table.storage_location, update.commit.file_name)
+            _ratified_once(table, staged.txn_id, update.commit.version)
+            try:
+                ratification.ratify(update.commit, staged, txn_id=staged.txn_id)
+            except AlreadyExists as exc:
+                raise CommitVersionConflict(exc.message) from None
+            if uniform is not None:
+                table.uniform_iceberg = uniform
+                ratification.change("uniform_iceberg")
+        ratification.save(action="updateDeltaTable", details={
+            "actions": sorted(actions), "version": update.commit.version if update.commit else None,
+            "backfilled": update.backfilled})
+        table.pending = ratification.pending()
+    return _after(table)
+
+
+def _after(table: Table) -> dict:
+    """The loadTable answer for a row already read (and, after an update, saved)."""
+    table._prefetched_objects_cache = {}
+    prefetch_related_objects([table], "columns")
+    return describe(table)
