@@ -173,12 +173,17 @@ def check_requirements(requirements, base: TableMetadata | None) -> None:
 
 def apply_updates(base: TableMetadata | None, updates, *, metadata_location: str | None) -> TableMetadata:
     """The metadata after `updates`; `base` None builds a table from its first updates."""
-    empty = TableMetadataV1.model_construct(last_column_id=-1, schema=Schema())
+    # The empty base only for a table built from its updates: constructing it costs more than the
+    # rest of a metadata-only commit (pydantic inspects every default factory).
+    if base is None:
+        base_metadata, enforce = TableMetadataV1.model_construct(last_column_id=-1, schema=Schema()), True
+    else:
+        base_metadata, enforce = base, False
     try:
         return update_table_metadata(
-            base_metadata=base if base is not None else empty,
+            base_metadata=base_metadata,
             updates=tuple(updates),
-            enforce_validation=base is None,
+            enforce_validation=enforce,
             metadata_location=metadata_location,
         )
     except CommitFailedException as exc:
