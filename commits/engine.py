@@ -2,15 +2,14 @@
 change (authorization, requirements, the next metadata), then write every change. updateTable is a
 transaction of one table; `POST /transactions/commit` is the same code over many.
 
-A commit of a table that exists makes five queries: the locking read (table, container chain and
-current metadata in one statement), the caller's grants, the metadata swap, the table row and the
-audit row. The UC columns are rewritten only when the schema or the partition spec changed."""
+A commit of a table that exists is two statements in its transaction: the locking read (table,
+container chain, current metadata and, on PostgreSQL, the caller's grants) and one write (the
+metadata row, the table row and the audit event; commits.one_statement). The UC columns are
+rewritten only when the schema or the partition spec changed."""
 
 from __future__ import annotations
 
-import threading
 import uuid
-from collections import OrderedDict
 from dataclasses import dataclass
 
 from django.contrib.postgres.expressions import ArraySubquery
@@ -27,8 +26,8 @@ from catalog.services import iceberg as catalog_iceberg
 from catalog.services.iceberg import Loaded
 from catalog.services.names import validate_name
 from commits.formats import iceberg as formats
-from commits.iceberg import moved, new_row, prepare_location, swap
-from commits.models import IcebergMetadata
+from commits.iceberg import SWAPPED_FIELDS, moved, new_row, prepare_location, swap
+from commits.one_statement import save_with
 from ucweb.errors import CommitFailed, InvalidParameter, TableDoesNotExist
 
 
@@ -66,31 +65,6 @@ class _Planned:
     metadata: object
     current: object = None  # the metadata the change starts from (None for a created table)
     managed: bool = False  # a created table: its location is the managed one the catalog assigned
-
-
-# -- parsed metadata, by location ----------------------------------------------------------------
-# A metadata file never changes once written (its name carries a fresh UUID), so the parsed model of
-# a location is the same for every commit that starts from it. Parsing is most of the Python work
-# under the row lock for a table with many snapshots; the models are never mutated (updates return
-# copies), so one parsed model can be shared.
-_PARSED: OrderedDict[tuple[str, int], object] = OrderedDict()
-_PARSED_LOCK = threading.Lock()
-_PARSED_SIZE = 64
-
-
-def _parsed(state: IcebergMetadata):
-    key = (state.metadata_location, len(state.metadata_json))
-    with _PARSED_LOCK:
-        hit = _PARSED.get(key)
-        if hit is not None:
-            _PARSED.move_to_end(key)
-            return hit
-    metadata = formats.parse_metadata(state.metadata_json)
-    with _PARSED_LOCK:
-        _PARSED[key] = metadata
-        while len(_PARSED) > _PARSED_SIZE:
-            _PARSED.popitem(last=False)
-    return metadata
 
 
 # -- lock, plan, write ---------------------------------------------------------------------------
@@ -151,7 +125,7 @@ def _plan(caller: Principal, prefix: str, change: Change, locked: dict) -> _Plan
     catalog_iceberg.require_any(access, table, Privilege.MODIFY)
     if not change.requirements and not change.updates:
         raise InvalidParameter(f"A commit of {table.full_name} needs at least one requirement or update.")
-    current = _parsed(table.iceberg)
+    current = formats.parse_metadata(table.iceberg.metadata_json)
     formats.check_requirements(change.requirements, current)
     metadata = formats.apply_updates(current, change.updates, metadata_location=table.iceberg.metadata_location)
     grants.require_policy_unchanged_or_owner(access, current.properties, metadata.properties)
@@ -173,8 +147,10 @@ def _plan_create(caller: Principal, catalog: Catalog, change: Change) -> _Planne
 
 
 def _write(caller: Principal, planned: _Planned) -> Loaded:
-    """Writes the next metadata file of a planned change and swaps it in (the caller's transaction)."""
+    """Writes the next metadata file of a planned change and swaps it in (the caller's transaction):
+    the metadata row, the table row and the audit event of a table that exists in one statement."""
     change, table, metadata = planned.change, planned.table, planned.metadata
+    event_details = {"updates": [getattr(u, "action", "") for u in change.updates]}
     if table is None:
         table = new_row(caller=caller, schema=planned.schema, name=change.name, table_id=metadata.table_uuid,
                         location=metadata.location,
@@ -182,13 +158,14 @@ def _write(caller: Principal, planned: _Planned) -> Loaded:
         prepare_location(metadata.location)
         state = swap(table, metadata, None)
     else:
-        state = swap(table, metadata, table.iceberg, columns=formats.columns_changed(planned.current, metadata))
+        state = swap(table, metadata, table.iceberg, columns=formats.columns_changed(planned.current, metadata),
+                     save=False)
     table.updated_at = timezone.now()
     table.updated_by = caller.name
-    table.save(update_fields=["properties", "storage_location", "updated_at", "updated_by"])
-    audit.record(principal=caller.name, action="commitIcebergTable", securable_type="table",
-                 securable_name=table.full_name, securable_id=table.id,
-                 details={"updates": [getattr(u, "action", "") for u in change.updates]})
+    event = audit.event(principal=caller.name, action="commitIcebergTable", securable_type="table",
+                        securable_name=table.full_name, securable_id=table.id, details=event_details)
+    save_with(table, ["properties", "storage_location", "updated_at", "updated_by"], [event],
+              updates=[(state, SWAPPED_FIELDS)] if planned.table is not None else ())
     config = catalog_iceberg.storage_config(table.storage_location)
     return Loaded(table, state.metadata_location, state.metadata_json, config)
 

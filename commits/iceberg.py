@@ -34,11 +34,16 @@ def write_metadata_file(location: str, payload: str) -> None:
         raise InvalidParameter(f"Cannot write table metadata to {location}: {exc}") from None
 
 
-def swap(table: Table, metadata, current: IcebergMetadata | None, *, columns: bool = True) -> IcebergMetadata:
+SWAPPED_FIELDS = ["metadata_location", "metadata_json"]
+
+
+def swap(table: Table, metadata, current: IcebergMetadata | None, *, columns: bool = True,
+         save: bool = True) -> IcebergMetadata:
     """Writes the next metadata file of `table` and points the table at it, in the caller's
     transaction: a new metadata row for a new table, else an update of `current` (read under the
-    table's lock). A table's UC columns and properties follow its metadata; `columns` False
-    when the schema and partition spec are the same as before."""
+    table's lock; `save` False when the caller writes it together with other rows). A table's UC
+    columns and properties follow its metadata; `columns` False when the schema and partition
+    spec are the same as before."""
     location = formats.next_metadata_location(metadata.location, current.metadata_location if current else None)
     payload = formats.serialize(metadata)
     write_metadata_file(location, payload)
@@ -46,7 +51,8 @@ def swap(table: Table, metadata, current: IcebergMetadata | None, *, columns: bo
         current = IcebergMetadata.objects.create(table=table, metadata_location=location, metadata_json=payload)
     else:
         current.metadata_location, current.metadata_json = location, payload
-        current.save(update_fields=["metadata_location", "metadata_json"])
+        if save:
+            current.save(update_fields=SWAPPED_FIELDS)
     table.iceberg = current
     if not isinstance(metadata, formats.ViewMetadata):
         if columns:
