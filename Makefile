@@ -7,7 +7,9 @@ PYTEST_ARGS ?=
 BENCH_ARGS ?=
 
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/ucweb
-TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
+# Test processes (pytest-xdist; each has its own test database, live server and object store;
+# the Spark and Sail tests each stay in one process). TEST_WORKERS=0 runs everything in one.
+TEST_WORKERS ?= 2
 
 # `make run` installs only what the server and its worker need (requirements.txt); `make test`
 # adds the test-only packages (requirements-dev.txt: clients, Sail, PySpark, SeaweedFS, Selenium).
@@ -24,7 +26,7 @@ DEV_STAMP := $(VENV)/.installed-dev-$(DEV_HASH)
 help:
 	@echo "make venv    create $(VENV) and install requirements.txt, the server's (skipped when unchanged)"
 	@echo "make run     migrate, bootstrap and serve on 127.0.0.1:\$${UCWEB_PORT:-8080}"
-	@echo "make test    install requirements-dev.txt, start PostgreSQL/Redis (and install Chromium) if needed, run pytest (PYTEST_ARGS=...)"
+	@echo "make test    install requirements-dev.txt, start PostgreSQL (install Redis and Chromium) if needed, run pytest (PYTEST_ARGS=..., TEST_WORKERS=2)"
 	@echo "make lint-imports  check the dependency rule between the apps (.importlinter)"
 	@echo "make bench   run bench/commits.py (BENCH_ARGS=...)"
 	@echo "make clean   remove $(VENV) and caches (keeps var/ data)"
@@ -53,11 +55,11 @@ run: venv
 services:
 	bash scripts/ensure_services.sh
 
+# Tasks run inline in tests, and the worker tests start a Redis of their own: no broker is set.
 test: venv-dev services
 	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} \
-	REDIS_URL=$${REDIS_URL:-$(TEST_REDIS_URL)} \
 	UCWEB_DB_CONN_MAX_AGE=0 \
-	$(VENV_PY) -m pytest $(PYTEST_ARGS)
+	$(VENV_PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 # The dependency rule (.importlinter): the catalog and commits never import maintenance, and only
 # the protocol adapters and the console of the catalog import commits.

@@ -1,5 +1,5 @@
-"""Reads of the namespace. Every lookup that the APIs make goes through here, so the number of
-queries of a hot path is decided in one place."""
+"""Pagination of the listings (keyset, by name). Lookups by name or id live in catalog.resolve;
+the names below them are kept for the modules that still import them from here."""
 
 from __future__ import annotations
 
@@ -8,78 +8,24 @@ import binascii
 
 from django.conf import settings
 
-from catalog.models import Catalog, Schema, Table
-from catalog.services.names import join_full_name, split_full_name
-from ucweb.errors import CatalogDoesNotExist, InvalidParameter, SchemaDoesNotExist, TableDoesNotExist
+from catalog import resolve
+from catalog.services.names import quote_part
+from ucweb.errors import InvalidParameter
+
+# -- kept for callers not yet moved to catalog.resolve (commits/delta_v1.py) ------------------------
+catalog_not_found = resolve.catalog_not_found
+get_catalog = resolve.get_catalog
+get_schema = resolve.get_schema
+get_table = resolve.get_table
+get_table_by_full_name = resolve.get_table_by_full_name
 
 
-# -- "not found", worded as Unity Catalog words it (clients match on `Catalog not found: <name>`) --
-# A missing securable and one the caller may not see (catalog.resolve) answer with the same error.
-def catalog_not_found(name: str) -> CatalogDoesNotExist:
-    return CatalogDoesNotExist(f"Catalog not found: {name}")
+def schema_not_found(catalog_name: str, schema_name: str):
+    return resolve.schema_not_found(catalog_name, quote_part(schema_name))
 
 
-def schema_not_found(catalog_name: str, schema_name: str) -> SchemaDoesNotExist:
-    return SchemaDoesNotExist(f"Schema not found: {join_full_name(catalog_name, schema_name)}")
-
-
-def table_not_found(catalog_name: str, schema_name: str, table_name: str) -> TableDoesNotExist:
-    return TableDoesNotExist(f"Table not found: {join_full_name(catalog_name, schema_name, table_name)}")
-
-
-def table_id_not_found(table_id) -> TableDoesNotExist:
-    return TableDoesNotExist(f"Table not found: {table_id}")
-
-
-# -- lookups without a caller (the services resolve for a caller through catalog.resolve) ---------
-def find_catalog(name: str, *, for_update: bool = False) -> Catalog | None:
-    queryset = Catalog.objects.select_for_update() if for_update else Catalog.objects.all()
-    return queryset.filter(name=name).first()
-
-
-def find_schema(catalog_name: str, schema_name: str, *, for_update: bool = False) -> Schema | None:
-    queryset = Schema.objects.select_related("catalog")
-    if for_update:
-        queryset = queryset.select_for_update(of=("self",))
-    return queryset.filter(catalog__name=catalog_name, name=schema_name).first()
-
-
-def get_catalog(name: str) -> Catalog:
-    catalog = find_catalog(name)
-    if catalog is None:
-        raise catalog_not_found(name)
-    return catalog
-
-
-def get_schema(catalog_name: str, schema_name: str) -> Schema:
-    schema = find_schema(catalog_name, schema_name)
-    if schema is None:
-        get_catalog(catalog_name)
-        raise schema_not_found(catalog_name, schema_name)
-    return schema
-
-
-def get_schema_by_full_name(full_name: str) -> Schema:
-    catalog_name, schema_name = split_full_name(full_name, 2, what="schema")
-    return get_schema(catalog_name, schema_name)
-
-
-def get_table(catalog_name: str, schema_name: str, table_name: str, *, for_update: bool = False) -> Table:
-    queryset = Table.objects.select_related("schema__catalog")
-    if for_update:
-        queryset = queryset.select_for_update(of=("self",))
-    table = queryset.filter(
-        schema__catalog__name=catalog_name, schema__name=schema_name, name=table_name
-    ).first()
-    if table is None:
-        get_schema(catalog_name, schema_name)
-        raise table_not_found(catalog_name, schema_name, table_name)
-    return table
-
-
-def get_table_by_full_name(full_name: str, *, for_update: bool = False) -> Table:
-    catalog_name, schema_name, table_name = split_full_name(full_name, 3, what="table")
-    return get_table(catalog_name, schema_name, table_name, for_update=for_update)
+def table_not_found(catalog_name: str, schema_name: str, table_name: str):
+    return resolve.table_not_found(catalog_name, quote_part(schema_name), table_name)
 
 
 # -- pagination ---------------------------------------------------------------------------------
@@ -127,4 +73,29 @@ def paginate(queryset, *, max_results, page_token, key: str = "name", ceiling: i
         queryset = queryset.filter(**{f"{key}__gt": after})
     items = list(queryset[: size + 1])
     next_token = encode_page_token(getattr(items[size - 1], key)) if len(items) > size else None
+    return items[:size], next_token
+
+
+def paginate_list(items: list, *, max_results, page_token, key):
+    """The same pages over a list computed in memory, sorted by `key(item)` (a string)."""
+    size = page_size(max_results)
+    after = decode_page_token(page_token)
+    ordered = sorted(items, key=key)
+    if after is not None:
+        ordered = [item for item in ordered if key(item) > after]
+    page = ordered[:size]
+    next_token = encode_page_token(key(page[-1])) if len(ordered) > size else None
+    return page, next_token
+
+
+def paginate_versions(queryset, *, max_results, page_token, ceiling: int = 50):
+    """Keyset pagination of model versions by number."""
+    size = page_size(max_results, ceiling=ceiling)
+    after = decode_page_token(page_token)
+    if after is not None:
+        if not (after.isascii() and after.isdigit() and len(after) <= 18):
+            raise InvalidParameter("Invalid page_token.")
+        queryset = queryset.filter(version__gt=int(after))
+    items = list(queryset.order_by("version")[: size + 1])
+    next_token = encode_page_token(str(items[size - 1].version)) if len(items) > size else None
     return items[:size], next_token

@@ -24,7 +24,7 @@ from catalog.models import Catalog, Grant, Principal, Schema, Table
 from catalog.services import audit, grants
 from catalog.services import iceberg as catalog_iceberg
 from catalog.services.iceberg import Loaded
-from catalog.services.names import validate_name
+from catalog.services.names import namespace_path, validate_name
 from commits.formats import iceberg as formats
 from commits.iceberg import SWAPPED_FIELDS, moved, new_row, prepare_location, swap
 from commits.one_statement import save_with
@@ -80,8 +80,8 @@ def lock(caller: Principal, prefix: str, changes: list[Change]) -> dict:
     On PostgreSQL the same statement reads the caller's grants on each table's chain."""
     query = Q(pk__in=[])
     for change in changes:
-        if len(change.levels) == 1:
-            query |= Q(schema__name=change.levels[0], name=change.name)
+        if change.levels and all(change.levels):
+            query |= Q(schema__path=namespace_path(change.levels), name=change.name)
     rows = (
         Table.objects.select_related("schema__catalog", "iceberg")
         .select_for_update(of=("self", "iceberg"))
@@ -93,7 +93,7 @@ def lock(caller: Principal, prefix: str, changes: list[Change]) -> dict:
             Grant.objects.filter(principal=caller.name, securable_id__in=[
                 OuterRef("id"), OuterRef("schema_id"), OuterRef("schema__catalog_id")])
             .values_list(Concat(Cast("securable_id", CharField()), Value(" "), "privilege"))))
-    return {((row.schema.name,), row.name): row for row in rows}
+    return {(tuple(row.schema.levels), row.name): row for row in rows}
 
 
 def _access(caller: Principal, table: Table) -> grants.Access:

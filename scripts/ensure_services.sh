@@ -1,29 +1,28 @@
 #!/usr/bin/env bash
-# Make sure the local PostgreSQL (127.0.0.1:5432) and Redis (127.0.0.1:6379) used by the test
-# suite are running. Idempotent: services that already answer are left alone; stopped ones are
-# started; missing ones are installed with apt-get (needs root, or passwordless sudo) first.
+# Make sure what the test suite needs is there: the local PostgreSQL (127.0.0.1:5432) running,
+# and the redis-server and Chromium programs installed (the worker tests start a Redis of their
+# own on a free port, and no other test uses one, so no Redis server is started here).
+# Idempotent: a PostgreSQL that already answers is left alone, a stopped one is started; missing
+# ones are installed with apt-get (needs root, or passwordless sudo) first.
 #
 # Environment:
-#   UCWEB_SKIP_SERVICES=1   do nothing (e.g. when DATABASE_URL/REDIS_URL point elsewhere)
+#   UCWEB_SKIP_SERVICES=1   do nothing (e.g. when DATABASE_URL points elsewhere)
 #   UCWEB_SKIP_BROWSER=1    do not install Chromium and chromedriver (the console's browser tests)
 #   PG_HOST / PG_PORT       default 127.0.0.1 / 5432
-#   REDIS_HOST / REDIS_PORT default 127.0.0.1 / 6379
-#   SERVICE_WAIT_SECONDS    how long to wait for each service, default 30
+#   SERVICE_WAIT_SECONDS    how long to wait for PostgreSQL, default 30
 set -euo pipefail
 
 PG_HOST="${PG_HOST:-127.0.0.1}"
 PG_PORT="${PG_PORT:-5432}"
 PG_USER="${PG_USER:-postgres}"
 PG_DB="${PG_DB:-ucweb}"
-REDIS_HOST="${REDIS_HOST:-127.0.0.1}"
-REDIS_PORT="${REDIS_PORT:-6379}"
 WAIT_SECONDS="${SERVICE_WAIT_SECONDS:-30}"
 
 log() { echo "[services] $*"; }
 die() { echo "[services] ERROR: $*" >&2; exit 1; }
 
 if [[ "${UCWEB_SKIP_SERVICES:-}" =~ ^(1|true|yes|on)$ ]]; then
-    log "UCWEB_SKIP_SERVICES is set; not touching PostgreSQL/Redis"
+    log "UCWEB_SKIP_SERVICES is set; not touching PostgreSQL or Redis"
     exit 0
 fi
 
@@ -66,14 +65,6 @@ pg_up() {
         pg_isready -q -h "$PG_HOST" -p "$PG_PORT" >/dev/null 2>&1
     else
         port_open "$PG_HOST" "$PG_PORT"
-    fi
-}
-
-redis_up() {
-    if command -v redis-cli >/dev/null 2>&1; then
-        [[ "$(redis-cli -h "$REDIS_HOST" -p "$REDIS_PORT" ping 2>/dev/null)" == "PONG" ]]
-    else
-        port_open "$REDIS_HOST" "$REDIS_PORT"
     fi
 }
 
@@ -230,42 +221,16 @@ ensure_postgres() {
     pg_ensure_database
 }
 
-# --- Redis --------------------------------------------------------------------------------------
-
-redis_start() {
-    as_root mkdir -p /var/lib/redis /var/log/redis || die "cannot create /var/lib/redis or /var/log/redis"
-    local common=(--daemonize yes --port "$REDIS_PORT" --save "" --appendonly no
-                  --dir /var/lib/redis --logfile /var/log/redis/ci.log)
-    log "starting redis-server on $REDIS_HOST:$REDIS_PORT"
-    # "-::1" (optional IPv6 bind) needs Redis >= 6.2; fall back to IPv4 only.
-    if ! as_root redis-server --bind 127.0.0.1 -::1 "${common[@]}" >/dev/null 2>&1; then
-        as_root redis-server --bind 127.0.0.1 "${common[@]}" || die "redis-server failed to start"
-    fi
-    if ! wait_for redis_up; then
-        if [[ -r /var/log/redis/ci.log ]]; then
-            echo "--- last lines of /var/log/redis/ci.log ---" >&2
-            tail -n 20 /var/log/redis/ci.log >&2 || true
-        fi
-        die "Redis did not become ready on $REDIS_HOST:$REDIS_PORT within ${WAIT_SECONDS}s"
-    fi
-}
+# --- Redis ----------------------------------------------------------------------------------------
+# Only the program: tests/celery_worker.py runs it on a port of its own.
 
 ensure_redis() {
-    if redis_up; then
-        log "Redis already running on $REDIS_HOST:$REDIS_PORT"
+    if command -v redis-server >/dev/null 2>&1; then
+        log "redis-server already installed"
         return 0
     fi
-    if ! command -v redis-server >/dev/null 2>&1; then
-        log "redis-server is not installed; installing"
-        apt_install redis-server
-        sleep 2   # the package may have started it already (when an init system is present)
-        if redis_up; then
-            log "Redis came up after installation"
-            return 0
-        fi
-    fi
-    redis_start
-    log "Redis started"
+    log "redis-server is not installed; installing"
+    apt_install redis-server
 }
 
 # --- Chromium for the console's browser tests ------------------------------------------------------

@@ -5,6 +5,8 @@ import asyncio
 
 import pytest
 from django.core.management import call_command
+from django.db import transaction
+from django.test import override_settings
 from rest_framework.test import APIClient
 
 from catalog.services import principals
@@ -12,6 +14,20 @@ from catalog.services import principals
 UC = "/api/2.1/unity-catalog"
 
 pytest_plugins = ["tests.s3_server"]
+
+
+def token_for(name: str, *, admin: bool = False) -> str:
+    """A bearer token for principal `name` (created if missing)."""
+    principal = principals.ensure_principal(name=name, admin=admin)
+    return principals.issue_token(principal=principal)
+
+
+def bearer_client(token: str | None) -> APIClient:
+    """A DRF test client that sends `token` (none: an anonymous client)."""
+    client = APIClient()
+    if token is not None:
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    return client
 
 
 @pytest.fixture
@@ -22,12 +38,7 @@ def bootstrap(db):
 @pytest.fixture
 def make_token(db):
     """make_token("bob") → a bearer token for principal bob (created if missing)."""
-
-    def make(name: str, *, admin: bool = False) -> str:
-        principal = principals.ensure_principal(name=name, admin=admin)
-        return principals.issue_token(principal=principal)
-
-    return make
+    return token_for
 
 
 @pytest.fixture
@@ -35,12 +46,41 @@ def make_client(make_token):
     """make_client("bob") → a DRF test client that sends bob's bearer token."""
 
     def make(name: str | None = None, *, admin: bool = False) -> APIClient:
-        client = APIClient()
-        if name is not None:
-            client.credentials(HTTP_AUTHORIZATION=f"Bearer {make_token(name, admin=admin)}")
-        return client
+        return bearer_client(None if name is None else token_for(name, admin=admin))
 
     return make
+
+
+def _runs_in_transactions(item: pytest.Item) -> bool:
+    """Whether pytest-django runs `item` inside a transaction it rolls back (its `db`), as opposed
+    to committing for real and flushing afterwards (`transactional_db`, `live_server`)."""
+    marker = item.get_closest_marker("django_db")
+    if marker is not None and (marker.kwargs.get("transaction") or marker.args[:1] == (True,)):
+        return False
+    return not {"transactional_db", "live_server"} & set(getattr(item, "fixturenames", ()))
+
+
+@pytest.fixture(scope="module")
+def module_db(request, django_db_setup, django_db_blocker):
+    """An outer transaction for data that every test of a module shares. A module-scoped fixture
+    that asks for it builds the data once, inside `with django_db_blocker.unblock():`; each test
+    then runs in a savepoint within it (pytest-django's `db`), so what a test changes is undone
+    after it, and the shared data is rolled back when the module is done.
+
+    Data that a test commits for real cannot be shared this way: a module that has such tests
+    (`transaction=True`, `live_server`) is refused."""
+    module = request.node
+    committing = [item.name for item in request.session.items
+                  if item.getparent(pytest.Module) is module and not _runs_in_transactions(item)]
+    if committing:
+        raise pytest.UsageError(f"module_db in {module.name}, whose tests {committing[:3]} commit for real")
+    with django_db_blocker.unblock():
+        outer = transaction.atomic()
+        outer.__enter__()
+    yield
+    with django_db_blocker.unblock():
+        transaction.set_rollback(True)
+        outer.__exit__(None, None, None)
 
 
 @pytest.fixture
@@ -75,9 +115,49 @@ def fresh_token_cache():
     principals.forget_cached_tokens()
 
 
-@pytest.fixture(autouse=True)
+# Rows that post_migrate creates again right after every flush: kept, so it finds them all.
+_KEPT_BY_FLUSH = frozenset({"django_content_type", "auth_permission"})
+
+
+@pytest.fixture(autouse=True, scope="session")
+def flush_by_delete():
+    """After each test that commits (`transaction=True`, `live_server`), Django empties the
+    database with one TRUNCATE of every table, which PostgreSQL makes slow even for a few rows
+    (each table gets new files); then post_migrate recreates every content type and permission.
+    DELETE empties the same tables in a fraction of that time, and the content types and
+    permissions stay as post_migrate made them, so flush has no need to send it again (migrate
+    still does). Django declares its foreign keys DEFERRABLE INITIALLY DEFERRED and flush runs in
+    one transaction, so the order of the DELETEs does not matter. Flushes that reset sequences or
+    cascade to tables outside the list keep TRUNCATE (and post_migrate)."""
+    from django.core.management.commands import flush
+    from django.db.backends.postgresql.operations import DatabaseOperations
+
+    truncate = DatabaseOperations.sql_flush
+    post_migrate = flush.emit_post_migrate_signal
+    kept = set()  # the aliases whose last flush kept the content types and permissions
+
+    def sql_flush(self, style, tables, *, reset_sequences=False, allow_cascade=False):
+        if reset_sequences or allow_cascade:
+            kept.discard(self.connection.alias)
+            return truncate(self, style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade)
+        kept.add(self.connection.alias)
+        emptied = [table for table in tables if table not in _KEPT_BY_FLUSH]
+        # One statement for all: a round trip per table would cost more than the DELETEs.
+        return [" ".join(f"DELETE FROM {self.quote_name(table)};" for table in emptied)] if emptied else []
+
+    def emit_post_migrate_signal(verbosity, interactive, database, **kwargs):
+        if database not in kept:
+            post_migrate(verbosity, interactive, database, **kwargs)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(DatabaseOperations, "sql_flush", sql_flush)
+        patch.setattr(flush, "emit_post_migrate_signal", emit_post_migrate_signal)
+        yield
+
+
+@pytest.fixture(autouse=True, scope="session")
 def celery_eager():
-    """Tasks run inline in tests unless a test starts a real worker (see test_workers)."""
+    """Tasks run inline in tests (and in data that modules share, see module_db) unless a test
+    starts a real worker (see test_workers)."""
     from ucweb.celery import app
 
     previous = app.conf.task_always_eager
@@ -93,6 +173,14 @@ def storage_root(tmp_path, settings):
     root.mkdir()
     settings.UCWEB_STORAGE_ROOT = root.as_uri()
     return root
+
+
+@pytest.fixture(scope="module")
+def module_storage_root(tmp_path_factory):
+    """storage_root for data that a module's tests share (see module_db)."""
+    root = tmp_path_factory.mktemp("storage")
+    with override_settings(UCWEB_STORAGE_ROOT=root.as_uri()):
+        yield root
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from django.contrib.auth import get_user_model
 from catalog.models import AuditEvent, Grant, Principal, Table
 from catalog.services import catalogs, permissions, principals, schemas, tables
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.xdist_group("console_browser")]
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"

@@ -31,6 +31,8 @@ from catalog.storage.vending import escape_iam, session_name, session_policy
 from tests.seaweedfs_sts import sts_s3_server  # noqa: F401 - the module-scoped server fixture
 
 UC = "/api/2.1/unity-catalog"
+# One SeaweedFS with STS for the module (sts_s3_server), so one test process runs it.
+pytestmark = pytest.mark.xdist_group("credentials_vending")
 
 
 # == the session policy document ===================================================================

@@ -27,7 +27,7 @@ from catalog.models import AuditEvent
 from catalog.services import principals
 from tests.seaweedfs_sts import sts_s3_server  # noqa: F401 - the module-scoped server fixture
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.s3]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.s3, pytest.mark.xdist_group("deltars")]
 
 UC = "/api/2.1/unity-catalog"
 

@@ -19,6 +19,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 
 from catalog.choices import AuditOutcome, Privilege, SecurableType
 from catalog.models import (
@@ -35,6 +36,7 @@ from catalog.models import (
     Table,
     Volume,
 )
+from tests.conftest import bearer_client, token_for
 
 UC = "/api/2.1/unity-catalog"
 ICE = "/api/catalog/v1"
@@ -85,9 +87,23 @@ def _fill_schema(admin, catalog: str, schema: str) -> None:
                                              "source": "file:///tmp/run"}, format="json"))
 
 
+@pytest.fixture(scope="module")
+def tokens(module_db, django_db_blocker, module_storage_root):
+    """The world below, built once for the module: the admin's and bob's tokens."""
+    with django_db_blocker.unblock():
+        call_command("bootstrap", verbosity=0)
+        return _build_world()
+
+
 @pytest.fixture
-def world(bootstrap, admin_client, make_client, storage_root):
-    admin = admin_client
+def world(db, tokens, module_storage_root):
+    return {"admin": bearer_client(tokens["admin"]), "bob": bearer_client(tokens["bob"]),
+            "storage": module_storage_root}
+
+
+def _build_world() -> dict:
+    admin_token = token_for("admin", admin=True)
+    admin = bearer_client(admin_token)
     for catalog in ("shop", "open"):
         _ok(admin.post(f"{UC}/catalogs", {"name": catalog}, format="json"))
     for catalog, schema in (("shop", "sales"), ("open", "secret"), ("open", "pub")):
@@ -99,12 +115,12 @@ def world(bootstrap, admin_client, make_client, storage_root):
                    format="json"))
     for catalog, schema in (("shop", "sales"), ("open", "pub")):
         _fill_schema(admin, catalog, schema)
-    bob = make_client("bob")
+    bob_token = token_for("bob")
     _ok(admin.patch(f"{UC}/permissions/catalog/open",
                     {"changes": [{"principal": "bob", "add": ["USE CATALOG"]}]}, format="json"))
     _ok(admin.patch(f"{UC}/permissions/schema/open.pub",
                     {"changes": [{"principal": "bob", "add": ["USE SCHEMA"]}]}, format="json"))
-    return {"admin": admin, "bob": bob, "storage": Path(storage_root)}
+    return {"admin": admin_token, "bob": bob_token}
 
 
 def snapshot(storage: Path) -> dict:

@@ -11,7 +11,7 @@ from pyiceberg.catalog.rest import RestCatalog
 
 from catalog.models import Principal, Table, Token
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark, pytest.mark.xdist_group("spark")]
 SPARK_TOKEN = "ucw_spark_test_session_token"
 
 

@@ -12,7 +12,7 @@ import pytest
 from catalog.models import Principal, Table, Token
 from tests.seaweedfs_sts import sts_s3_server  # noqa: F401 - the module-scoped server fixture
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark, pytest.mark.s3]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark, pytest.mark.s3, pytest.mark.xdist_group("spark")]
 SPARK_TOKEN = "ucw_spark_vending_test_token"
 
 

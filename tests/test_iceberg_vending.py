@@ -29,7 +29,7 @@ from catalog.storage import signing
 from tests.seaweedfs_sts import sts_s3_server  # noqa: F401 - the module-scoped server fixture
 from tests.test_iceberg_duckdb import EXTENSIONS, extension_path, sql_string
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.s3]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.s3, pytest.mark.xdist_group("iceberg_vending")]
 
 ICEBERG = "/api/catalog"
 WAREHOUSE = "unity"

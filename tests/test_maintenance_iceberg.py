@@ -24,7 +24,7 @@ from catalog.models import AuditEvent, Principal, Table, Token
 from maintenance.models import MaintenancePlan
 from tests.test_iceberg_duckdb import EXTENSIONS, extension_path, sql_string
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark, pytest.mark.xdist_group("spark")]
 SPARK_TOKEN = "ucw_spark_test_session_token"
 Status = MaintenancePlan.Status
 SCHEMA = Schema(NestedField(1, "id", LongType(), required=False), NestedField(2, "city", StringType(), required=False),

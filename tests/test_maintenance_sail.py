@@ -24,7 +24,7 @@ from tests.test_sail import (  # noqa: F401 - the Sail fixtures
     spark,
 )
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark, pytest.mark.xdist_group("sail")]
 Status = MaintenancePlan.Status
 # The issue asks for 200 commits; through Sail those take about 3.5 minutes on two cores (60 take
 # about 1.5), so the 200-commit case is covered by the Delta test client (test_maintenance_delta).

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 import pytest
+from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from catalog.choices import PRIVILEGES_BY_SECURABLE, AuditOutcome, Privilege, SecurableType
@@ -93,11 +94,22 @@ def external_table_body(name: str, schema: str = "sales", catalog: str = "shop")
     }
 
 
+@pytest.fixture(scope="module")
+def shared_world(module_db, django_db_blocker):
+    with django_db_blocker.unblock():
+        call_command("bootstrap", verbosity=0)
+        _build_world()
+
+
 @pytest.fixture
-def world(bootstrap):
+def world(db, shared_world):
     """unity.default (bootstrap), plus catalogs shop and other owned by admin:
     shop.sales.{trips, refunds}, shop.hr.salaries. carol holds grants that only owners and admins
-    may read; dave exists and holds nothing (the grantee of permission changes)."""
+    may read; dave exists and holds nothing (the grantee of permission changes). Built once for
+    the module; what a test changes is rolled back after it."""
+
+
+def _build_world() -> None:
     admin = Principal.objects.get(name="admin")
     for name in ("bob", "carol", "dave"):
         principals.ensure_principal(name=name)

@@ -10,27 +10,39 @@ import uuid
 from urllib.parse import quote
 
 import pytest
+from django.core.management import call_command
 
 from catalog.choices import AuditOutcome
 from catalog.models import AuditEvent, Catalog, Column, Grant, Metastore, Principal, Schema, Table
+from tests.conftest import bearer_client, token_for
 
 UC = "/api/2.1/unity-catalog"
 
 
-@pytest.fixture
-def world(admin_client, make_client):
+@pytest.fixture(scope="module")
+def admin_token(module_db, django_db_blocker):
     """unity.default (bootstrap), catalog shop, schema shop.sales, table shop.sales.trips (two
-    columns), principal bob with USE CATALOG on shop."""
-    make_client("bob")
-    for method, path, body in [
-        ("post", "/catalogs", {"name": "shop", "comment": "original", "properties": {"k": "v"}}),
-        ("post", "/schemas", {"name": "sales", "catalog_name": "shop", "comment": "original"}),
-        ("post", "/tables", table_body()),
-        ("patch", "/permissions/catalog/shop", {"changes": [{"principal": "bob", "add": ["USE CATALOG"]}]}),
-    ]:
-        response = getattr(admin_client, method)(f"{UC}{path}", body, format="json")
-        assert response.status_code == 200, response.content
-    return admin_client
+    columns), principal bob with USE CATALOG on shop: built once for the module."""
+    with django_db_blocker.unblock():
+        call_command("bootstrap", verbosity=0)
+        token = token_for("admin", admin=True)
+        admin_client = bearer_client(token)
+        token_for("bob")
+        for method, path, body in [
+            ("post", "/catalogs", {"name": "shop", "comment": "original", "properties": {"k": "v"}}),
+            ("post", "/schemas", {"name": "sales", "catalog_name": "shop", "comment": "original"}),
+            ("post", "/tables", table_body()),
+            ("patch", "/permissions/catalog/shop", {"changes": [{"principal": "bob", "add": ["USE CATALOG"]}]}),
+        ]:
+            response = getattr(admin_client, method)(f"{UC}{path}", body, format="json")
+            assert response.status_code == 200, response.content
+    return token
+
+
+@pytest.fixture
+def world(db, admin_token):
+    """The admin's client on the module's shared catalog shop (see admin_token)."""
+    return bearer_client(admin_token)
 
 
 def table_body(**overrides) -> dict:

@@ -11,7 +11,7 @@ from commits.models import DeltaCommit
 from maintenance.models import MaintenancePlan, PurgeRequest, TableAlert, TableHealth
 from tests.celery_worker import Redis, Worker, wait_for
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow, pytest.mark.xdist_group("workers")]
 UC = "/api/2.1/unity-catalog"
 
 
@@ -23,12 +23,14 @@ def broker(tmp_path_factory):
 
     redis = Redis(tmp_path_factory.mktemp("redis"))
     redis.start()
-    previous = app.conf.broker_url
-    app.conf.broker_url = redis.url
+    previous = app.conf.broker_url, app.conf.broker_transport_options
+    # What ucweb/settings.py configures for any broker but the folder one (the test run itself
+    # has no broker): publishing gives up at once when Redis is down.
+    app.conf.broker_url, app.conf.broker_transport_options = redis.url, {"max_retries": 0}
     forget_connections(app)
     yield redis
     redis.stop()
-    app.conf.broker_url = previous
+    app.conf.broker_url, app.conf.broker_transport_options = previous
     forget_connections(app)
 
 

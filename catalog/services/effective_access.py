@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from catalog.asset_selectors import parse_uuid
 from catalog.choices import PRIVILEGES_BY_SECURABLE, Privilege, SecurableType
 from catalog.models import (
     Catalog,
@@ -28,6 +27,7 @@ from catalog.models import (
 )
 from catalog.services.grants import Access, chain_of, describe, kind_of
 from ucweb.errors import InvalidParameter
+from ucweb.ids import parse_uuid
 
 ALL_PRIVILEGES = "ALL PRIVILEGES"
 # The order privileges are listed in: Privilege's own order.

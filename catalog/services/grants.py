@@ -23,12 +23,15 @@ from ucweb.errors import InvalidParameter, PermissionDenied, PrincipalDoesNotExi
 
 
 def chain_of(securable) -> list:
-    """The securable followed by its containers, innermost first."""
+    """The securable followed by its containers, innermost first (a nested schema's parents
+    included: what is granted on a schema holds in the schemas inside it)."""
     chain = [securable]
     schema = getattr(securable, "schema", None)
     if schema is not None:
         chain.append(schema)
         securable = schema
+    if hasattr(securable, "ancestors"):
+        chain.extend(securable.ancestors())
     catalog = getattr(securable, "catalog", None)
     if catalog is not None:
         chain.append(catalog)
@@ -87,8 +90,11 @@ class Access:
         return self.has(Privilege.USE_CATALOG, len(self.chain) - 1)
 
     def can_use_schema(self) -> bool:
-        # The schema is the second-to-last link of any chain that has one.
-        return self.can_use_catalog() and self.has(Privilege.USE_SCHEMA, len(self.chain) - 2)
+        return self.can_use_catalog() and self.has(Privilege.USE_SCHEMA, self.schema_level())
+
+    def schema_level(self) -> int:
+        """The index of the innermost schema in the chain."""
+        return next(index for index, link in enumerate(self.chain) if kind_of(link) == "schema")
 
     def require(self, allowed: bool, message: str) -> None:
         if not allowed:
@@ -110,7 +116,8 @@ def require_catalog_use(access: Access) -> None:
 
 def require_schema_use(access: Access) -> None:
     require_catalog_use(access)
-    access.require(access.can_use_schema(), f"Missing USE SCHEMA on schema {describe(access.chain[-2])}.")
+    access.require(access.can_use_schema(),
+                   f"Missing USE SCHEMA on schema {describe(access.chain[access.schema_level()])}.")
 
 
 # -- policy properties -----------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from catalog.choices import DataSourceFormat, Privilege, SecurableType, TableTyp
 from catalog.models import Catalog, Principal, Schema, Table
 from catalog.services import audit, grants, schemas
 from catalog.services.common import validate_properties
+from catalog.services.names import namespace_path
 from catalog.services.tables import visible_tables
 from ucweb.errors import (
     CatalogDoesNotExist,
@@ -51,18 +52,9 @@ def namespace_levels(namespace) -> list[str]:
     return namespace.split(NAMESPACE_SEPARATOR)
 
 
-def single_level(levels: list[str], *, missing=SchemaDoesNotExist) -> str:
-    """ucweb namespaces are the schemas of a catalog: one level. Deeper names do not exist."""
-    if len(levels) != 1 or not levels[0]:
-        raise missing(f"Namespace {'.'.join(levels)} does not exist.")
-    return levels[0]
-
-
 def _schema_access(caller: Principal, catalog: Catalog, levels: list[str], *,
                    missing=SchemaDoesNotExist) -> tuple[Schema, grants.Access]:
-    name = single_level(levels, missing=missing)
-    schema = Schema.objects.select_related("catalog").filter(catalog=catalog, name=name).first()
-    return resolve.reveal(caller, schema, SecurableType.SCHEMA, missing(f"Namespace {name} does not exist."))
+    return resolve.namespace(caller, catalog, levels, missing=missing)
 
 
 def namespace_schema(caller: Principal, catalog: Catalog, levels: list[str], *, missing=SchemaDoesNotExist) -> Schema:
@@ -72,21 +64,22 @@ def namespace_schema(caller: Principal, catalog: Catalog, levels: list[str], *, 
 # -- namespaces ------------------------------------------------------------------------------------
 def list_namespaces(*, caller: Principal, prefix: str, parent: str | None):
     catalog = warehouse(prefix, caller)
-    if parent:
-        namespace_schema(caller, catalog, namespace_levels(parent))
-        return Schema.objects.none()
-    return schemas.visible_schemas(caller=caller, catalog_name=catalog.name)
+    parent_schema = namespace_schema(caller, catalog, namespace_levels(parent)) if parent else None
+    return schemas.visible_schemas(caller=caller, catalog_name=catalog.name).filter(parent=parent_schema)
 
 
 def create_namespace(*, caller: Principal, prefix: str, namespace, properties) -> Schema:
     if not isinstance(namespace, list) or not all(isinstance(level, str) for level in namespace):
         raise InvalidParameter("namespace must be an array of strings.")
-    if len(namespace) != 1:
-        raise InvalidParameter("Namespaces have exactly one level here (a namespace is a schema of the catalog).")
+    if not namespace:
+        raise InvalidParameter("namespace must have at least one level.")
     properties = validate_properties(properties)
     location = properties.get("location")
+    catalog = warehouse(prefix, caller)
+    # A nested namespace is a schema inside its parent, which must exist (Polaris does the same).
+    parent = namespace_schema(caller, catalog, namespace[:-1]) if len(namespace) > 1 else None
     schema = schemas.create_schema(
-        caller=caller, name=namespace[0], catalog_name=warehouse(prefix, caller).name,
+        caller=caller, name=namespace[-1], catalog_name=catalog.name, parent=parent,
         comment=properties.get("comment"), properties=properties, storage_root=location, iceberg=True,
     )
     return schema
@@ -145,12 +138,12 @@ def list_tables(*, caller: Principal, prefix: str, namespace: str, view: bool = 
     schema = namespace_schema(caller, catalog, namespace_levels(namespace))
     # Identifiers are all a listing returns: no columns, no other fields.
     return (
-        visible_tables(caller=caller, catalog_name=catalog.name, schema_name=schema.name)
+        visible_tables(caller=caller, catalog_name=catalog.name, schema_name=schema.path)
         .filter(kind_filter(view))
         .prefetch_related(None)
         .select_related(None)
         .select_related("schema")
-        .only("name", "schema__name")
+        .only("name", "schema__name", "schema__path")
     )
 
 
@@ -165,14 +158,15 @@ def find(caller: Principal, prefix: str, namespace, name: str, *, view: bool,
     levels = namespace_levels(namespace)
     # Spark resolves `db.t.snapshots` by loading table `snapshots` in namespace `db.t` first: a
     # namespace that does not exist must answer "no such table", not "no such namespace".
-    if len(levels) != 1 or not levels[0]:
+    if not all(levels):
         warehouse(prefix, caller)  # a warehouse the caller may not see does not exist either
-    schema_name = single_level(levels, missing=missing)
+        raise missing(f"Namespace {'.'.join(levels)} does not exist.")
     if for_update:
         queryset = Table.objects.select_related("schema__catalog").select_for_update(of=("self",))
     else:
         queryset = Table.objects.select_related("schema__catalog", "iceberg")
-    table = queryset.filter(kind_filter(view), schema__catalog=catalog, schema__name=schema_name, name=name).first()
+    table = queryset.filter(kind_filter(view), schema__catalog=catalog, schema__path=namespace_path(levels),
+                            name=name).first()
     # Locked, the table's metadata is read by a statement of its own (the lazy `table.iceberg`),
     # so it is the version the lock protects (see commits.engine.lock).
     what = "View" if view else "Table"

@@ -39,9 +39,6 @@ from catalog.services.volumes import writable_by
 from catalog.storage.credentials import vend
 from ucweb.errors import InvalidParameter, PermissionDenied
 
-# The name the Delta REST API calls the vendor by.
-vend_for_url = vend
-
 
 def _operation(value, allowed) -> str:
     if value not in allowed:

@@ -1,15 +1,16 @@
 """Storage credentials of the Delta REST API: for a table, a staging table and a path, in the
-spec's `storage-credentials` shape, from the one credential vendor (temporary_credentials)."""
+spec's `storage-credentials` shape, from the one credential vendor (catalog.storage.credentials)."""
 
 from __future__ import annotations
 
-from catalog.asset_selectors import parse_uuid
 from catalog.choices import PathOperation, Privilege, TableOperation
 from catalog.models import Principal, StagingTable
 from catalog.services import audit, temporary_credentials
+from catalog.storage.credentials import vend
 from commits.delta_v1.tables import UnsupportedTableFormat, require, table_for
 from commits.delta_v1.wire import BadRequest, storage_credentials
 from ucweb.errors import PermissionDenied, TableDoesNotExist
+from ucweb.ids import parse_uuid
 
 def _operation(value) -> str:
     if value not in (TableOperation.READ, TableOperation.READ_WRITE):
@@ -25,7 +26,7 @@ def table_credentials(*, caller: Principal, catalog: str, schema: str, name: str
     require(caller, table, *privileges)
     if not table.storage_location:
         raise UnsupportedTableFormat(f"Table {table.full_name} has no storage location.")
-    answer = temporary_credentials.vend_for_url(
+    answer = vend(
         table.storage_location, write=operation == TableOperation.READ_WRITE, caller=caller)
     audit.record(principal=caller.name, action="generateTemporaryTableCredentials", securable_type="table",
                  securable_name=table.full_name, securable_id=table.id,
@@ -39,7 +40,7 @@ def staging_table_credentials(*, caller: Principal, table_id) -> dict:
         raise TableDoesNotExist(f"No staging table with id {table_id}.")
     if staging.created_by != caller.name:
         raise PermissionDenied("Only the principal that created the staging table may get its credentials.")
-    answer = temporary_credentials.vend_for_url(staging.staging_location, write=True, caller=caller)
+    answer = vend(staging.staging_location, write=True, caller=caller)
     return storage_credentials(answer, TableOperation.READ_WRITE)
 
 

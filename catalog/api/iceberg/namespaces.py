@@ -19,7 +19,7 @@ class NamespacesView(IcebergView):
     def get(self, request, prefix):
         items, token = page(request, iceberg.list_namespaces(
             caller=request.user, prefix=prefix, parent=request.query_params.get("parent")))
-        body = {"namespaces": [[schema.name] for schema in items]}
+        body = {"namespaces": [schema.levels for schema in items]}
         if token:
             body["next-page-token"] = token
         return Response(body)
@@ -30,7 +30,7 @@ class NamespacesView(IcebergView):
         body = self.body(request)
         schema = iceberg.create_namespace(caller=request.user, prefix=prefix, namespace=body.get("namespace"),
                                           properties=body.get("properties"))
-        return Response({"namespace": [schema.name], "properties": schema.properties})
+        return Response({"namespace": schema.levels, "properties": schema.properties})
 
 
 class NamespaceView(IcebergView):
@@ -40,7 +40,7 @@ class NamespaceView(IcebergView):
                    responses={200: wire.GetNamespaceResponse, **ERRORS})
     def get(self, request, prefix, namespace):
         schema = iceberg.load_namespace(caller=request.user, prefix=prefix, namespace=namespace)
-        return Response({"namespace": [schema.name], "properties": schema.properties})
+        return Response({"namespace": schema.levels, "properties": schema.properties})
 
     @extend_schema(tags=TAGS, operation_id="namespaceExists", responses={204: NO_CONTENT})
     def head(self, request, prefix, namespace):

@@ -20,7 +20,7 @@ from ucweb.errors import InvalidParameter
 
 
 def _identifiers(items) -> list[dict]:
-    return [{"namespace": [table.schema.name], "name": table.name} for table in items]
+    return [{"namespace": table.schema.levels, "name": table.name} for table in items]
 
 
 class TablesView(IcebergView):

@@ -36,7 +36,7 @@ def _page(request, queryset):
 
 
 def _listing(key: str, items, token) -> dict:
-    body = {key: [{"namespace": [item.schema.name], "name": item.name} for item in items]}
+    body = {key: [{"namespace": item.schema.levels, "name": item.name} for item in items]}
     if token:
         body["next-page-token"] = token
     return body
@@ -161,4 +161,12 @@ class ApplicablePoliciesView(PolarisView):
         items = policies.applicable_policies(
             caller=request.user, prefix=prefix, namespace=params.get("namespace") or None,
             target_name=params.get("target-name") or None, policy_type=params.get("policyType"))
-        return Response({"applicable-policies": [wire.applicable(item) for item in items]})
+        token = None
+        if "pageToken" in params:
+            items, token = selectors.paginate_list(items, max_results=params.get("pageSize"),
+                                                   page_token=params.get("pageToken") or None,
+                                                   key=lambda item: item.policy.policy_type)
+        body = {"applicable-policies": [wire.applicable(item) for item in items]}
+        if token:
+            body["next-page-token"] = token
+        return Response(body)

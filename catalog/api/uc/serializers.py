@@ -1,5 +1,6 @@
 """Wire types of the Unity Catalog API. Output serializers render responses; request serializers
-document the bodies in the OpenAPI schema (the services validate them)."""
+document the bodies in the OpenAPI schema and name the fields a view hands to its service
+(`arguments`, `changes`), which validates them: each body is described once."""
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
@@ -22,6 +23,17 @@ class PropertiesField(serializers.DictField):
 class SecurableInfo(serializers.Serializer):
     comment = serializers.CharField(allow_null=True, required=False)
     properties = PropertiesField(required=False)
+    owner = serializers.CharField()
+    created_at = EpochMillisField()
+    created_by = serializers.CharField()
+    updated_at = EpochMillisField(allow_null=True)
+    updated_by = serializers.CharField(allow_null=True)
+
+
+# What a volume, function, registered model, credential or external location answers about its
+# comment, owner and changes. (A comment, not a docstring: subclasses would show it in the OpenAPI.)
+class OwnedInfo(serializers.Serializer):
+    comment = serializers.CharField(allow_null=True)
     owner = serializers.CharField()
     created_at = EpochMillisField()
     created_by = serializers.CharField()
@@ -69,7 +81,7 @@ class ListCatalogsResponse(serializers.Serializer):
 
 
 class SchemaInfo(SecurableInfo):
-    name = serializers.CharField()
+    name = serializers.CharField(source="uc_name")
     catalog_name = serializers.CharField(source="catalog.name")
     full_name = serializers.CharField()
     schema_id = serializers.CharField(source="id")
@@ -107,7 +119,7 @@ class ColumnInfo(serializers.Serializer):
 class TableInfo(SecurableInfo):
     name = serializers.CharField()
     catalog_name = serializers.CharField(source="schema.catalog.name")
-    schema_name = serializers.CharField(source="schema.name")
+    schema_name = serializers.CharField(source="schema.uc_name")
     table_type = serializers.ChoiceField(choices=TableType.choices)
     data_source_format = serializers.ChoiceField(choices=DataSourceFormat.choices, allow_null=True)
     columns = ColumnInfo(many=True, source="columns.all")
@@ -177,3 +189,15 @@ class Empty(serializers.Serializer):
 
 
 SECURABLE_TYPES = SecurableType.values
+
+
+def arguments(body: dict, wire_type: type[serializers.Serializer]) -> dict:
+    """The service's keyword arguments for a create body: every field `wire_type` declares, None
+    when the client left it out."""
+    return {name: body.get(name) for name in wire_type._declared_fields}
+
+
+def changes(body: dict, wire_type: type[serializers.Serializer]) -> dict:
+    """The fields of an update body that `wire_type` declares and the client sent."""
+    return {name: body[name] for name in wire_type._declared_fields if name in body}
+

@@ -1,7 +1,6 @@
 from django.urls import path
 
-from catalog.api.uc import assets, staging, views
-from commits.api import DeltaCommitsView, DeltaMetricsView
+from catalog.api.uc import assets, delta_commits, staging, views
 
 urlpatterns = [
     path("catalogs", views.CatalogsView.as_view()),
@@ -33,9 +32,9 @@ urlpatterns = [
     path("temporary-model-version-credentials", assets.TemporaryModelVersionCredentialsView.as_view()),
     # Seed 000 names the commit endpoints /delta/commits (GET) and /delta/commit (POST); shipped
     # clients call /delta/preview/commits for both. All of them are one view.
-    path("delta/commits", DeltaCommitsView.as_view()),
-    path("delta/commit", DeltaCommitsView.as_view()),
-    path("delta/preview/commits", DeltaCommitsView.as_view()),
-    path("delta/metrics", DeltaMetricsView.as_view()),
-    path("delta/preview/metrics", DeltaMetricsView.as_view()),
+    path("delta/commits", delta_commits.DeltaCommitsView.as_view()),
+    path("delta/commit", delta_commits.DeltaCommitsView.as_view()),
+    path("delta/preview/commits", delta_commits.DeltaCommitsView.as_view()),
+    path("delta/metrics", delta_commits.DeltaMetricsView.as_view()),
+    path("delta/preview/metrics", delta_commits.DeltaMetricsView.as_view()),
 ]

@@ -1,0 +1,132 @@
+"""Unity Catalog API: functions (SQL and external routines registered in a schema)."""
+
+from drf_spectacular.utils import extend_schema, extend_schema_field
+from rest_framework import serializers
+from rest_framework.response import Response
+
+from catalog import selectors
+from catalog.api.base import CatalogAPIView
+from catalog.api.uc.assets.common import CATALOG_AND_SCHEMA, query
+from catalog.api.uc.serializers import Empty, OwnedInfo, arguments
+from catalog.api.uc.views import PAGE_PARAMETERS, _required_query, page
+from catalog.choices import ColumnTypeName, FunctionParameterMode, FunctionParameterType, RoutineBody, SqlDataAccess
+from catalog.services import functions
+
+
+class FunctionParameterInfo(serializers.Serializer):
+    name = serializers.CharField()
+    type_text = serializers.CharField()
+    type_json = serializers.CharField()
+    type_name = serializers.ChoiceField(choices=ColumnTypeName.choices)
+    type_precision = serializers.IntegerField(required=False, allow_null=True)
+    type_scale = serializers.IntegerField(required=False, allow_null=True)
+    type_interval_type = serializers.CharField(required=False, allow_null=True)
+    position = serializers.IntegerField()
+    parameter_mode = serializers.ChoiceField(choices=FunctionParameterMode.choices, required=False, allow_null=True)
+    parameter_type = serializers.ChoiceField(choices=FunctionParameterType.choices, required=False, allow_null=True)
+    parameter_default = serializers.CharField(required=False, allow_null=True)
+    comment = serializers.CharField(required=False, allow_null=True)
+
+
+class FunctionParameterInfos(serializers.Serializer):
+    parameters = FunctionParameterInfo(many=True)
+
+
+@extend_schema_field(FunctionParameterInfos)
+class ParametersField(serializers.Field):
+    """Stored as a list of FunctionParameterInfo dicts; on the wire {"parameters": [...]}. Fields
+    the client did not send are left out rather than sent as null."""
+
+    def to_representation(self, value):
+        if value is None:
+            return None
+        return {"parameters": [{k: v for k, v in p.items() if v is not None} for p in value]}
+
+
+class FunctionInfo(OwnedInfo):
+    name = serializers.CharField()
+    catalog_name = serializers.CharField(source="schema.catalog.name")
+    schema_name = serializers.CharField(source="schema.uc_name")
+    full_name = serializers.CharField()
+    function_id = serializers.CharField(source="id")
+    input_params = ParametersField()
+    return_params = ParametersField(allow_null=True)
+    data_type = serializers.ChoiceField(choices=ColumnTypeName.choices)
+    full_data_type = serializers.CharField()
+    routine_body = serializers.ChoiceField(choices=RoutineBody.choices)
+    routine_definition = serializers.CharField()
+    routine_dependencies = serializers.JSONField(allow_null=True)
+    parameter_style = serializers.CharField()
+    is_deterministic = serializers.BooleanField()
+    sql_data_access = serializers.ChoiceField(choices=SqlDataAccess.choices)
+    is_null_call = serializers.BooleanField()
+    security_type = serializers.CharField()
+    specific_name = serializers.CharField()
+    external_language = serializers.CharField(allow_null=True)
+    properties = serializers.CharField(source="properties_text", allow_null=True)
+
+
+class CreateFunctionBody(serializers.Serializer):
+    name = serializers.CharField()
+    catalog_name = serializers.CharField()
+    schema_name = serializers.CharField()
+    input_params = FunctionParameterInfos()
+    data_type = serializers.ChoiceField(choices=ColumnTypeName.choices)
+    full_data_type = serializers.CharField()
+    return_params = FunctionParameterInfos(required=False)
+    routine_body = serializers.ChoiceField(choices=RoutineBody.choices)
+    routine_definition = serializers.CharField()
+    routine_dependencies = serializers.JSONField(required=False)
+    parameter_style = serializers.CharField()
+    is_deterministic = serializers.BooleanField()
+    sql_data_access = serializers.ChoiceField(choices=SqlDataAccess.choices)
+    is_null_call = serializers.BooleanField()
+    security_type = serializers.CharField()
+    specific_name = serializers.CharField()
+    comment = serializers.CharField(required=False)
+    properties = serializers.CharField(required=False)
+    external_language = serializers.CharField(required=False)
+
+
+class CreateFunctionRequest(serializers.Serializer):
+    function_info = CreateFunctionBody()
+
+
+class ListFunctionsResponse(serializers.Serializer):
+    functions = FunctionInfo(many=True)
+    next_page_token = serializers.CharField(required=False)
+
+
+class FunctionsView(CatalogAPIView):
+    audit_securable_type = "function"
+
+    @extend_schema(operation_id="listFunctions", tags=["Functions"],
+                   parameters=[*CATALOG_AND_SCHEMA, *PAGE_PARAMETERS], responses=ListFunctionsResponse)
+    def get(self, request):
+        queryset = functions.visible_functions(
+            caller=request.user, catalog_name=_required_query(request, "catalog_name"),
+            schema_name=_required_query(request, "schema_name"),
+        )
+        items, token = selectors.paginate(queryset, max_results=query(request, "max_results"),
+                                          page_token=query(request, "page_token"), ceiling=1000)
+        return Response(page(items, token, "functions", FunctionInfo))
+
+    @extend_schema(operation_id="createFunction", tags=["Functions"], request=CreateFunctionRequest,
+                   responses=FunctionInfo)
+    def post(self, request):
+        function = functions.create_function(caller=request.user,
+                                             **arguments(self.body(request), CreateFunctionRequest))
+        return Response(FunctionInfo(function).data)
+
+
+class FunctionView(CatalogAPIView):
+    audit_securable_type = "function"
+
+    @extend_schema(operation_id="getFunction", tags=["Functions"], responses=FunctionInfo)
+    def get(self, request, name):
+        return Response(FunctionInfo(functions.get_function(caller=request.user, full_name=name)).data)
+
+    @extend_schema(operation_id="deleteFunction", tags=["Functions"], responses=Empty)
+    def delete(self, request, name):
+        functions.delete_function(caller=request.user, full_name=name)
+        return Response({})
