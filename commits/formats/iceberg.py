@@ -110,45 +110,35 @@ def _dump(model) -> dict:
     return model.model_dump(mode="json", by_alias=True)
 
 
-def parse_requirements(data) -> list:
+def _parse_models(data, *, field: str, noun: str, needs: str, adapter: TypeAdapter) -> list:
+    """`requirements` or `updates` as pyiceberg's models, with errors that name what is wrong."""
     if data is None:
         return []
     if not isinstance(data, list):
-        raise InvalidParameter("requirements must be an array.")
+        raise InvalidParameter(f"{field} must be an array.")
     for item in data:
-        if not isinstance(item, dict) or "type" not in item:
-            raise InvalidParameter("Each requirement needs a type.")
-    check_ranges(data, "requirements")
+        if not isinstance(item, dict) or needs.split()[-1] not in item:
+            raise InvalidParameter(f"Each {noun} needs {needs}.")
+        _check_string_map(item)
+    check_ranges(data, field)
     try:
-        requirements = _REQUIREMENTS.validate_python(data)
+        models = adapter.validate_python(data)
     except ValidationError as exc:
-        raise InvalidParameter(f"Invalid or unknown requirement: {_describe(exc)}") from None
+        raise InvalidParameter(f"Invalid or unknown {noun}: {_describe(exc)}") from None
     except (IcebergValidationError, ValueError, TypeError) as exc:
-        raise InvalidParameter(f"Invalid requirement: {exc}") from None
+        # pyiceberg's own validators (a decimal precision of 99, fixed[-1]) raise its own error.
+        raise InvalidParameter(f"Invalid {noun}: {exc}") from None
     # What pydantic made of the input (a numeric string becomes a number) is checked too.
-    check_ranges([_dump(requirement) for requirement in requirements], "requirements")
-    return requirements
+    check_ranges([_dump(model) for model in models], field)
+    return models
+
+
+def parse_requirements(data) -> list:
+    return _parse_models(data, field="requirements", noun="requirement", needs="a type", adapter=_REQUIREMENTS)
 
 
 def parse_updates(data) -> list:
-    if data is None:
-        return []
-    if not isinstance(data, list):
-        raise InvalidParameter("updates must be an array.")
-    for item in data:
-        if not isinstance(item, dict) or "action" not in item:
-            raise InvalidParameter("Each update needs an action.")
-        _check_string_map(item)
-    check_ranges(data, "updates")
-    try:
-        updates = _UPDATES.validate_python(data)
-    except ValidationError as exc:
-        raise InvalidParameter(f"Invalid or unknown update: {_describe(exc)}") from None
-    except (IcebergValidationError, ValueError, TypeError) as exc:
-        # pyiceberg's own validators (a decimal precision of 99, fixed[-1]) raise its own error.
-        raise InvalidParameter(f"Invalid update: {exc}") from None
-    check_ranges([_dump(update) for update in updates], "updates")
-    return updates
+    return _parse_models(data, field="updates", noun="update", needs="an action", adapter=_UPDATES)
 
 
 def parse_identifier(data) -> tuple[list[str], str]:
