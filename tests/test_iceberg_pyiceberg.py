@@ -39,11 +39,11 @@ from pyiceberg.view.metadata import SQLViewRepresentation, ViewVersion
 from catalog.models import AuditEvent, Table
 from catalog.services import principals
 from catalog.storage import storage_for
+from tests.helpers import UC
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 ICEBERG = "/api/catalog"
-UC = "/api/2.1/unity-catalog"
 WAREHOUSE = "unity"
 
 SCHEMA = Schema(

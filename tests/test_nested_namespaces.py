@@ -21,11 +21,11 @@ from pyiceberg.types import LongType, NestedField
 
 from catalog.models import AuditEvent, Schema as UCSchema, Table
 from catalog.services import policies
+from tests.helpers import UC
 from tests.test_polaris import CATALOG, COMPACTION, EXPIRY, ORPHANS, Polaris, content, error_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-UC = "/api/2.1/unity-catalog"
 ICE = "/api/catalog/v1/unity"
 SEP = "\x1f"
 ICEBERG_SCHEMA = Schema(NestedField(1, "id", LongType(), required=True))

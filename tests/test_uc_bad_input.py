@@ -15,8 +15,7 @@ from django.core.management import call_command
 from catalog.choices import AuditOutcome
 from catalog.models import AuditEvent, Catalog, Column, Grant, Metastore, Principal, Schema, Table
 from tests.conftest import bearer_client, token_for
-
-UC = "/api/2.1/unity-catalog"
+from tests.helpers import UC, rows
 
 
 @pytest.fixture(scope="module")
@@ -71,13 +70,10 @@ def column(**overrides) -> dict:
 
 def snapshot() -> dict:
     counts = {m.__name__: m.objects.count() for m in (Catalog, Schema, Table, Column, Grant)}
-    rows = {
-        m.__name__: sorted(repr(row) for row in m.objects.values_list())
-        for m in (Metastore, Principal, Catalog, Schema, Table, Column, Grant)
-    }
     # A refused request may be audited as FAILED or DENIED, never as a success.
     successes = AuditEvent.objects.filter(outcome=AuditOutcome.SUCCESS).count()
-    return {"counts": counts, "rows": rows, "audited successes": successes}
+    return {"counts": counts, "rows": rows(Metastore, Principal, Catalog, Schema, Table, Column, Grant),
+            "audited successes": successes}
 
 
 def send(client, method: str, path: str, body=None, *, raw: bytes | str | None = None,
