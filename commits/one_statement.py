@@ -37,13 +37,18 @@ def _update(obj: Model, field_names) -> tuple[str, list]:
     return sql, list(params)
 
 
-def save_with(obj: Model, field_names, inserts: list[Model]) -> None:
-    """`obj.save(update_fields=field_names)` and `row.save()` for each new row of `inserts`, in
-    one statement. The new rows get no primary key back (nothing on the commit path reads it)."""
+def save_with(obj: Model, field_names, inserts: list[Model], updates=()) -> None:
+    """`obj.save(update_fields=field_names)`, `row.save()` for each new row of `inserts` and
+    `row.save(update_fields=names)` for each `(row, names)` of `updates`, in one statement. The
+    new rows get no primary key back (nothing on the commit path reads it)."""
     parts, params = [], []
     for index, row in enumerate(inserts):
         sql, values = _insert(row)
         parts.append(f"w{index} AS ({sql})")
+        params += values
+    for index, (row, names) in enumerate(updates):
+        sql, values = _update(row, sorted(set(names)))
+        parts.append(f"u{index} AS ({sql})")
         params += values
     sql, values = _update(obj, sorted(set(field_names)))
     params += values
