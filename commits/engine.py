@@ -99,7 +99,7 @@ def lock(caller: Principal, prefix: str, changes: list[Change]) -> dict:
 def _access(caller: Principal, table: Table) -> grants.Access:
     """The caller's access to a locked table, from the grants its locking read brought along."""
     pairs = getattr(table, "held_grants", None)
-    if pairs is None:
+    if pairs is None or table.schema.parent_id is not None:  # a nested namespace: its parents' grants count too
         return grants.Access.load(caller, table)
     held: dict = {}
     for pair in pairs:

@@ -40,7 +40,12 @@ def _update(obj: Model, field_names) -> tuple[str, list]:
 def save_with(obj: Model, field_names, inserts: list[Model], updates=()) -> None:
     """`obj.save(update_fields=field_names)`, `row.save()` for each new row of `inserts` and
     `row.save(update_fields=names)` for each `(row, names)` of `updates`, in one statement. The
-    new rows get no primary key back (nothing on the commit path reads it)."""
+    new rows get no primary key back (nothing on the commit path reads it). Data-modifying CTEs
+    are PostgreSQL's: elsewhere (the embedded SQLite of `make run`) the same rows are written one
+    statement each, in the same transaction."""
+    if connection.vendor != "postgresql":
+        _save_each(obj, field_names, inserts, updates)
+        return
     parts, params = [], []
     for index, row in enumerate(inserts):
         sql, values = _insert(row)
@@ -57,3 +62,11 @@ def save_with(obj: Model, field_names, inserts: list[Model], updates=()) -> None
         cursor.execute(statement, params)
         if cursor.rowcount != 1:
             raise DatabaseError(f"{obj._meta.label} {obj.pk} was not updated.")
+
+
+def _save_each(obj: Model, field_names, inserts: list[Model], updates) -> None:
+    for row in inserts:
+        row.save(force_insert=True)
+    for row, names in updates:
+        row.save(update_fields=sorted(set(names)))
+    obj.save(update_fields=sorted(set(field_names)))  # a row that is gone raises DatabaseError
