@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from django.db.models import Q
 
+from catalog import authz
 from catalog.choices import Privilege, SecurableType
 from catalog.models import (
     Catalog,
@@ -65,15 +66,8 @@ from ucweb.errors import (
 )
 from ucweb.ids import parse_uuid
 
-# The privileges that make an object inside a schema visible (at any level of its chain).
-SEEN_WITH = {
-    SecurableType.TABLE: (Privilege.SELECT, Privilege.MODIFY),
-    SecurableType.VOLUME: (Privilege.READ_VOLUME,),
-    SecurableType.FUNCTION: (Privilege.EXECUTE,),
-    SecurableType.REGISTERED_MODEL: (Privilege.EXECUTE,),
-    SecurableType.POLICY: (Privilege.APPLY_POLICY,),
-}
-METASTORE_LEVEL = {SecurableType.EXTERNAL_LOCATION, SecurableType.CREDENTIAL}
+# The visibility rule is authz's (one copy); it is named here too, where lookups use it.
+SEEN_WITH, METASTORE_LEVEL, hidden_level, hidden = authz.SEEN_WITH, authz.METASTORE_LEVEL, authz.hidden_level, authz.hidden
 
 
 # -- "not found", worded as Unity Catalog words it (clients match on `Catalog not found: <name>`) --
@@ -123,32 +117,6 @@ def external_location_not_found(name) -> ExternalLocationDoesNotExist:
 def schema_level(access: grants.Access) -> int | None:
     """The index in `access.chain` of the innermost schema (None for a catalog's chain)."""
     return access.schema_level() if len(access.chain) > 1 else None
-
-
-def hidden_level(access: grants.Access, securable_type: str) -> int | None:
-    """The index in `access.chain` (innermost first) of the outermost link that the caller may
-    not see, or None when they see the whole chain. The catalog is the last link; a schema
-    hidden from the caller is its innermost one (USE SCHEMA there is inherited from above)."""
-    if access.is_admin:
-        return None
-    if securable_type in METASTORE_LEVEL:
-        return None if access.has_any_privilege() else 0
-    top = len(access.chain) - 1  # the catalog
-    if not access.can_use_catalog():
-        return top
-    level = schema_level(access)
-    if level is not None and not access.has(Privilege.USE_SCHEMA, level):
-        return level
-    if level == 1 and not any(access.has(privilege) for privilege in SEEN_WITH[securable_type]):
-        return 0
-    return None
-
-
-def hidden(error: CatalogError) -> CatalogError:
-    """The "does not exist" error, marked so that the audit log records the refusal as DENIED
-    (the mark never reaches the response)."""
-    error.hidden = True
-    return error
 
 
 def reveal(caller, row, securable_type: str, missing: CatalogError):
