@@ -56,13 +56,13 @@ services:
 	bash scripts/ensure_services.sh
 
 # Tasks run inline in tests, and the worker tests start a Redis of their own: no broker is set.
-test: venv-dev services
+test: venv-dev services lint-imports
 	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} \
 	UCWEB_DB_CONN_MAX_AGE=0 \
 	$(VENV_PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
-# The dependency rule (.importlinter): the catalog and commits never import maintenance, and only
-# the protocol adapters and the console of the catalog import commits.
+# The dependency rule (.importlinter), checked before the tests: the catalog and commits never
+# import maintenance, and only the protocol adapters and the console of the catalog import commits.
 lint-imports: venv-dev
 	$(VENV)/bin/lint-imports --config .importlinter
 

@@ -1,7 +1,9 @@
 """Iceberg REST numbers: loadTable latency for a table with 1,000 snapshots, commits per second on
-one table and on many, and listing 10,000 tables.
+one table and on many, listing 10,000 tables, and pyiceberg commits through ucweb beside pyiceberg's
+own SqlCatalog on the same PostgreSQL and the same storage.
 
     .venv/bin/python bench/iceberg.py            # BENCH_DATABASE_URL picks the PostgreSQL database
+    .venv/bin/python bench/iceberg.py --peer-only --seconds 5    # only ucweb vs SqlCatalog
 
 It serves ucweb with gunicorn on a fresh database (`ucweb_bench_iceberg` on the local PostgreSQL
 unless BENCH_DATABASE_URL says otherwise), drives it over HTTP, and prints a Markdown table.
@@ -118,6 +120,105 @@ def commit_rate(client, namespace, names, writers, seconds):
     return counts["ok"] / elapsed, counts["conflict"], latencies
 
 
+# -- ucweb beside pyiceberg's SqlCatalog -----------------------------------------------------------
+# The same client (pyiceberg) does the same work against both catalogs: a metadata-only commit
+# (set-properties) or an append of a small Parquet file, on a table drawn at random from 100.
+# SqlCatalog keeps its pointer table in the same PostgreSQL database and writes under the same
+# storage root; it is what a Python user gets without a REST catalog.
+PEER_TABLES = 100
+
+
+def rest_catalog(server_url, token):
+    from pyiceberg.catalog.rest import RestCatalog
+
+    return RestCatalog("ucweb", uri=f"{server_url}/api/catalog", token=token, warehouse="unity")
+
+
+def sql_catalog(database_url, storage):
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    uri = database_url.replace("postgres://", "postgresql+psycopg://", 1)
+    return SqlCatalog("peer", uri=uri, warehouse=Path(storage, "sqlcatalog").as_uri())
+
+
+def _rows():
+    import pyarrow as pa
+
+    return pa.table({"id": pa.array(range(10), pa.int64()), "city": pa.array(["x"] * 10, pa.string())})
+
+
+def pyiceberg_rate(make_catalog, namespace, names, writers, seconds, append):
+    """(commits/s, conflicts, latencies) of `writers` threads, each with its own catalog client."""
+    from pyiceberg.exceptions import CommitFailedException
+
+    data = _rows()
+    lock = threading.Lock()
+    counts = {"ok": 0, "conflict": 0}
+    latencies = []
+    catalogs = [make_catalog() for _ in range(writers)]
+    barrier = threading.Barrier(writers + 1)
+    deadline = [0.0]
+
+    def writer(seed):
+        catalog, rng, tables = catalogs[seed], random.Random(seed), {}
+        barrier.wait()
+        while time.perf_counter() < deadline[0]:
+            name = rng.choice(names)
+            if name not in tables:
+                tables[name] = catalog.load_table((namespace, name))
+            table = tables[name]
+            started = time.perf_counter()
+            try:
+                if append:
+                    table.append(data)
+                else:
+                    table.transaction().set_properties({"bench.commit": str(rng.getrandbits(32))}).commit_transaction()
+                outcome = "ok"
+            except CommitFailedException:
+                outcome = "conflict"
+                tables.pop(name)
+            elapsed = time.perf_counter() - started
+            with lock:
+                counts[outcome] += 1
+                latencies.append(elapsed)
+
+    threads = [threading.Thread(target=writer, args=(i,)) for i in range(writers)]
+    for thread in threads:
+        thread.start()
+    deadline[0] = time.perf_counter() + seconds
+    started = time.perf_counter()
+    barrier.wait()
+    for thread in threads:
+        thread.join()
+    return counts["ok"] / (time.perf_counter() - started), counts["conflict"], latencies
+
+
+def peer_rows(server_url, token, database_url, storage, seconds):
+    """ucweb vs SqlCatalog, metadata-only commits and appends, 1 and 8 writers over 100 tables."""
+    from pyiceberg.schema import Schema as IcebergSchema
+
+    schema = IcebergSchema.model_validate(SCHEMA)
+    names = [f"peer_{i}" for i in range(PEER_TABLES)]
+    peers = {"ucweb": lambda: rest_catalog(server_url, token), "SqlCatalog": lambda: sql_catalog(database_url, storage)}
+    for label, make in peers.items():
+        catalog = make()
+        catalog.create_namespace("peer")
+        for name in names:
+            catalog.create_table(("peer", name), schema=schema)
+    rows = []
+    for append in (False, True):
+        for writers in (1, 8):
+            measured = {label: pyiceberg_rate(make, "peer", names, writers, seconds, append)
+                        for label, make in peers.items()}
+            (ours, our_conflicts, our_latencies), (theirs, their_conflicts, their_latencies) = measured.values()
+            what = "append (10 rows)" if append else "metadata-only (set-properties)"
+            rows.append((f"{what}, {writers} writer(s), {PEER_TABLES} tables",
+                         f"{ours:.0f} ({our_conflicts} conflicts)", f"{percentile(our_latencies, .5):.1f}",
+                         f"{theirs:.0f} ({their_conflicts} conflicts)", f"{percentile(their_latencies, .5):.1f}",
+                         f"{ours / theirs:.2f}x"))
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--snapshots", type=int, default=1000)
@@ -125,6 +226,7 @@ def main():
     parser.add_argument("--tables", type=int, default=10_000)
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--peer-only", action="store_true", help="only ucweb beside pyiceberg's SqlCatalog")
     args = parser.parse_args()
 
     database_url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/ucweb_bench_iceberg")
@@ -143,8 +245,11 @@ def main():
 
     django.setup()
     server = Server(env, free_port())
-    rows = []
+    rows, peer = [], []
     try:
+        peer = peer_rows(server.url, token, database_url, storage, args.seconds)
+        if args.peer_only:
+            return
         client = Client(server.url, token, pool=32)
         assert client.call("POST", f"{ICEBERG}/namespaces", {"namespace": ["bench"]}).status == 200
         table = client.create_table("bench", "history")
@@ -197,12 +302,20 @@ def main():
         rows.append((f"list tables in pages of 1000 ({pages} requests)", f"{paged * 1000:.0f}", "", ""))
     finally:
         server.stop()
+        print_tables(args, rows, peer)
 
+
+def print_tables(args, rows, peer):
     print(f"\nucweb Iceberg REST, gunicorn {args.workers} workers x 16 threads, {os.cpu_count()} CPUs shared "
           f"by server, clients and PostgreSQL\n")
     print("| measurement | p50 ms | p99 ms | rate |")
     print("|---|--:|--:|---|")
     for row in rows:
+        print("| " + " | ".join(row) + " |")
+    print("\npyiceberg commits through ucweb and through pyiceberg's SqlCatalog (same PostgreSQL, same storage)\n")
+    print("| commit | ucweb commits/s | ucweb p50 ms | SqlCatalog commits/s | SqlCatalog p50 ms | ucweb / SqlCatalog |")
+    print("|---|--:|--:|--:|--:|--:|")
+    for row in peer:
         print("| " + " | ".join(row) + " |")
 
 

@@ -5,21 +5,16 @@ Read-only: policies change through the API, whose services check grants and writ
 from django.contrib import admin
 from django.utils.html import format_html, format_html_join
 
+from catalog.admin.securables import ReadOnlyAdmin, ReadOnlyInline
 from catalog.models import Policy, PolicyAttachment, Table
 from catalog.services.policies import attachments_of, effective_policies
 
 EFFECTIVE_LIMIT = 200
 
 
-class AttachmentInline(admin.TabularInline):
+class AttachmentInline(ReadOnlyInline):
     model = PolicyAttachment
     fields = ("target_type", "target_name", "parameters", "created_by", "created_at")
-    readonly_fields = fields
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request, obj=None):
-        return False
 
     @admin.display(description="target")
     def target_name(self, obj):
@@ -27,7 +22,7 @@ class AttachmentInline(admin.TabularInline):
 
 
 @admin.register(Policy)
-class PolicyAdmin(admin.ModelAdmin):
+class PolicyAdmin(ReadOnlyAdmin):
     list_display = ("name", "schema", "policy_type", "version", "owner", "applies_to")
     list_filter = ("policy_type",)
     search_fields = ("name", "schema__name", "schema__catalog__name", "owner")
@@ -36,15 +31,6 @@ class PolicyAdmin(admin.ModelAdmin):
               "created_by", "updated_at", "updated_by", "effective_on")
     readonly_fields = fields
     inlines = [AttachmentInline]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
     @admin.display(description="attached to")
     def applies_to(self, obj):

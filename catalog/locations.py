@@ -31,6 +31,8 @@ from urllib.parse import unquote, urlsplit
 from django.conf import settings
 from django.db.models import Q
 
+from catalog import authz
+from catalog.authz import Action
 from catalog.choices import Privilege
 from catalog.models import Catalog, ExternalLocation, Principal, RegisteredModel, Schema, StagingTable, Table, Volume
 from catalog.storage import StorageError, join, normalize, parse
@@ -180,20 +182,20 @@ def holders(url: str, *, exclude_ids=()) -> list[Holder]:
         return model.objects.filter(_overlap_query(field, urls), **filters).exclude(id__in=exclude).values_list(
             "id", field, *values)
 
-    for row_id, location, name, schema, catalog in rows(Table, "storage_location", "name", "schema__name",
+    for row_id, location, name, schema, catalog in rows(Table, "storage_location", "name", "schema__path",
                                                         "schema__catalog__name"):
         found.append(Holder("table", f"{catalog}.{schema}.{name}", location, row_id))
-    for row_id, location, name, schema, catalog in rows(Volume, "storage_location", "name", "schema__name",
+    for row_id, location, name, schema, catalog in rows(Volume, "storage_location", "name", "schema__path",
                                                         "schema__catalog__name"):
         found.append(Holder("volume", f"{catalog}.{schema}.{name}", location, row_id))
     for row_id, location, name, schema, catalog in rows(RegisteredModel, "storage_location", "name",
-                                                        "schema__name", "schema__catalog__name"):
+                                                        "schema__path", "schema__catalog__name"):
         found.append(Holder("registered model", f"{catalog}.{schema}.{name}", location, row_id))
     for row_id, location in rows(StagingTable, "staging_location", finalized_at__isnull=True):
         found.append(Holder("staging table", str(row_id), location, row_id))
     for row_id, location, name in rows(Catalog, "storage_location", "name"):
         found.append(Holder("catalog", name, location, row_id))
-    for row_id, location, name, catalog in rows(Schema, "storage_location", "name", "catalog__name"):
+    for row_id, location, name, catalog in rows(Schema, "storage_location", "path", "catalog__name"):
         found.append(Holder("schema", f"{catalog}.{name}", location, row_id))
     for row_id, location, name in rows(ExternalLocation, "url", "name"):
         found.append(Holder("external location", name, location, row_id))
@@ -233,15 +235,13 @@ def require_outside_managed_storage(url: str, *, field: str = "storage_location"
 
 # -- 2. belong ---------------------------------------------------------------------------------------
 def _require_privilege(caller: Principal, url: str, privilege: str) -> ExternalLocation | None:
-    from catalog.services import grants
-
     location = containing_location(url)
     if location is None:
         if caller.is_metastore_admin:
             return None
         raise PermissionDenied(f"No external location contains {url}; ask a metastore admin to create one.")
-    access = grants.Access.load(caller, location)
-    access.require(access.has(privilege), f"Missing {privilege} on external location {location.name}.")
+    # The caller named a path, not the location: a refusal names what is missing (a 403).
+    authz.require(caller, location, Action(privilege), missing=None)
     return location
 
 
@@ -256,9 +256,10 @@ def require_external_location(caller: Principal, url, privilege: str) -> Externa
 
 
 def managed_location(schema, kind: str, securable_id) -> str:
-    """`<root>/<kind>/<id>` under the schema's managed area, else the catalog's, else the
-    server's storage root."""
-    root = schema.storage_location or schema.catalog.storage_location or settings.UCWEB_STORAGE_ROOT
+    """`<root>/<kind>/<id>` under the schema's managed area, else that of the nearest schema it
+    lies in (namespaces nest), else the catalog's, else the server's storage root."""
+    roots = [schema.storage_location, *(parent.storage_location for parent in schema.ancestors())]
+    root = next(filter(None, roots), None) or schema.catalog.storage_location or settings.UCWEB_STORAGE_ROOT
     return normalize(join(root, kind, str(securable_id)))
 
 

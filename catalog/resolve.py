@@ -1,4 +1,4 @@
-"""Name or id → row, for a caller: the one place where the namespace is resolved for someone.
+"""Name or id → row, for every securable: the one place where the namespace is looked up.
 
 No existence oracle: what the caller may not see is answered exactly as what does not exist, with
 the same status, error code and message (only the name in it differs, and it is the name the
@@ -8,62 +8,115 @@ the service that checks the action; that tells nothing the caller could not list
 What a caller sees is what the list endpoints show them:
 
     catalog            USE CATALOG on it (or owning it)
-    schema             the catalog, and USE SCHEMA on the schema or the catalog (or owning either)
-    table              the schema, and SELECT or MODIFY on the table, schema or catalog (or owning one)
+    schema             the catalog, and USE SCHEMA on the schema, a schema it lies in or the
+                       catalog (or owning one of them)
+    table              the schema, and SELECT or MODIFY on the table, its schemas or catalog
     volume             the schema, and READ VOLUME at some level
     function, model    the schema, and EXECUTE at some level
+    policy             the schema, and APPLY POLICY at some level
     external location,
     credential         any privilege on it (or owning it)
 
-Metastore admins see everything. A lookup walks down from the catalog, so an object inside a
-catalog the caller may not see answers "catalog not found", as it would if the catalog were gone.
+Schemas nest (Iceberg namespaces of several levels): a privilege granted on a schema holds in
+every schema inside it, as one granted on a catalog holds in its schemas. Metastore admins see
+everything. A lookup walks down from the catalog, so an object inside a catalog the caller may not
+see answers "catalog not found", as it would if the catalog were gone.
 
-Every resolver returns the row and the caller's `Access` to it (one grants query), so that the
-service checks its action without loading the grants again.
+The resolvers for a caller return the row and the caller's `Access` to it (one grants query), so
+that the service checks its action without loading the grants again. The `find_*` and `get_*`
+lookups take no caller: they are for the services that decide visibility themselves.
 """
 
 from __future__ import annotations
 
-from catalog import asset_selectors, selectors
+from django.db.models import Q
+
+from catalog import authz
 from catalog.choices import Privilege, SecurableType
-from catalog.models import Catalog, Function, Metastore, Policy, RegisteredModel, Schema, Table, Volume
+from catalog.models import (
+    Catalog,
+    Credential,
+    ExternalLocation,
+    Function,
+    Grant,
+    Metastore,
+    ModelVersion,
+    Policy,
+    RegisteredModel,
+    Schema,
+    Table,
+    Volume,
+)
 from catalog.services import grants
-from catalog.services.names import split_full_name
-from ucweb.errors import CatalogError, InvalidParameter, MetastoreDoesNotExist, PolicyDoesNotExist
+from catalog.services.names import namespace_path, quote_part, schema_paths, split_nested_full_name
+from ucweb.errors import (
+    CatalogDoesNotExist,
+    CatalogError,
+    CredentialDoesNotExist,
+    ExternalLocationDoesNotExist,
+    FunctionDoesNotExist,
+    InvalidParameter,
+    MetastoreDoesNotExist,
+    ModelVersionDoesNotExist,
+    PolicyDoesNotExist,
+    RegisteredModelDoesNotExist,
+    SchemaDoesNotExist,
+    TableDoesNotExist,
+    VolumeDoesNotExist,
+)
+from ucweb.ids import parse_uuid
 
-# The privileges that make an object inside a schema visible (at any level of its chain).
-SEEN_WITH = {
-    SecurableType.TABLE: (Privilege.SELECT, Privilege.MODIFY),
-    SecurableType.VOLUME: (Privilege.READ_VOLUME,),
-    SecurableType.FUNCTION: (Privilege.EXECUTE,),
-    SecurableType.REGISTERED_MODEL: (Privilege.EXECUTE,),
-    SecurableType.POLICY: (Privilege.APPLY_POLICY,),
-}
-METASTORE_LEVEL = {SecurableType.EXTERNAL_LOCATION, SecurableType.CREDENTIAL}
-
-
-def hidden_level(access: grants.Access, securable_type: str) -> int | None:
-    """The index in `access.chain` (innermost first) of the outermost link that the caller may
-    not see, or None when they see the whole chain."""
-    if access.is_admin:
-        return None
-    if securable_type in METASTORE_LEVEL:
-        return None if access.has_any_privilege() else 0
-    top = len(access.chain) - 1  # the catalog
-    if not access.can_use_catalog():
-        return top
-    if top >= 1 and not access.has(Privilege.USE_SCHEMA, top - 1):
-        return top - 1
-    if top >= 2 and not any(access.has(privilege) for privilege in SEEN_WITH[securable_type]):
-        return 0
-    return None
+# The visibility rule is authz's (one copy); it is named here too, where lookups use it.
+SEEN_WITH, METASTORE_LEVEL, hidden_level, hidden = authz.SEEN_WITH, authz.METASTORE_LEVEL, authz.hidden_level, authz.hidden
 
 
-def hidden(error: CatalogError) -> CatalogError:
-    """The "does not exist" error, marked so that the audit log records the refusal as DENIED
-    (the mark never reaches the response)."""
-    error.hidden = True
-    return error
+# -- "not found", worded as Unity Catalog words it (clients match on `Catalog not found: <name>`) --
+# A missing securable and one the caller may not see answer with the same error. Schemas are
+# named by their path (`a.b`, `` `new.db` ``), so that nested and dotted names read back alike.
+def catalog_not_found(name: str) -> CatalogDoesNotExist:
+    return CatalogDoesNotExist(f"Catalog not found: {name}")
+
+
+def schema_not_found(catalog_name: str, path: str) -> SchemaDoesNotExist:
+    return SchemaDoesNotExist(f"Schema not found: {quote_part(catalog_name)}.{path}")
+
+
+def _in_schema_not_found(error, what: str):
+    def make(catalog_name: str, path: str, name: str):
+        return error(f"{what} not found: {quote_part(catalog_name)}.{path}.{quote_part(name)}")
+    return make
+
+
+table_not_found = _in_schema_not_found(TableDoesNotExist, "Table")
+volume_not_found = _in_schema_not_found(VolumeDoesNotExist, "Volume")
+function_not_found = _in_schema_not_found(FunctionDoesNotExist, "Function")
+registered_model_not_found = _in_schema_not_found(RegisteredModelDoesNotExist, "Registered model")
+
+
+def policy_not_found(catalog_name: str, path: str, name: str) -> PolicyDoesNotExist:
+    return PolicyDoesNotExist(f"Policy {quote_part(catalog_name)}.{path}.{quote_part(name)} does not exist.")
+
+
+def table_id_not_found(table_id) -> TableDoesNotExist:
+    return TableDoesNotExist(f"Table not found: {table_id}")
+
+
+def volume_id_not_found(volume_id) -> VolumeDoesNotExist:
+    return VolumeDoesNotExist(f"Volume not found: {volume_id}")
+
+
+def credential_not_found(name) -> CredentialDoesNotExist:
+    return CredentialDoesNotExist(f"Credential not found: {name}")
+
+
+def external_location_not_found(name) -> ExternalLocationDoesNotExist:
+    return ExternalLocationDoesNotExist(f"External location not found: {name}")
+
+
+# -- what a caller sees ---------------------------------------------------------------------------
+def schema_level(access: grants.Access) -> int | None:
+    """The index in `access.chain` of the innermost schema (None for a catalog's chain)."""
+    return access.schema_level() if len(access.chain) > 1 else None
 
 
 def reveal(caller, row, securable_type: str, missing: CatalogError):
@@ -77,62 +130,229 @@ def reveal(caller, row, securable_type: str, missing: CatalogError):
     return row, access
 
 
-# -- the namespace, by name -----------------------------------------------------------------------
+def _reveal_in_chain(access: grants.Access, securable_type: str, errors) -> grants.Access:
+    """The access, or the error for the hidden level: `errors` are (object, schema, catalog)."""
+    level = hidden_level(access, securable_type)
+    if level is None:
+        return access
+    if level == len(access.chain) - 1:
+        raise hidden(errors[-1])
+    if level == schema_level(access):
+        raise hidden(errors[-2])
+    raise hidden(errors[0])
+
+
+def visible_schemas(caller, catalog: Catalog, access: grants.Access, queryset):
+    """The schemas of `queryset` (all in `catalog`) that the caller sees: all of them with USE
+    SCHEMA on the catalog; otherwise those owned or granted USE SCHEMA, and everything inside
+    them."""
+    if access.has(Privilege.USE_SCHEMA):
+        return queryset
+    granted = Grant.objects.filter(principal=caller.name, privilege=Privilege.USE_SCHEMA).values("securable_id")
+    roots = list(Schema.objects.filter(Q(owner=caller.name) | Q(id__in=granted), catalog=catalog)
+                 .values_list("path", flat=True))
+    condition = Q(pk__in=[])
+    for path in roots:
+        condition |= Q(path=path) | Q(path__startswith=f"{path}.")
+    return queryset.filter(condition)
+
+
+# -- lookups without a caller ---------------------------------------------------------------------
+def find_catalog(name: str, *, for_update: bool = False) -> Catalog | None:
+    queryset = Catalog.objects.select_for_update() if for_update else Catalog.objects.all()
+    return queryset.filter(name=name).first() if isinstance(name, str) else None
+
+
+def _find_schema(catalog_filter: dict, paths: list[str], *, for_update: bool = False) -> Schema | None:
+    queryset = Schema.objects.select_related("catalog")
+    if for_update:
+        queryset = queryset.select_for_update(of=("self",))
+    rows = {row.path: row for row in queryset.filter(**catalog_filter, path__in=paths)}
+    return next((rows[path] for path in paths if path in rows), None)
+
+
+def find_schema(catalog_name: str, schema_name: str, *, for_update: bool = False) -> Schema | None:
+    """A schema by its Unity Catalog name (`default`, `a.b` nested, `new.db` or `` `new.db` ``)."""
+    return _find_schema({"catalog__name": catalog_name}, schema_paths(schema_name), for_update=for_update)
+
+
+def _shown_path(schema_name) -> str:
+    """How an error names a schema that is not there: as the caller wrote it, back-quoted when
+    that is what would name the one-level schema."""
+    paths = schema_paths(schema_name)
+    return paths[0] if paths else str(schema_name)
+
+
+def find_namespace(catalog: Catalog, levels: list[str], *, for_update: bool = False) -> Schema | None:
+    """A schema by its Iceberg namespace levels."""
+    row = _find_schema({"catalog": catalog}, [namespace_path(levels)], for_update=for_update)
+    if row is not None:
+        row.catalog = catalog
+    return row
+
+
+def get_catalog(name: str) -> Catalog:
+    catalog = find_catalog(name)
+    if catalog is None:
+        raise catalog_not_found(name)
+    return catalog
+
+
+def get_schema(catalog_name: str, schema_name: str) -> Schema:
+    schema = find_schema(catalog_name, schema_name)
+    if schema is None:
+        get_catalog(catalog_name)
+        raise schema_not_found(catalog_name, _shown_path(schema_name))
+    return schema
+
+
+def get_table(catalog_name: str, schema_name: str, table_name: str, *, for_update: bool = False) -> Table:
+    schema = get_schema(catalog_name, schema_name)
+    queryset = Table.objects.select_related("schema__catalog")
+    if for_update:
+        queryset = queryset.select_for_update(of=("self",))
+    table = queryset.filter(schema=schema, name=table_name).first()
+    if table is None:
+        raise table_not_found(catalog_name, schema.path, table_name)
+    return table
+
+
+def get_table_by_full_name(full_name: str, *, for_update: bool = False) -> Table:
+    catalog_name, path, name = _split_in_schema(full_name, "table")
+    return get_table(catalog_name, path, name, for_update=for_update)
+
+
+def find_credential(name, *, for_update: bool = False) -> Credential | None:
+    queryset = Credential.objects.select_for_update() if for_update else Credential.objects.all()
+    return queryset.filter(name=name).first() if isinstance(name, str) else None
+
+
+def get_credential(name: str, *, for_update: bool = False) -> Credential:
+    credential = find_credential(name, for_update=for_update)
+    if credential is None:
+        raise credential_not_found(name)
+    return credential
+
+
+def find_external_location(name, *, for_update: bool = False) -> ExternalLocation | None:
+    queryset = ExternalLocation.objects.select_related("credential")
+    if for_update:
+        queryset = queryset.select_for_update(of=("self",))
+    return queryset.filter(name=name).first() if isinstance(name, str) else None
+
+
+def get_external_location(name: str, *, for_update: bool = False) -> ExternalLocation:
+    location = find_external_location(name, for_update=for_update)
+    if location is None:
+        raise external_location_not_found(name)
+    return location
+
+
+def parse_version(value) -> int:
+    """A model version number from a path or a body: a positive integer."""
+    if isinstance(value, bool):
+        raise InvalidParameter("version must be a positive integer.")
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        value = int(value)
+    if not isinstance(value, int) or not 1 <= value < 2**63:
+        raise InvalidParameter(f"version must be a positive integer, not {value!r}.")
+    return value
+
+
+def get_model_version(model: RegisteredModel, version, *, for_update: bool = False) -> ModelVersion:
+    number = parse_version(version)
+    queryset = ModelVersion.objects.select_related("model__schema__catalog")
+    if for_update:
+        queryset = queryset.select_for_update(of=("self",))
+    row = queryset.filter(model=model, version=number).first()
+    if row is None:
+        raise ModelVersionDoesNotExist(f"Model version {model.full_name}/{number} does not exist.")
+    return row
+
+
+# -- the namespace, by name, for a caller -----------------------------------------------------------
 def catalog(caller, name: str, *, for_update: bool = False) -> tuple[Catalog, grants.Access]:
-    row = selectors.find_catalog(name, for_update=for_update)
-    return reveal(caller, row, SecurableType.CATALOG, selectors.catalog_not_found(name))
+    row = find_catalog(name, for_update=for_update)
+    return reveal(caller, row, SecurableType.CATALOG, catalog_not_found(name))
+
+
+def _schema(caller, catalog_name: str, row: Schema | None, path: str) -> tuple[Schema, grants.Access]:
+    if row is None:
+        catalog(caller, catalog_name)
+        raise schema_not_found(catalog_name, path)
+    access = grants.Access.load(caller, row)
+    _reveal_in_chain(access, SecurableType.SCHEMA,
+                     (schema_not_found(catalog_name, path), catalog_not_found(catalog_name)))
+    return row, access
 
 
 def schema(caller, catalog_name: str, schema_name: str, *, for_update: bool = False) -> tuple[Schema, grants.Access]:
-    row = selectors.find_schema(catalog_name, schema_name, for_update=for_update)
-    if row is None:
-        catalog(caller, catalog_name)
-        raise selectors.schema_not_found(catalog_name, schema_name)
-    access = grants.Access.load(caller, row)
-    level = hidden_level(access, SecurableType.SCHEMA)
-    if level is None:
-        return row, access
-    if level == 1:
-        raise hidden(selectors.catalog_not_found(catalog_name))
-    raise hidden(selectors.schema_not_found(catalog_name, schema_name))
+    """A schema by its catalog's name and its Unity Catalog name (see `find_schema`)."""
+    row = find_schema(catalog_name, schema_name, for_update=for_update)
+    return _schema(caller, catalog_name, row, row.path if row else _shown_path(schema_name))
 
 
 def schema_by_full_name(caller, full_name: str, **kwargs) -> tuple[Schema, grants.Access]:
-    catalog_name, schema_name = split_full_name(full_name, 2, what="schema")
-    return schema(caller, catalog_name, schema_name, **kwargs)
+    """`unity.default`, `unity.a.b` (nested), unity.`new.db`."""
+    pieces = split_nested_full_name(full_name, 2, what="schema")
+    path = namespace_path(pieces[1:])
+    row = _find_schema({"catalog__name": pieces[0]}, [path], **kwargs)
+    return _schema(caller, pieces[0], row, path)
 
 
-# What lies in a schema: (model, error when missing, the word in the message).
+def namespace(caller, catalog: Catalog, levels: list[str], *, missing=SchemaDoesNotExist,
+              for_update: bool = False) -> tuple[Schema, grants.Access]:
+    """An Iceberg namespace (its levels) of a catalog the caller sees: the schema and the
+    caller's access, or `missing` ("Namespace a.b does not exist.") when it is not there for
+    them."""
+    if not levels or not all(isinstance(level, str) and level for level in levels):
+        raise missing(f"Namespace {'.'.join(map(str, levels))} does not exist.")
+    row = find_namespace(catalog, levels, for_update=for_update)
+    return reveal(caller, row, SecurableType.SCHEMA, missing(f"Namespace {'.'.join(levels)} does not exist."))
+
+
+# What lies in a schema: (model, error when missing).
 IN_SCHEMA = {
-    SecurableType.TABLE: (Table, selectors.table_not_found),
-    SecurableType.VOLUME: (Volume, asset_selectors.volume_not_found),
-    SecurableType.FUNCTION: (Function, asset_selectors.function_not_found),
-    SecurableType.REGISTERED_MODEL: (RegisteredModel, asset_selectors.registered_model_not_found),
-    SecurableType.POLICY: (Policy, lambda catalog_name, schema_name, name: PolicyDoesNotExist(
-        f"Policy {catalog_name}.{schema_name}.{name} does not exist.")),
+    SecurableType.TABLE: (Table, table_not_found),
+    SecurableType.VOLUME: (Volume, volume_not_found),
+    SecurableType.FUNCTION: (Function, function_not_found),
+    SecurableType.REGISTERED_MODEL: (RegisteredModel, registered_model_not_found),
+    SecurableType.POLICY: (Policy, policy_not_found),
 }
 
 
+def _split_in_schema(full_name: str, what: str) -> tuple[str, str, str]:
+    pieces = split_nested_full_name(full_name, 3, what=what)
+    return pieces[0], namespace_path(pieces[1:-1]), pieces[-1]
+
+
 def in_schema(caller, securable_type: str, full_name: str, *, for_update: bool = False):
-    """A table, volume, function or registered model named `catalog.schema.name`."""
+    """A table, volume, function, registered model or policy named `catalog.schema.name` (the
+    schema may be nested: `catalog.a.b.name`)."""
     model, not_found = IN_SCHEMA[securable_type]
-    catalog_name, schema_name, name = split_full_name(full_name, 3, what=securable_type.replace("_", " "))
+    catalog_name, path, name = _split_in_schema(full_name, securable_type.replace("_", " "))
     queryset = model.objects.select_related("schema__catalog")
     if for_update:
         queryset = queryset.select_for_update(of=("self",))
-    row = queryset.filter(schema__catalog__name=catalog_name, schema__name=schema_name, name=name).first()
+    row = queryset.filter(schema__catalog__name=catalog_name, schema__path=path, name=name).first()
     if row is None:
-        schema(caller, catalog_name, schema_name)
-        raise not_found(catalog_name, schema_name, name)
+        _schema(caller, catalog_name, _find_schema({"catalog__name": catalog_name}, [path]), path)
+        raise not_found(catalog_name, path, name)
     access = grants.Access.load(caller, row)
-    level = hidden_level(access, securable_type)
-    if level is None:
-        return row, access
-    if level == 2:
-        raise hidden(selectors.catalog_not_found(catalog_name))
-    if level == 1:
-        raise hidden(selectors.schema_not_found(catalog_name, schema_name))
-    raise hidden(not_found(catalog_name, schema_name, name))
+    _reveal_in_chain(access, securable_type, (not_found(catalog_name, path, name),
+                                              schema_not_found(catalog_name, path), catalog_not_found(catalog_name)))
+    return row, access
+
+
+def visible_in_schema(caller, row, securable_type: str) -> grants.Access:
+    """The caller's access to a row found by the caller's own lookup; a row they may not see
+    answers as missing, at the level hidden from them (catalog, schema or the row)."""
+    schema_row = row.schema
+    catalog_name, path = schema_row.catalog.name, schema_row.path
+    _, not_found = IN_SCHEMA[securable_type]
+    return _reveal_in_chain(grants.Access.load(caller, row), securable_type, (
+        not_found(catalog_name, path, row.name), schema_not_found(catalog_name, path),
+        catalog_not_found(catalog_name)))
 
 
 def table(caller, full_name: str, *, for_update: bool = False) -> tuple[Table, grants.Access]:
@@ -151,29 +371,32 @@ def registered_model(caller, full_name: str, *, for_update: bool = False):
     return in_schema(caller, SecurableType.REGISTERED_MODEL, full_name, for_update=for_update)
 
 
+def policy(caller, full_name: str, *, for_update: bool = False):
+    return in_schema(caller, SecurableType.POLICY, full_name, for_update=for_update)
+
+
 # -- by id, and the metastore-level securables ------------------------------------------------------
 def table_by_id(caller, table_id, *, for_update: bool = False, field: str = "table_id"):
     queryset = Table.objects.select_related("schema__catalog")
     if for_update:
         queryset = queryset.select_for_update(of=("self",))
-    row = queryset.filter(id=asset_selectors.parse_uuid(table_id, field=field)).first()
-    return reveal(caller, row, SecurableType.TABLE, selectors.table_id_not_found(table_id))
+    row = queryset.filter(id=parse_uuid(table_id, field=field)).first()
+    return reveal(caller, row, SecurableType.TABLE, table_id_not_found(table_id))
 
 
 def volume_by_id(caller, volume_id):
-    row = Volume.objects.select_related("schema__catalog").filter(
-        id=asset_selectors.parse_uuid(volume_id, field="volume_id")).first()
-    return reveal(caller, row, SecurableType.VOLUME, asset_selectors.volume_id_not_found(volume_id))
+    row = Volume.objects.select_related("schema__catalog").filter(id=parse_uuid(volume_id, field="volume_id")).first()
+    return reveal(caller, row, SecurableType.VOLUME, volume_id_not_found(volume_id))
 
 
 def external_location(caller, name, *, for_update: bool = False):
-    row = asset_selectors.find_external_location(name, for_update=for_update)
-    return reveal(caller, row, SecurableType.EXTERNAL_LOCATION, asset_selectors.external_location_not_found(name))
+    row = find_external_location(name, for_update=for_update)
+    return reveal(caller, row, SecurableType.EXTERNAL_LOCATION, external_location_not_found(name))
 
 
 def credential(caller, name, *, for_update: bool = False):
-    row = asset_selectors.find_credential(name, for_update=for_update)
-    return reveal(caller, row, SecurableType.CREDENTIAL, asset_selectors.credential_not_found(name))
+    row = find_credential(name, for_update=for_update)
+    return reveal(caller, row, SecurableType.CREDENTIAL, credential_not_found(name))
 
 
 def _metastore(caller, full_name: str):
@@ -197,15 +420,35 @@ RESOLVERS = {
     SecurableType.REGISTERED_MODEL: registered_model,
     SecurableType.EXTERNAL_LOCATION: external_location,
     SecurableType.CREDENTIAL: credential,
-    SecurableType.POLICY: lambda caller, full_name: in_schema(caller, SecurableType.POLICY, full_name),
+    SecurableType.POLICY: policy,
 }
+
+
+def _resolver(securable_type: str):
+    resolver = RESOLVERS.get(securable_type)
+    if resolver is None:
+        known = ", ".join(sorted(RESOLVERS))
+        raise InvalidParameter(f"Unknown or unsupported securable type {securable_type!r}; expected one of {known}.")
+    return resolver
 
 
 def securable(caller, securable_type: str, full_name: str):
     """`/permissions/{securable_type}/{full_name}`: the row and the caller's access (None for the
     metastore, which everyone sees)."""
-    resolver = RESOLVERS.get(securable_type)
-    if resolver is None:
-        known = ", ".join(sorted(RESOLVERS))
-        raise InvalidParameter(f"Unknown or unsupported securable type {securable_type!r}; expected one of {known}.")
-    return resolver(caller, full_name)
+    return _resolver(securable_type)(caller, full_name)
+
+
+class _Everyone:
+    """A caller who sees everything: lookups without a caller (tests, commands) reuse the
+    resolvers above."""
+
+    is_metastore_admin = True
+    name = ""
+
+
+EVERYONE = _Everyone()
+
+
+def securable_row(securable_type: str, full_name: str, **kwargs):
+    """The row of any securable by type and full name, whoever asks."""
+    return _resolver(securable_type)(EVERYONE, full_name, **kwargs)[0]

@@ -1,130 +1,36 @@
-"""Reads of the namespace. Every lookup that the APIs make goes through here, so the number of
-queries of a hot path is decided in one place."""
+"""Names kept for the modules that still import them from here: lookups by name or id live in
+catalog.resolve, pagination in catalog.pagination."""
 
 from __future__ import annotations
 
-import base64
-import binascii
+from catalog import pagination, resolve
+from catalog.services.names import quote_part
 
-from django.conf import settings
-
-from catalog.models import Catalog, Schema, Table
-from catalog.services.names import join_full_name, split_full_name
-from ucweb.errors import CatalogDoesNotExist, InvalidParameter, SchemaDoesNotExist, TableDoesNotExist
-
-
-# -- "not found", worded as Unity Catalog words it (clients match on `Catalog not found: <name>`) --
-# A missing securable and one the caller may not see (catalog.resolve) answer with the same error.
-def catalog_not_found(name: str) -> CatalogDoesNotExist:
-    return CatalogDoesNotExist(f"Catalog not found: {name}")
+# -- kept for callers not yet moved to catalog.resolve (commits/delta_v1.py) ------------------------
+catalog_not_found = resolve.catalog_not_found
+get_catalog = resolve.get_catalog
+get_schema = resolve.get_schema
+get_table = resolve.get_table
+get_table_by_full_name = resolve.get_table_by_full_name
 
 
-def schema_not_found(catalog_name: str, schema_name: str) -> SchemaDoesNotExist:
-    return SchemaDoesNotExist(f"Schema not found: {join_full_name(catalog_name, schema_name)}")
+def schema_not_found(catalog_name: str, schema_name: str):
+    return resolve.schema_not_found(catalog_name, quote_part(schema_name))
 
 
-def table_not_found(catalog_name: str, schema_name: str, table_name: str) -> TableDoesNotExist:
-    return TableDoesNotExist(f"Table not found: {join_full_name(catalog_name, schema_name, table_name)}")
+def table_not_found(catalog_name: str, schema_name: str, table_name: str):
+    return resolve.table_not_found(catalog_name, quote_part(schema_name), table_name)
 
 
-def table_id_not_found(table_id) -> TableDoesNotExist:
-    return TableDoesNotExist(f"Table not found: {table_id}")
+# -- pagination: catalog.pagination, under the names its callers know -----------------------------
+page_size = pagination.page_size
+encode_page_token = pagination.encode_page_token
+decode_page_token = pagination.decode_page_token
+paginate = pagination.paginate
+paginate_list = pagination.paginate_list
 
 
-# -- lookups without a caller (the services resolve for a caller through catalog.resolve) ---------
-def find_catalog(name: str, *, for_update: bool = False) -> Catalog | None:
-    queryset = Catalog.objects.select_for_update() if for_update else Catalog.objects.all()
-    return queryset.filter(name=name).first()
-
-
-def find_schema(catalog_name: str, schema_name: str, *, for_update: bool = False) -> Schema | None:
-    queryset = Schema.objects.select_related("catalog")
-    if for_update:
-        queryset = queryset.select_for_update(of=("self",))
-    return queryset.filter(catalog__name=catalog_name, name=schema_name).first()
-
-
-def get_catalog(name: str) -> Catalog:
-    catalog = find_catalog(name)
-    if catalog is None:
-        raise catalog_not_found(name)
-    return catalog
-
-
-def get_schema(catalog_name: str, schema_name: str) -> Schema:
-    schema = find_schema(catalog_name, schema_name)
-    if schema is None:
-        get_catalog(catalog_name)
-        raise schema_not_found(catalog_name, schema_name)
-    return schema
-
-
-def get_schema_by_full_name(full_name: str) -> Schema:
-    catalog_name, schema_name = split_full_name(full_name, 2, what="schema")
-    return get_schema(catalog_name, schema_name)
-
-
-def get_table(catalog_name: str, schema_name: str, table_name: str, *, for_update: bool = False) -> Table:
-    queryset = Table.objects.select_related("schema__catalog")
-    if for_update:
-        queryset = queryset.select_for_update(of=("self",))
-    table = queryset.filter(
-        schema__catalog__name=catalog_name, schema__name=schema_name, name=table_name
-    ).first()
-    if table is None:
-        get_schema(catalog_name, schema_name)
-        raise table_not_found(catalog_name, schema_name, table_name)
-    return table
-
-
-def get_table_by_full_name(full_name: str, *, for_update: bool = False) -> Table:
-    catalog_name, schema_name, table_name = split_full_name(full_name, 3, what="table")
-    return get_table(catalog_name, schema_name, table_name, for_update=for_update)
-
-
-# -- pagination ---------------------------------------------------------------------------------
-def page_size(max_results, *, ceiling: int | None = None) -> int:
-    """The spec: > 0 → min(value, server maximum); 0 or absent → server default; < 0 → error."""
-    ceiling = ceiling or settings.UCWEB_MAX_PAGE_SIZE
-    if max_results in (None, ""):
-        return min(settings.UCWEB_DEFAULT_PAGE_SIZE, ceiling)
-    try:
-        value = int(max_results)
-    except (TypeError, ValueError):
-        raise InvalidParameter("max_results must be an integer.") from None
-    if value < 0:
-        raise InvalidParameter("max_results must not be negative.")
-    if value == 0:
-        return min(settings.UCWEB_DEFAULT_PAGE_SIZE, ceiling)
-    return min(value, ceiling)
-
-
-def encode_page_token(last_name: str) -> str:
-    return base64.urlsafe_b64encode(last_name.encode()).decode().rstrip("=")
-
-
-def decode_page_token(token: str | None) -> str | None:
-    """The inverse of `encode_page_token`. Anything that it cannot have produced (characters
-    outside the URL-safe base64 alphabet, bytes that are not UTF-8, a NUL) is refused."""
-    if not token:
-        return None
-    try:
-        padded = token + "=" * (-len(token) % 4)
-        name = base64.b64decode(padded.encode(), altchars=b"-_", validate=True).decode()
-    except (binascii.Error, UnicodeError, ValueError):
-        raise InvalidParameter("Invalid page_token.") from None
-    if not name or "\x00" in name:
-        raise InvalidParameter("Invalid page_token.")
-    return name
-
-
-def paginate(queryset, *, max_results, page_token, key: str = "name", ceiling: int | None = None):
-    """Keyset pagination ordered by `key`: stable under concurrent inserts and deletes."""
-    size = page_size(max_results, ceiling=ceiling)
-    after = decode_page_token(page_token)
-    queryset = queryset.order_by(key)
-    if after is not None:
-        queryset = queryset.filter(**{f"{key}__gt": after})
-    items = list(queryset[: size + 1])
-    next_token = encode_page_token(getattr(items[size - 1], key)) if len(items) > size else None
-    return items[:size], next_token
+def paginate_versions(queryset, *, max_results, page_token):
+    """Keyset pagination of model versions by number."""
+    return pagination.paginate(queryset, max_results=max_results, page_token=page_token, key="version", numeric=True,
+                               maximum=pagination.SPEC_MAXIMUM["model_versions"])

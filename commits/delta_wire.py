@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from catalog.asset_selectors import parse_uuid
 from catalog.services.common import validate_properties
 from catalog.services.tables import validate_columns
 from commits.formats import delta_log, delta_types
 from ucweb.errors import InvalidParameter
+from ucweb.ids import parse_uuid
 
 
 def integer(value, field: str, *, minimum: int | None = None, required: bool = True,

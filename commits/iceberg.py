@@ -1,358 +1,323 @@
-"""How an Iceberg table (or view) moves from one metadata file to the next.
-
-The rules of Iceberg metadata are pyiceberg's: requirements are pyiceberg's `TableRequirement`
-models and are checked with their own `validate`, updates are pyiceberg's `TableUpdate` models
-applied by `update_table_metadata`, and a new table gets fresh field, spec and sort-order ids from
-`new_table_metadata` (Spark sends ids that start at 0). This module adds only what a catalog server
-needs around them: parsing requests into those models with clear errors, naming the next metadata
-file, and view metadata (which pyiceberg models but does not update).
-"""
+"""Iceberg tables and views: create, register, drop, rename, replace a view, record metrics. Table
+commits (updateTable, transactions/commit) go through commits.engine; the metadata rules are in
+commits.formats.iceberg (pure); names, namespaces and reading are catalog.services.iceberg."""
 
 from __future__ import annotations
 
-import json
-import time
+import os
 import uuid
-from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
-from pyiceberg.exceptions import CommitFailedException
-from pyiceberg.exceptions import ValidationError as IcebergValidationError
-from pyiceberg.partitioning import PartitionSpec
-from pyiceberg.schema import Schema
-from pyiceberg.table.metadata import TableMetadata, TableMetadataUtil, TableMetadataV1, new_table_metadata
-from pyiceberg.table.sorting import SortOrder
-from pyiceberg.table.update import TableRequirement, TableUpdate, update_table_metadata
-from pyiceberg.view.metadata import ViewMetadata
+from django.db import IntegrityError, transaction
+from django.utils import timezone
 
-from ucweb.errors import CommitFailed, InvalidParameter
-
-_REQUIREMENTS = TypeAdapter(list[TableRequirement])
-_UPDATES = TypeAdapter(list[TableUpdate])
-
-
-def _describe(error: ValidationError) -> str:
-    first = error.errors()[0]
-    where = ".".join(str(part) for part in first.get("loc", ()))
-    return f"{where}: {first.get('msg')}" if where else str(first.get("msg"))
+from catalog import locations
+from catalog.choices import DataSourceFormat, Privilege, TableType
+from catalog.models import Grant, Principal, Schema, Table
+from catalog.services import audit, grants, iceberg_credentials
+from catalog.services import iceberg as catalog_iceberg
+from catalog.services.iceberg import Loaded
+from catalog.services.common import validate_properties
+from catalog.services.managed_tables import managed_location
+from catalog.services.names import validate_name
+from catalog.services.tables import drop_table_row, replace_columns
+from catalog.storage import StorageError, StorageObjectNotFound, parse, storage_for
+from commits.formats import iceberg as formats
+from commits.models import IcebergMetadata, IcebergMetricsReport
+from ucweb.errors import AlreadyExists, InvalidParameter, TableAlreadyExists
 
 
-# -- ranges -----------------------------------------------------------------------------------------
-# The Iceberg spec types ids and counters as int (32 bits) or long (64 bits); pydantic's `int` has
-# no bound, so a value out of range would be applied and written (a snapshot id of 2**63, a field id
-# that becomes last-column-id). Checked by the field's JSON name, wherever it appears in a request.
-_INT32 = frozenset({
-    "id", "element-id", "key-id", "value-id", "field-id", "source-id", "source-ids", "fields",
-    "identifier-field-ids", "schema-id", "schema-ids", "current-schema-id", "spec-id", "spec-ids",
-    "default-spec-id", "order-id", "sort-order-id", "default-sort-order-id", "last-column-id",
-    "last-assigned-field-id", "last-assigned-partition-id", "last-partition-id", "format-version",
-    "min-snapshots-to-keep", "version-id", "view-version-id", "current-version-id",
-})
-_INT64 = frozenset({
-    "snapshot-id", "parent-snapshot-id", "snapshot-ids", "current-snapshot-id", "sequence-number",
-    "last-sequence-number", "timestamp-ms", "max-ref-age-ms", "max-snapshot-age-ms", "file-size-in-bytes",
-    "file-footer-size-in-bytes", "first-row-id", "added-rows", "next-row-id", "last-updated-ms",
-})
-_NON_NEGATIVE = frozenset({
-    "sequence-number", "last-sequence-number", "timestamp-ms", "max-ref-age-ms", "max-snapshot-age-ms",
-    "min-snapshots-to-keep", "file-size-in-bytes", "file-footer-size-in-bytes", "first-row-id", "added-rows",
-    "next-row-id", "last-updated-ms",
-})
-# Free-form maps: their keys are names chosen by users, not fields of the spec.
-_FREE_FORM = frozenset({"properties", "updates", "summary"})
-
-
-def check_ranges(data, where: str) -> None:
-    """Raises InvalidParameter for an integer field outside the range the Iceberg spec gives it
-    (int32 or int64; sequence numbers, timestamps, ages and sizes are never negative)."""
-
-    def check(key: str, value, path: str) -> None:
-        if isinstance(value, bool) or not isinstance(value, int):
-            return
-        if key in _INT32:
-            low, high, kind = -(2**31), 2**31 - 1, "an int (32 bits)"
-        else:
-            low, high, kind = -(2**63), 2**63 - 1, "a long (64 bits)"
-        if key in _NON_NEGATIVE:
-            low = 0
-        if not low <= value <= high:
-            raise InvalidParameter(f"{path} must be {kind} from {low} to {high} (is {value}).")
-
-    def walk(node, path: str) -> None:
-        if isinstance(node, dict):
-            for key, value in node.items():
-                if not isinstance(key, str):
-                    continue
-                here = f"{path}.{key}"
-                if key in _FREE_FORM and isinstance(value, dict):
-                    continue
-                if key in _INT32 or key in _INT64:
-                    for item in value if isinstance(value, list) else [value]:
-                        check(key, item, here)
-                walk(value, here)
-        elif isinstance(node, list):
-            for index, item in enumerate(node):
-                walk(item, f"{path}[{index}]")
-
-    walk(data, where)
-
-
-def _check_string_map(update: dict) -> None:
-    """Properties are a map of strings to strings (pyiceberg would turn any value into its str)."""
-    if update.get("action") == "set-properties":
-        values = update.get("updates")
-        if isinstance(values, dict) and not all(isinstance(v, str) for v in values.values()):
-            raise InvalidParameter("set-properties: every property value must be a string.")
-
-
-def _dump(model) -> dict:
-    return model.model_dump(mode="json", by_alias=True)
-
-
-def parse_requirements(data) -> list:
-    if data is None:
-        return []
-    if not isinstance(data, list):
-        raise InvalidParameter("requirements must be an array.")
-    for item in data:
-        if not isinstance(item, dict) or "type" not in item:
-            raise InvalidParameter("Each requirement needs a type.")
-    check_ranges(data, "requirements")
+def write_metadata_file(location: str, payload: str) -> None:
     try:
-        requirements = _REQUIREMENTS.validate_python(data)
-    except ValidationError as exc:
-        raise InvalidParameter(f"Invalid or unknown requirement: {_describe(exc)}") from None
-    except (IcebergValidationError, ValueError, TypeError) as exc:
-        raise InvalidParameter(f"Invalid requirement: {exc}") from None
-    # What pydantic made of the input (a numeric string becomes a number) is checked too.
-    check_ranges([_dump(requirement) for requirement in requirements], "requirements")
-    return requirements
+        if not storage_for(location).put_if_absent(location, payload.encode()):
+            raise AlreadyExists(f"Metadata file {location} exists already.")
+    except StorageError as exc:
+        raise InvalidParameter(f"Cannot write table metadata to {location}: {exc}") from None
 
 
-def parse_updates(data) -> list:
-    if data is None:
-        return []
-    if not isinstance(data, list):
-        raise InvalidParameter("updates must be an array.")
-    for item in data:
-        if not isinstance(item, dict) or "action" not in item:
-            raise InvalidParameter("Each update needs an action.")
-        _check_string_map(item)
-    check_ranges(data, "updates")
+SWAPPED_FIELDS = ["metadata_location", "metadata_json"]
+
+
+def swap(table: Table, metadata, current: IcebergMetadata | None, *, columns: bool = True,
+         save: bool = True) -> IcebergMetadata:
+    """Writes the next metadata file of `table` and points the table at it, in the caller's
+    transaction: a new metadata row for a new table, else an update of `current` (read under the
+    table's lock; `save` False when the caller writes it together with other rows). A table's UC
+    columns and properties follow its metadata; `columns` False when the schema and partition
+    spec are the same as before."""
+    location = formats.next_metadata_location(metadata.location, current.metadata_location if current else None)
+    payload = formats.serialize(metadata)
+    write_metadata_file(location, payload)
+    if current is None:
+        current = IcebergMetadata.objects.create(table=table, metadata_location=location, metadata_json=payload)
+    else:
+        current.metadata_location, current.metadata_json = location, payload
+        if save:
+            current.save(update_fields=SWAPPED_FIELDS)
+    table.iceberg = current
+    if not isinstance(metadata, formats.ViewMetadata):
+        if columns:
+            replace_columns(table, formats.columns_of(metadata))
+        table.properties = dict(metadata.properties)
+    table.storage_location = metadata.location
+    return current
+
+
+def _require_free_name(schema: Schema, name: str) -> None:
+    """A name that is taken answers "already exists" before anything about the location."""
+    if Table.objects.filter(schema=schema, name=name).exists():
+        raise TableAlreadyExists(f"Table {schema.full_name}.{name} already exists.")
+
+
+def new_row(*, caller, schema, name, table_id, location, table_type, view=False) -> Table:
+    if Table.objects.filter(schema=schema, name=name).exists():
+        raise TableAlreadyExists(f"Table {schema.full_name}.{name} already exists.")
+    if Table.objects.filter(id=table_id).exists():
+        table_id = uuid.uuid4()
     try:
-        updates = _UPDATES.validate_python(data)
-    except ValidationError as exc:
-        raise InvalidParameter(f"Invalid or unknown update: {_describe(exc)}") from None
-    except (IcebergValidationError, ValueError, TypeError) as exc:
-        # pyiceberg's own validators (a decimal precision of 99, fixed[-1]) raise its own error.
-        raise InvalidParameter(f"Invalid update: {exc}") from None
-    check_ranges([_dump(update) for update in updates], "updates")
-    return updates
+        with transaction.atomic():
+            return Table.objects.create(
+                id=table_id, schema=schema, name=name, owner=caller.name, created_by=caller.name,
+                updated_at=timezone.now(), updated_by=caller.name,
+                table_type=TableType.VIEW if view else table_type, data_source_format=DataSourceFormat.ICEBERG,
+                storage_location=location,
+            )
+    except IntegrityError:
+        raise TableAlreadyExists(f"Table {schema.full_name}.{name} already exists.") from None
 
 
-def parse_identifier(data) -> tuple[list[str], str]:
-    if not isinstance(data, dict):
-        raise InvalidParameter("identifier must be an object with namespace and name.")
-    namespace, name = data.get("namespace"), data.get("name")
-    if not isinstance(namespace, list) or not all(isinstance(p, str) for p in namespace) or not isinstance(name, str):
-        raise InvalidParameter("identifier must have a namespace (array of strings) and a name.")
-    return namespace, name
-
-
-def check_requirements(requirements, base: TableMetadata | None) -> None:
-    for requirement in requirements:
-        try:
-            requirement.validate(base)
-        except CommitFailedException as exc:
-            message = str(exc)
-            if not message.startswith("Requirement failed"):
-                message = f"Requirement failed: {message}"
-            raise CommitFailed(message) from None
-
-
-def apply_updates(base: TableMetadata | None, updates, *, metadata_location: str | None) -> TableMetadata:
-    """The metadata after `updates`; `base` None builds a table from its first updates."""
-    empty = TableMetadataV1.model_construct(last_column_id=-1, schema=Schema())
+def prepare_location(location: str) -> None:
+    """Creates the `metadata/` and `data/` folders of a table on a local file system. Object
+    stores have no folders, but local writers that do not create parent directories (DuckDB)
+    fail to write the first manifest of a table created in the same transaction (a staged
+    create, or CREATE TABLE AS), when no metadata file has been written yet."""
     try:
-        return update_table_metadata(
-            base_metadata=base if base is not None else empty,
-            updates=tuple(updates),
-            enforce_validation=base is None,
-            metadata_location=metadata_location,
-        )
-    except CommitFailedException as exc:
-        raise CommitFailed(str(exc)) from None
-    except (ValueError, ValidationError, IcebergValidationError, KeyError, AttributeError, TypeError) as exc:
-        raise InvalidParameter(f"The updates cannot be applied: {exc}") from None
-
-
-def create_metadata(
-    *, schema, partition_spec, write_order, location: str, properties: dict, table_uuid: uuid.UUID
-) -> TableMetadata:
-    """New table metadata with fresh ids, from the JSON of a CreateTableRequest."""
-    try:
-        parsed_schema = Schema.model_validate(schema)
-        spec = PartitionSpec.model_validate(partition_spec) if partition_spec else PartitionSpec()
-        order = SortOrder.model_validate(write_order) if write_order else SortOrder()
-        return new_table_metadata(
-            schema=parsed_schema, partition_spec=spec, sort_order=order, location=location,
-            properties=dict(properties), table_uuid=table_uuid,
-        )
-    except ValidationError as exc:
-        raise InvalidParameter(f"Invalid table definition: {_describe(exc)}") from None
-    except (ValueError, KeyError, TypeError, IcebergValidationError) as exc:
-        raise InvalidParameter(f"Invalid table definition: {exc}") from None
-
-
-def parse_metadata(text: str) -> TableMetadata:
-    """Table metadata from a metadata file's text; anything that is not valid Iceberg table
-    metadata (a Delta log, another JSON document, binary) is an InvalidParameter that names no
-    content of the file."""
-    try:
-        return TableMetadataUtil.parse_raw(text)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first.get("loc", ()))
-        raise InvalidParameter(f"Not Iceberg table metadata ({where or 'document'}: {first.get('type')}).") from None
-    except (ValueError, TypeError, KeyError, AttributeError, IcebergValidationError) as exc:
-        raise InvalidParameter(f"Not Iceberg table metadata ({type(exc).__name__}).") from None
-
-
-def serialize(metadata) -> str:
-    return metadata.model_dump_json()
-
-
-def metadata_version(metadata_location: str | None) -> int:
-    """`.../metadata/00042-<uuid>.metadata.json` → 42; -1 when the name has no version."""
-    if not metadata_location:
-        return -1
-    name = metadata_location.rsplit("/", 1)[-1]
-    prefix = name.split("-", 1)[0]
-    return int(prefix) if prefix.isdigit() else -1
-
-
-def next_metadata_location(location: str, current: str | None) -> str:
-    version = metadata_version(current) + 1
-    return f"{location.rstrip('/')}/metadata/{version:05d}-{uuid.uuid4()}.metadata.json"
-
-
-# -- views ---------------------------------------------------------------------------------------
-def _now_ms() -> int:
-    return int(time.time() * 1000)
-
-
-def _validated_view(data: dict) -> ViewMetadata:
-    try:
-        return ViewMetadata.model_validate(data)
-    except ValidationError as exc:
-        raise InvalidParameter(f"Invalid view metadata: {_describe(exc)}") from None
-
-
-def create_view_metadata(*, schema, view_version, location: str, properties: dict) -> ViewMetadata:
-    if not isinstance(schema, dict) or not isinstance(view_version, dict):
-        raise InvalidParameter("schema and view-version must be objects.")
-    schema = {**schema, "schema-id": 0}
-    version = {**view_version, "version-id": 1, "schema-id": 0}
-    version.setdefault("timestamp-ms", _now_ms())
-    data = {
-        "view-uuid": str(uuid.uuid4()),
-        "format-version": 1,
-        "location": location,
-        "schemas": [schema],
-        "current-version-id": 1,
-        "versions": [version],
-        "version-log": [{"timestamp-ms": version["timestamp-ms"], "version-id": 1}],
-        "properties": properties or {},
-    }
-    return _validated_view(data)
-
-
-VIEW_ACTIONS = {
-    "assign-uuid", "upgrade-format-version", "add-schema", "set-location", "set-properties",
-    "remove-properties", "add-view-version", "set-current-view-version",
-}
-
-
-def check_view_requirements(requirements, metadata: ViewMetadata) -> None:
-    if requirements is None:
+        local = parse(location)
+    except StorageError:
         return
-    if not isinstance(requirements, list):
-        raise InvalidParameter("requirements must be an array.")
-    for requirement in requirements:
-        kind = requirement.get("type") if isinstance(requirement, dict) else None
-        if kind != "assert-view-uuid":
-            raise InvalidParameter(f"Unknown view requirement {kind!r}.")
-        if requirement.get("uuid") != metadata.view_uuid:
-            raise CommitFailed(f"Requirement failed: view UUID does not match {requirement.get('uuid')}.")
+    if local.scheme != "file":
+        return
+    for folder in ("metadata", "data"):
+        try:
+            os.makedirs(os.path.join(local.path, folder), exist_ok=True)
+        except OSError as exc:
+            raise InvalidParameter(f"Cannot create {location}/{folder}: {exc.strerror or exc}") from None
 
 
-def apply_view_updates(metadata: ViewMetadata, updates) -> ViewMetadata:
-    if not isinstance(updates, list):
-        raise InvalidParameter("updates must be an array.")
-    check_ranges(updates, "updates")
+def _location_for(caller: Principal, schema: Schema, table_id, requested) -> tuple[str, str]:
+    """Where a new table or view goes: managed storage, or a location the caller may use
+    (catalog.locations: the one location rule, as for UC EXTERNAL tables)."""
+    if requested is not None:
+        placed = locations.place_securable(caller=caller, schema=schema, value=requested, securable_id=table_id)
+        return placed.url, TableType.MANAGED if placed.managed else TableType.EXTERNAL
+    return managed_location(schema, table_id), TableType.MANAGED
+
+
+def moved(caller: Principal, table: Table, metadata):
+    """The metadata of an existing table or view after a `set-location` update has been checked by
+    the location rule (with the location in canonical form); unchanged when it does not move."""
+    if metadata.location == table.storage_location:
+        return metadata
+    placed = locations.place_securable(caller=caller, schema=table.schema, value=metadata.location,
+                                       securable_id=table.id)
+    return metadata.model_copy(update={"location": placed.url})
+
+
+def create_table(*, caller: Principal, prefix: str, namespace: str, body: dict,
+                 delegation: iceberg_credentials.Delegation | None = None) -> Loaded:
+    """createTable and stage-create; with `delegation`, the access the client asked for (the creator
+    will own the table, so its keys may write)."""
+    loaded = _create_table(caller=caller, prefix=prefix, namespace=namespace, body=body)
+    if delegation is None:
+        return loaded
+    return iceberg_credentials.delegate_new_table(loaded, caller=caller, delegation=delegation, prefix=prefix,
+                                                  namespace=namespace, name=body.get("name"))
+
+
+def _create_table(*, caller: Principal, prefix: str, namespace: str, body: dict) -> Loaded:
+    catalog = catalog_iceberg.warehouse(prefix, caller)
+    schema = catalog_iceberg.namespace_schema(caller, catalog, catalog_iceberg.namespace_levels(namespace))
+    name = validate_name(body.get("name"), iceberg=True)
+    if body.get("schema") is None:
+        raise InvalidParameter("schema is required.")
+    properties = validate_properties(body.get("properties"))
+    stage_only = body.get("stage-create", False)
+    if not isinstance(stage_only, bool):
+        raise InvalidParameter("stage-create must be a boolean.")
+    catalog_iceberg.require_create(caller, schema)
+    _require_free_name(schema, name)
+    table_id = uuid.uuid4()
+    location, table_type = _location_for(caller, schema, table_id, body.get("location"))
+    metadata = formats.create_metadata(
+        schema=body["schema"], partition_spec=body.get("partition-spec"), write_order=body.get("write-order"),
+        location=location, properties=properties, table_uuid=table_id,
+    )
+    if stage_only:
+        if Table.objects.filter(schema=schema, name=name).exists():
+            raise TableAlreadyExists(f"Table {schema.full_name}.{name} already exists.")
+        prepare_location(location)
+        return Loaded(None, None, formats.serialize(metadata), catalog_iceberg.storage_config(location))
+    with transaction.atomic():
+        table = new_row(caller=caller, schema=schema, name=name, table_id=table_id, location=location,
+                         table_type=table_type)
+        state = swap(table, metadata, None)
+        table.save()
+        audit.record(principal=caller.name, action="createIcebergTable", securable_type="table",
+                     securable_name=table.full_name, securable_id=table.id)
+    return Loaded(table, state.metadata_location, state.metadata_json, catalog_iceberg.storage_config(location))
+
+
+def drop_table(*, caller: Principal, prefix: str, namespace: str, name: str, purge: bool, view: bool = False) -> None:
+    with transaction.atomic():
+        table, access = catalog_iceberg.find(caller, prefix, namespace, name, view=view, for_update=True)
+        access.require(access.owns(), f"Only the owner of {table.full_name} or a metastore admin may drop it.")
+        full_name, table_id = table.full_name, table.id
+        drop_table_row(table, dropped_by=caller.name, purge=purge)
+        audit.record(principal=caller.name, action="dropIcebergView" if view else "dropIcebergTable",
+                     securable_type="table", securable_name=full_name, securable_id=table_id,
+                     details={"purge": purge})
+
+
+def rename(*, caller: Principal, prefix: str, body: dict, view: bool = False) -> None:
+    catalog = catalog_iceberg.warehouse(prefix, caller)
+    source_levels, source_name = formats.parse_identifier(body.get("source"))
+    target_levels, target_name = formats.parse_identifier(body.get("destination"))
+    validate_name(target_name, field="destination.name", iceberg=True)
+    with transaction.atomic():
+        table, access = catalog_iceberg.find(caller, prefix, source_levels, source_name, view=view, for_update=True)
+        access.require(access.owns(), f"Only the owner of {table.full_name} may rename it.")
+        target_schema = catalog_iceberg.namespace_schema(caller, catalog, target_levels)
+        if target_schema.id != table.schema_id:
+            catalog_iceberg.require_create(caller, target_schema)
+        if Table.objects.filter(schema=target_schema, name=target_name).exists():
+            raise TableAlreadyExists(f"Table {target_schema.full_name}.{target_name} already exists.")
+        old_name = table.full_name
+        table.schema = target_schema
+        table.name = target_name
+        table.updated_at = timezone.now()
+        table.updated_by = caller.name
+        table.save()
+        Grant.objects.filter(securable_id=table.id).update(securable_name=table.full_name)
+        audit.record(principal=caller.name, action="renameIcebergTable", securable_type="table",
+                     securable_name=table.full_name, securable_id=table.id, details={"from": old_name})
+
+
+def register_table(*, caller: Principal, prefix: str, namespace: str, body: dict,
+                   delegation: iceberg_credentials.Delegation | None = None) -> Loaded:
+    loaded = _register_table(caller=caller, prefix=prefix, namespace=namespace, body=body)
+    if delegation is None:
+        return loaded
+    return iceberg_credentials.delegate_new_table(loaded, caller=caller, delegation=delegation, prefix=prefix,
+                                                  namespace=namespace, name=loaded.table.name)
+
+
+def _register_table(*, caller: Principal, prefix: str, namespace: str, body: dict) -> Loaded:
+    catalog = catalog_iceberg.warehouse(prefix, caller)
+    schema = catalog_iceberg.namespace_schema(caller, catalog, catalog_iceberg.namespace_levels(namespace))
+    name = validate_name(body.get("name"), iceberg=True)
+    location = body.get("metadata-location")
+    if not isinstance(location, str) or not location:
+        raise InvalidParameter("metadata-location is required.")
+    if body.get("overwrite"):
+        raise InvalidParameter("overwrite is not supported: drop the table first.")
+    catalog_iceberg.require_create(caller, schema)
+    _require_free_name(schema, name)
+    location = locations.registrable_metadata_file(caller=caller, value=location)
+    text, metadata = _read_registered_metadata(location)
+    placed = locations.place_securable(caller=caller, schema=schema, value=metadata.location,
+                                       securable_id=metadata.table_uuid, field="the metadata's location")
+    if not locations.is_within(location, placed.url):
+        raise InvalidParameter(f"metadata-location {location} does not lie in the table location {placed.url} "
+                               "that the metadata file names.")
+    with transaction.atomic():
+        table = new_row(caller=caller, schema=schema, name=name, table_id=metadata.table_uuid,
+                         location=placed.url, table_type=TableType.EXTERNAL)
+        IcebergMetadata.objects.create(table=table, metadata_location=location, metadata_json=text)
+        replace_columns(table, formats.columns_of(metadata))
+        table.properties = dict(metadata.properties)
+        table.save()
+        audit.record(principal=caller.name, action="registerIcebergTable", securable_type="table",
+                     securable_name=table.full_name, securable_id=table.id, details={"metadata_location": location})
+    return Loaded(table, location, text, catalog_iceberg.storage_config(table.storage_location))
+
+
+MAX_METADATA_BYTES = 64 * 1024 * 1024
+
+
+def _read_registered_metadata(location: str):
+    """The text and parsed metadata of a file to register. Whatever goes wrong, the answer is a
+    400 that names the file and never quotes what is in it."""
+    local = parse(location)
+    if local.scheme == "file":  # a device, a pipe or a huge file is not read at all
+        if not os.path.isfile(local.path):
+            raise InvalidParameter(f"Cannot register {location}: it is not a regular file.")
+        if os.path.getsize(local.path) > MAX_METADATA_BYTES:
+            raise InvalidParameter(f"Cannot register {location}: it is larger than any table metadata file here.")
     try:
-        return _apply_view_updates(metadata, updates)
-    except (ValueError, TypeError, KeyError, AttributeError) as exc:
-        # A field of the wrong shape (a schema that is not an object, removals that are not
-        # a list, ...): bad input, whatever the exception the shape led to.
-        raise InvalidParameter(f"The view updates cannot be applied: {type(exc).__name__}: {exc}") from None
+        data = storage_for(location).read(location)
+    except StorageError as exc:
+        reason = "it does not exist" if isinstance(exc, StorageObjectNotFound) else "it cannot be read"
+        raise InvalidParameter(f"Cannot register {location}: {reason}.") from None
+    if len(data) > MAX_METADATA_BYTES:
+        raise InvalidParameter(f"Cannot register {location}: it is larger than any table metadata file here.")
+    try:
+        text = data.decode("utf-8")
+        metadata = formats.parse_metadata(text)
+    except Exception:  # any malformed file: never echo its content
+        raise InvalidParameter(f"Cannot register {location}: it is not Iceberg table metadata.") from None
+    if not isinstance(getattr(metadata, "location", None), str):
+        raise InvalidParameter(f"Cannot register {location}: it is not Iceberg table metadata.")
+    return text, metadata
 
 
-def _apply_view_updates(metadata: ViewMetadata, updates: list) -> ViewMetadata:
-    data: dict[str, Any] = json.loads(metadata.model_dump_json())
-    last_schema_id = max(s["schema-id"] for s in data["schemas"])
-    last_added_version = None
-    added_schema_id = None
-    for update in updates:
-        action = update.get("action") if isinstance(update, dict) else None
-        if action not in VIEW_ACTIONS:
-            raise InvalidParameter(f"Unknown view update {action!r}.")
-        if action == "assign-uuid":
-            if update.get("uuid") != data["view-uuid"]:
-                raise InvalidParameter("The UUID of a view cannot change.")
-        elif action == "upgrade-format-version":
-            if update.get("format-version") != 1:
-                raise InvalidParameter("View format version 1 is the only one.")
-        elif action == "add-schema":
-            schema = dict(update.get("schema") or {})
-            last_schema_id += 1
-            schema["schema-id"] = last_schema_id
-            data["schemas"].append(schema)
-            added_schema_id = last_schema_id
-        elif action == "set-location":
-            if not isinstance(update.get("location"), str):
-                raise InvalidParameter("set-location needs a location.")
-            data["location"] = update["location"]
-        elif action == "set-properties":
-            if not isinstance(update.get("updates"), dict):
-                raise InvalidParameter("set-properties needs updates.")
-            _check_string_map(update)
-            data["properties"].update(update["updates"])
-        elif action == "remove-properties":
-            for key in update.get("removals") or []:
-                data["properties"].pop(key, None)
-        elif action == "add-view-version":
-            version = dict(update.get("view-version") or {})
-            if version.get("schema-id") == -1:
-                if added_schema_id is None:
-                    raise InvalidParameter("schema-id -1 refers to a schema added in the same commit.")
-                version["schema-id"] = added_schema_id
-            version["version-id"] = max(v["version-id"] for v in data["versions"]) + 1
-            version.setdefault("timestamp-ms", _now_ms())
-            data["versions"].append(version)
-            last_added_version = version["version-id"]
-        elif action == "set-current-view-version":
-            version_id = update.get("view-version-id")
-            if version_id == -1:
-                if last_added_version is None:
-                    raise InvalidParameter("view-version-id -1 refers to a version added in the same commit.")
-                version_id = last_added_version
-            if version_id not in {v["version-id"] for v in data["versions"]}:
-                raise InvalidParameter(f"Unknown view version {version_id}.")
-            data["current-version-id"] = version_id
-            data["version-log"].append({"timestamp-ms": _now_ms(), "version-id": version_id})
-    return _validated_view(data)
+def record_metrics(*, caller: Principal, prefix: str, namespace: str, name: str, body: dict) -> None:
+    table, access = catalog_iceberg.find(caller, prefix, namespace, name, view=False)
+    catalog_iceberg.require_any(access, table, Privilege.SELECT, Privilege.MODIFY)
+    report_type = body.get("report-type")
+    if report_type not in ("scan-report", "commit-report"):
+        raise InvalidParameter("report-type must be scan-report or commit-report.")
+    snapshot_id = body.get("snapshot-id")
+    if snapshot_id is not None and (isinstance(snapshot_id, bool) or not isinstance(snapshot_id, int)):
+        raise InvalidParameter("snapshot-id must be an integer.")
+    IcebergMetricsReport.objects.create(table=table, report_type=report_type, snapshot_id=snapshot_id,
+                                        report=body, reported_by=caller.name)
 
 
-def parse_view_metadata(text: str) -> ViewMetadata:
-    return ViewMetadata.model_validate_json(text)
+def create_view(*, caller: Principal, prefix: str, namespace: str, body: dict) -> Loaded:
+    catalog = catalog_iceberg.warehouse(prefix, caller)
+    schema = catalog_iceberg.namespace_schema(caller, catalog, catalog_iceberg.namespace_levels(namespace))
+    name = validate_name(body.get("name"), iceberg=True)
+    properties = validate_properties(body.get("properties"))
+    catalog_iceberg.require_create(caller, schema)
+    view_id = uuid.uuid4()
+    location, _ = _location_for(caller, schema, view_id, body.get("location"))
+    metadata = formats.create_view_metadata(schema=body.get("schema"), view_version=body.get("view-version"),
+                                            location=location, properties=properties)
+    with transaction.atomic():
+        table = new_row(caller=caller, schema=schema, name=name, table_id=view_id, location=location,
+                         table_type=TableType.VIEW, view=True)
+        state = swap(table, metadata, None)
+        table.view_definition = formats.view_sql(metadata)
+        table.save()
+        audit.record(principal=caller.name, action="createIcebergView", securable_type="table",
+                     securable_name=table.full_name, securable_id=table.id)
+    return Loaded(table, state.metadata_location, state.metadata_json, {})
+
+
+def replace_view(*, caller: Principal, prefix: str, namespace: str, name: str, body: dict) -> Loaded:
+    with transaction.atomic():
+        table, access = catalog_iceberg.find(caller, prefix, namespace, name, view=True, for_update=True)
+        catalog_iceberg.require_any(access, table, Privilege.MODIFY)
+        if not body.get("requirements") and not body.get("updates"):
+            raise InvalidParameter(f"A commit of view {table.full_name} needs at least one requirement or update.")
+        current = formats.parse_view_metadata(table.iceberg.metadata_json)
+        formats.check_view_requirements(body.get("requirements"), current)
+        metadata = moved(caller, table, formats.apply_view_updates(current, body.get("updates")))
+        grants.require_policy_unchanged_or_owner(access, current.properties, metadata.properties)
+        state = swap(table, metadata, table.iceberg)
+        table.view_definition = formats.view_sql(metadata)
+        table.updated_at = timezone.now()
+        table.updated_by = caller.name
+        table.save()
+        audit.record(principal=caller.name, action="replaceIcebergView", securable_type="table",
+                     securable_name=table.full_name, securable_id=table.id)
+    return Loaded(table, state.metadata_location, state.metadata_json, {})

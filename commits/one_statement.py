@@ -37,13 +37,23 @@ def _update(obj: Model, field_names) -> tuple[str, list]:
     return sql, list(params)
 
 
-def save_with(obj: Model, field_names, inserts: list[Model]) -> None:
-    """`obj.save(update_fields=field_names)` and `row.save()` for each new row of `inserts`, in
-    one statement. The new rows get no primary key back (nothing on the commit path reads it)."""
+def save_with(obj: Model, field_names, inserts: list[Model], updates=()) -> None:
+    """`obj.save(update_fields=field_names)`, `row.save()` for each new row of `inserts` and
+    `row.save(update_fields=names)` for each `(row, names)` of `updates`, in one statement. The
+    new rows get no primary key back (nothing on the commit path reads it). Data-modifying CTEs
+    are PostgreSQL's: elsewhere (the embedded SQLite of `make run`) the same rows are written one
+    statement each, in the same transaction."""
+    if connection.vendor != "postgresql":
+        _save_each(obj, field_names, inserts, updates)
+        return
     parts, params = [], []
     for index, row in enumerate(inserts):
         sql, values = _insert(row)
         parts.append(f"w{index} AS ({sql})")
+        params += values
+    for index, (row, names) in enumerate(updates):
+        sql, values = _update(row, sorted(set(names)))
+        parts.append(f"u{index} AS ({sql})")
         params += values
     sql, values = _update(obj, sorted(set(field_names)))
     params += values
@@ -52,3 +62,11 @@ def save_with(obj: Model, field_names, inserts: list[Model]) -> None:
         cursor.execute(statement, params)
         if cursor.rowcount != 1:
             raise DatabaseError(f"{obj._meta.label} {obj.pk} was not updated.")
+
+
+def _save_each(obj: Model, field_names, inserts: list[Model], updates) -> None:
+    for row in inserts:
+        row.save(force_insert=True)
+    for row, names in updates:
+        row.save(update_fields=sorted(set(names)))
+    obj.save(update_fields=sorted(set(field_names)))  # a row that is gone raises DatabaseError

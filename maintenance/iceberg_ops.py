@@ -93,7 +93,7 @@ class SparkRun:
             f"{prefix}.token-refresh-enabled": "false", f"{prefix}.oauth2-server-uri": f"{uri}/v1/oauth/tokens",
         }.items():
             self.session.conf.set(key, value)
-        self.identifier = f"{_quote(table.schema.name)}.{_quote(table.name)}"
+        self.identifier = ".".join(_quote(part) for part in [*table.schema.levels, table.name])
         self.full = f"{_quote(self.catalog)}.{self.identifier}"
 
     def close(self):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -14,13 +13,9 @@ from pathlib import Path
 
 from django.db import connection
 
+from tests.helpers import die_with_parent, free_port, stop_process
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class Redis:
@@ -40,7 +35,7 @@ class Redis:
         self.process = subprocess.Popen(
             [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
              "--dir", str(self.workdir)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=die_with_parent,
         )
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
@@ -52,10 +47,8 @@ class Redis:
         raise RuntimeError("redis-server did not start")
 
     def stop(self):
-        if self.process is not None:
-            self.process.terminate()
-            self.process.wait(timeout=10)
-            self.process = None
+        stop_process(self.process, grace=10)
+        self.process = None
 
 
 class Worker:
@@ -83,21 +76,5 @@ class Worker:
         )
 
     def stop(self):
-        if self.process is not None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
-            self.process = None
-
-
-def wait_for(predicate, *, timeout: float = 30, interval: float = 0.2):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout} s waiting for {predicate.__doc__ or predicate}")
+        stop_process(self.process, grace=15)
+        self.process = None

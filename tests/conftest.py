@@ -10,8 +10,8 @@ from django.test import override_settings
 from rest_framework.test import APIClient
 
 from catalog.services import principals
+from tests.helpers import UC
 
-UC = "/api/2.1/unity-catalog"
 
 pytest_plugins = ["tests.s3_server"]
 

@@ -20,8 +20,8 @@ import uuid
 from dataclasses import dataclass, field
 
 from catalog.storage import parse, storage_for
+from tests.helpers import UC, grant
 
-UC = "/api/2.1/unity-catalog"
 ICEBERG = "/api/catalog"
 SECRET = "ucweb-isolation-secret-7f3a"  # planted in files that must never be echoed
 
@@ -90,15 +90,6 @@ class World:
         return f"{self.bob}/{name}-{uuid.uuid4().hex[:6]}"
 
 
-def grant(client, securable_type: str, full_name: str, principal: str, *privileges: str) -> None:
-    from catalog.services import principals
-
-    principals.ensure_principal(name=principal)
-    response = client.patch(f"{UC}/permissions/{securable_type}/{full_name}",
-                            {"changes": [{"principal": principal, "add": list(privileges)}]}, format="json")
-    assert response.status_code == 200, response.content
-
-
 def make_external_location(client, name: str, url: str) -> None:
     if client.get(f"{UC}/credentials/files").status_code == 404:
         response = client.post(f"{UC}/credentials", {
@@ -132,11 +123,11 @@ def build_world(kind: str, root: str, ext: str, *, admin_client) -> World:
     make_external_location(admin_client, "bobs", world.bob)
     make_external_location(admin_client, "carols", world.carol)
     for principal in ("bob", "carol"):
-        grant(admin_client, "catalog", "unity", principal, "USE CATALOG")
-        grant(admin_client, "schema", "unity.default", principal, "USE SCHEMA", "CREATE TABLE")
-    grant(admin_client, "catalog", "unity", "bob", "CREATE SCHEMA")
-    grant(admin_client, "external_location", "bobs", "bob", "CREATE EXTERNAL TABLE", "READ FILES")
-    grant(admin_client, "external_location", "carols", "carol", "CREATE EXTERNAL TABLE", "READ FILES")
+        grant(principal, "catalog", "unity", "USE CATALOG")
+        grant(principal, "schema", "unity.default", "USE SCHEMA", "CREATE TABLE")
+    grant("bob", "catalog", "unity", "CREATE SCHEMA")
+    grant("bob", "external_location", "bobs", "CREATE EXTERNAL TABLE", "READ FILES")
+    grant("carol", "external_location", "carols", "CREATE EXTERNAL TABLE", "READ FILES")
     assert admin_client.post(f"{UC}/catalogs", {"name": "cat_b"}, format="json").status_code == 200
     assert admin_client.post(f"{UC}/schemas", {"name": "s", "catalog_name": "cat_b"},
                              format="json").status_code == 200

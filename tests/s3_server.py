@@ -15,8 +15,6 @@ import json
 import os
 import secrets
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -26,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.helpers import die_with_parent, free_ports, stop_process
 
 STARTUP_TIMEOUT = 40.0
 BUCKET = "ucweb-test"
@@ -89,48 +89,6 @@ def _make_client(endpoint_url: str, access_key: str, secret_key: str) -> Any:
     )
 
 
-def _free_ports(count: int) -> list[int]:
-    # Hold every socket open until all are chosen so the same port is not handed out twice.
-    sockets = []
-    try:
-        for _ in range(count):
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sock.bind(("127.0.0.1", 0))
-            sockets.append(sock)
-        return [sock.getsockname()[1] for sock in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
-
-
-def _die_with_parent() -> None:
-    """Run in the child before exec: start a new process group, and on Linux ask for SIGKILL
-    when the test process dies, so an aborted run leaves no server behind."""
-    os.setsid()
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(Exception):
-            import ctypes
-
-            libc = ctypes.CDLL(None, use_errno=True)
-            pr_set_pdeathsig = 1
-            libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
-
-
-def _stop(process: subprocess.Popen) -> None:
-    # The data is thrown away, so a short grace period is enough (a graceful stop of weed
-    # waits for its internal gRPC streams and can take many seconds).
-    if process.poll() is not None:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=1)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=5)
-
-
 def _log_tail(path: Path, lines: int = 40) -> str:
     try:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
@@ -173,7 +131,7 @@ class _Weed:
         return path
 
     def start(self) -> None:
-        (master, master_grpc, volume, volume_grpc, filer, filer_grpc, s3, s3_grpc) = _free_ports(8)
+        (master, master_grpc, volume, volume_grpc, filer, filer_grpc, s3, s3_grpc) = free_ports(8)
         self.s3_port = s3
         self.grpc_sockets = [
             Path(f"/tmp/seaweedfs-{server}-grpc-{port}.sock")
@@ -218,7 +176,7 @@ class _Weed:
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                preexec_fn=_die_with_parent,
+                preexec_fn=die_with_parent,
             )
 
     def wait_ready(self, client: Any, bucket: str, deadline: float) -> None:
@@ -251,7 +209,9 @@ class _Weed:
 
     def stop(self) -> None:
         if self.process is not None:
-            _stop(self.process)
+            # The data is thrown away, so a short grace period is enough (a graceful stop of weed
+            # waits for its internal gRPC streams and can take many seconds).
+            stop_process(self.process, grace=1)
         shutil.rmtree(self.socket_dir, ignore_errors=True)
         for path in self.grpc_sockets:
             with contextlib.suppress(OSError):

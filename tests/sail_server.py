@@ -23,7 +23,6 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -32,8 +31,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.helpers import UC, die_with_parent, free_port, stop_process
+
 STARTUP_TIMEOUT = 60.0
-UC_PREFIX = "/api/2.1/unity-catalog"
 
 
 def find_sail() -> str | None:
@@ -42,24 +42,6 @@ def find_sail() -> str | None:
     if candidate.is_file() and os.access(candidate, os.X_OK):
         return str(candidate)
     return shutil.which("sail")
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _new_process_group() -> None:
-    """Runs in the child before exec: its own process group (so stop() reaches every process
-    Sail starts) and, on Linux, SIGKILL when the test process dies."""
-    os.setsid()
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(Exception):
-            import ctypes
-
-            pr_set_pdeathsig = 1
-            ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
 
 
 def unity_catalog_list(*, name: str, uri: str, default_catalog: str, token: str) -> str:
@@ -115,7 +97,7 @@ class SailServer:
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
                 args, cwd=self.workdir, env=self.env(), stdin=subprocess.DEVNULL, stdout=log,
-                stderr=subprocess.STDOUT, preexec_fn=_new_process_group,
+                stderr=subprocess.STDOUT, preexec_fn=die_with_parent,
             )
         self._wait_ready(time.monotonic() + STARTUP_TIMEOUT)
 
@@ -130,17 +112,7 @@ class SailServer:
         raise RuntimeError(f"sail did not listen on port {self.port} within {STARTUP_TIMEOUT}s:\n{self.log_tail()}")
 
     def stop(self) -> None:
-        process = self.process
-        if process is None or process.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=5)
+        stop_process(self.process, grace=10)
 
     def log_tail(self, lines: int = 60) -> str:
         try:
@@ -192,7 +164,7 @@ pytest-django ``live_server``; the server then calls it from its request threads
 
     def __call__(self, environ, start_response):
         path = environ.get("PATH_INFO", "")
-        if not path.startswith(UC_PREFIX):
+        if not path.startswith(UC):
             return self.app(environ, start_response)
         length = int(environ.get("CONTENT_LENGTH") or 0)
         raw_body = environ["wsgi.input"].read(length) if length > 0 else b""
@@ -215,7 +187,7 @@ pytest-django ``live_server``; the server then calls it from its request threads
                 response = json.loads(b"".join(result))
         call = Call(
             method=environ.get("REQUEST_METHOD", ""),
-            path=path[len(UC_PREFIX):],
+            path=path[len(UC):],
             query=environ.get("QUERY_STRING", ""),
             body=body,
             status=status[0] if status else 0,

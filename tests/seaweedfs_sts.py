@@ -22,12 +22,11 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import die_with_parent, free_ports
 from tests.s3_server import (
     BUCKET,
     REGION,
     STARTUP_TIMEOUT,
-    _die_with_parent,
-    _free_ports,
     _make_client,
     _Weed,
     find_weed,
@@ -104,7 +103,7 @@ class StsS3Server:
 
 class _WeedWithSts(_Weed):
     def start(self) -> None:
-        (master, master_grpc, volume, volume_grpc, filer, filer_grpc, s3, s3_grpc) = _free_ports(8)
+        (master, master_grpc, volume, volume_grpc, filer, filer_grpc, s3, s3_grpc) = free_ports(8)
         self.s3_port = s3
         # weed opens one gRPC unix socket per server there; stop() removes them.
         self.grpc_sockets = [
@@ -127,7 +126,7 @@ class _WeedWithSts(_Weed):
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
                 args, cwd=self.workdir, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                preexec_fn=_die_with_parent,
+                preexec_fn=die_with_parent,
             )
 
 

@@ -6,23 +6,17 @@ clients) and what survives its workers being killed."""
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
-import time
+from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from django.db import connection
 
-from tests.celery_worker import wait_for
+from tests.helpers import free_port, stop_process, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def database_url() -> str:
@@ -106,23 +100,20 @@ class ServerProcess:
         return children(self.master)
 
     def stop(self) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        os.killpg(self.process.pid, signal.SIGTERM)
-        try:
-            self.process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=30)
-        # The arbiter and its workers are in the script's process group; wait until none is left
-        # holding database connections.
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                os.killpg(self.process.pid, 0)
-            except ProcessLookupError:
-                break
-            time.sleep(0.2)
-        else:
-            os.killpg(self.process.pid, signal.SIGKILL)
+        # The arbiter and its workers are in the script's process group: stopping waits until
+        # none is left holding database connections.
+        stop_process(self.process, grace=60)
         self._log.close()
+
+
+@contextmanager
+def running_server(base: Path, **env: str):
+    """A started `ServerProcess`, stopped on exit. It shares the test database, so it needs
+    PostgreSQL."""
+    if connection.vendor != "postgresql":
+        pytest.skip("the server process shares the test database, which needs PostgreSQL")
+    process = ServerProcess(base, **env).start()
+    try:
+        yield process
+    finally:
+        process.stop()

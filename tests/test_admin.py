@@ -3,6 +3,8 @@
 import pytest
 from django.contrib.auth import get_user_model
 
+from tests.helpers import UC
+
 pytestmark = pytest.mark.django_db(transaction=True)
 
 CHANGELISTS = [
@@ -30,7 +32,7 @@ def test_changelists_render(browser, delta):
 def test_managed_table_page_shows_commits_and_metrics(browser, delta, admin_client):
     created = delta.create_table("unity", "default", "events")
     info = delta.append(created.table_id, created.storage_location, 1, "p1.parquet", publish=False)
-    admin_client.post("/api/2.1/unity-catalog/delta/metrics", {
+    admin_client.post(f"{UC}/delta/metrics", {
         "table_id": created.table_id, "table_uri": created.storage_location,
         "report": {"commit_report": {"commit_version": 1, "num_rows_inserted": 4242}}}, format="json")
     page = browser.get(f"/admin/catalog/table/{created.table_id}/change/").content.decode()

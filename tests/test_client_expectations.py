@@ -34,10 +34,10 @@ from catalog.models import Schema as SchemaRow
 from catalog.models import Table
 from catalog.services.names import join_full_name, split_full_name
 from ucweb.errors import status_table
+from tests.helpers import UC
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-UC = "/api/2.1/unity-catalog"
 SCHEMA = Schema(NestedField(1, "id", LongType(), required=True), NestedField(2, "name", StringType()))
 ARROW = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string())])
 

@@ -16,6 +16,7 @@ from django.test import Client
 from catalog.choices import PrincipalKind, SecurableType
 from catalog.models import AuditEvent, Catalog, Grant, Principal, Schema, Table
 from catalog.services import catalogs, effective_access, permissions, principals, schemas, tables
+from tests.helpers import UC
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -157,7 +158,7 @@ def test_effective_access_agrees_with_the_api(live_server, namespace, make_token
     table = namespace["ext_orders"]
     bob = Principal.objects.get(name="bob")
     token = make_token("bob")
-    url = f"{live_server.url}/api/2.1/unity-catalog/tables/sales.orders.ext_orders"
+    url = f"{live_server.url}{UC}/tables/sales.orders.ext_orders"
     for changes in ([], [("catalog", "sales", "USE CATALOG")], [("schema", "sales.orders", "USE SCHEMA")],
                     [("table", "sales.orders.ext_orders", "SELECT")]):
         for securable_type, name, privilege in changes:
@@ -307,14 +308,14 @@ def test_schema_requests_are_quiet(client):
 
 def test_refusals_name_the_securable_and_the_action(admin_client, make_client):
     bob = make_client("bob")
-    response = bob.post("/api/2.1/unity-catalog/tables", {
+    response = bob.post(f"{UC}/tables", {
         "name": "secret", "catalog_name": "unity", "schema_name": "default", "table_type": "EXTERNAL",
         "data_source_format": "DELTA", "storage_location": "file:///tmp/x"}, format="json")
     assert response.status_code == 404  # a catalog bob may not see answers as a missing one
     event = AuditEvent.objects.get(principal="bob", outcome="DENIED")
     assert (event.action, event.securable_type, event.securable_name) == (
         "postTables", "table", "unity.default.secret")
-    response = bob.patch("/api/2.1/unity-catalog/permissions/catalog/unity",
+    response = bob.patch(f"{UC}/permissions/catalog/unity",
                          {"changes": [{"principal": "bob", "add": ["USE CATALOG"]}]}, format="json")
     assert response.status_code == 404
     event = AuditEvent.objects.filter(principal="bob", outcome="DENIED").first()

@@ -10,27 +10,25 @@ import uuid
 
 import pytest
 from botocore.exceptions import ClientError
-from unitycatalog.client import GrantsApi, TemporaryCredentialsApi
+from unitycatalog.client import TemporaryCredentialsApi
 from unitycatalog.client.exceptions import ApiException, ForbiddenException, NotFoundException
 from unitycatalog.client.models import (
     GenerateTemporaryPathCredential,
     GenerateTemporaryTableCredential,
     GenerateTemporaryVolumeCredential,
     PathOperation,
-    PermissionsChange,
     Privilege,
     SecurableType,
     TableOperation,
-    UpdatePermissions,
     VolumeOperation,
 )
 
 from catalog.models import AuditEvent
 from catalog.services import principals
 from catalog.storage.vending import escape_iam, session_name, session_policy
+from tests.helpers import UC, grant
 from tests.seaweedfs_sts import sts_s3_server  # noqa: F401 - the module-scoped server fixture
 
-UC = "/api/2.1/unity-catalog"
 # One SeaweedFS with STS for the module (sts_s3_server), so one test process runs it.
 pytestmark = pytest.mark.xdist_group("credentials_vending")
 
@@ -124,11 +122,6 @@ def lake(sts_s3_server, settings, live_server, bootstrap, make_client, uc_sdk): 
             "admin": admin, "location_url": location_url}
 
 
-def grant(sdk, securable_type, name, principal, privileges):
-    sdk.run(GrantsApi, "admin", lambda api: api.update(securable_type, name, UpdatePermissions(
-        changes=[PermissionsChange(principal=principal, add=privileges, remove=[])])))
-
-
 def s3_with(server, credentials):
     aws = credentials.aws_temp_credentials
     return server.client(access_key=aws.access_key_id, secret_key=aws.secret_access_key,
@@ -152,9 +145,9 @@ def test_table_read_credentials_are_scoped_to_the_table(lake):
     # A table bob may not see answers as a missing one (no existence oracle).
     with pytest.raises(NotFoundException):
         sdk.run(TemporaryCredentialsApi, "bob", lambda api: api.generate_temporary_table_credentials(request))
-    grant(sdk, SecurableType.CATALOG, "unity", "bob", [Privilege.USE_CATALOG])
-    grant(sdk, SecurableType.SCHEMA, "unity.default", "bob", [Privilege.USE_SCHEMA])
-    grant(sdk, SecurableType.TABLE, "unity.default.trips", "bob", [Privilege.SELECT])
+    grant("bob", SecurableType.CATALOG, "unity", Privilege.USE_CATALOG)
+    grant("bob", SecurableType.SCHEMA, "unity.default", Privilege.USE_SCHEMA)
+    grant("bob", SecurableType.TABLE, "unity.default.trips", Privilege.SELECT)
     before = time.time() * 1000
     vended = sdk.run(TemporaryCredentialsApi, "bob", lambda api: api.generate_temporary_table_credentials(request))
     assert vended.url == f"{lake['location_url']}/trips"
@@ -189,9 +182,9 @@ def test_table_read_credentials_are_scoped_to_the_table(lake):
 @pytest.mark.s3
 def test_table_write_credentials_write_inside_only(lake):
     server, keys, sdk, bucket = lake["server"], lake["keys"], lake["sdk"], lake["server"].bucket
-    grant(sdk, SecurableType.CATALOG, "unity", "bob", [Privilege.USE_CATALOG])
-    grant(sdk, SecurableType.SCHEMA, "unity.default", "bob", [Privilege.USE_SCHEMA])
-    grant(sdk, SecurableType.TABLE, "unity.default.trips", "bob", [Privilege.SELECT, Privilege.MODIFY])
+    grant("bob", SecurableType.CATALOG, "unity", Privilege.USE_CATALOG)
+    grant("bob", SecurableType.SCHEMA, "unity.default", Privilege.USE_SCHEMA)
+    grant("bob", SecurableType.TABLE, "unity.default.trips", Privilege.SELECT, Privilege.MODIFY)
     vended = sdk.run(TemporaryCredentialsApi, "bob", lambda api: api.generate_temporary_table_credentials(
         GenerateTemporaryTableCredential(table_id=lake["table_id"], operation=TableOperation.READ_WRITE)))
     s3 = s3_with(server, vended)
@@ -213,7 +206,7 @@ def test_path_credentials_follow_the_external_location_grants(lake):
     read = GenerateTemporaryPathCredential(url=url, operation=PathOperation.PATH_READ)
     with pytest.raises(ForbiddenException):
         sdk.run(TemporaryCredentialsApi, "bob", lambda api: api.generate_temporary_path_credentials(read))
-    grant(sdk, SecurableType.EXTERNAL_LOCATION, "ext", "bob", [Privilege.READ_FILES])
+    grant("bob", SecurableType.EXTERNAL_LOCATION, "ext", Privilege.READ_FILES)
     vended = sdk.run(TemporaryCredentialsApi, "bob", lambda api: api.generate_temporary_path_credentials(read))
     s3 = s3_with(server, vended)
     assert s3.get_object(Bucket=bucket, Key=keys["other"])["Body"].read() == keys["other"].encode()

@@ -12,9 +12,9 @@ from catalog.models import AuditEvent, Column, StagingTable, Table
 from catalog.storage import join, storage_for
 from commits.models import CommitReport, DeltaCommit
 from tests.delta_client import encode, log_name, metadata_action, protocol_action, write_staged
+from tests.helpers import UC
 
 pytestmark = pytest.mark.django_db(transaction=True)
-UC = "/api/2.1/unity-catalog"
 
 
 @pytest.fixture

@@ -14,9 +14,9 @@ from django.db import connection
 
 from commits.models import DeltaCommit
 from tests.delta_client import write_staged
+from tests.helpers import UC
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
-UC = "/api/2.1/unity-catalog"
 
 
 @pytest.fixture(autouse=True)

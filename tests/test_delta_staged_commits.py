@@ -14,9 +14,9 @@ from commits.models import DeltaCommit
 from maintenance.models import TableAlert
 from maintenance.publish import verify_table
 from tests.delta_client import write_staged
+from tests.helpers import UC
 
 pytestmark = pytest.mark.django_db(transaction=True)
-UC = "/api/2.1/unity-catalog"
 
 
 @pytest.fixture(params=["file", pytest.param("s3", marks=pytest.mark.s3)])

@@ -8,15 +8,14 @@ import uuid
 
 import pytest
 
-from catalog.models import AuditEvent, Catalog, Principal, StagingTable, Table
-from catalog.services import grants
+from catalog.models import AuditEvent, StagingTable, Table
 from catalog.storage import join, storage_for
 from commits.models import CommitReport, DeltaCommit
 from tests.delta_client import log_name
 from tests.delta_v1_client import PROTOCOL, DeltaV1Client, DeltaV1Error
+from tests.helpers import UC, grant
 
 pytestmark = pytest.mark.django_db(transaction=True)
-UC = "/api/2.1/unity-catalog"
 V1 = f"{UC}/delta/v1"
 TABLES = f"{V1}/catalogs/unity/schemas/default/tables"
 
@@ -45,13 +44,6 @@ def state(table_id):
     commits = list(DeltaCommit.objects.filter(table=row).order_by("version").values_list("version", "file_name"))
     return row.latest_version, row.latest_published_version, commits, row.comment, row.properties, \
         list(row.columns.values_list("name", flat=True))
-
-
-def grant(name, privileges, *, on="catalog"):
-    admin = Principal.objects.get(name="admin")
-    securable = Catalog.objects.get(name="unity")
-    grants.update_assignments(securable_type=on, securable=securable, caller=admin, access=None,
-                              changes=[{"principal": name, "add": privileges, "remove": []}])
 
 
 def error_of(response):
@@ -359,7 +351,7 @@ def test_update_needs_modify_and_a_table(table, make_client, admin_client):
     body = {"requirements": [{"type": "assert-table-uuid", "uuid": table["table-uuid"]}],
             "updates": [{"action": "add-commit", "commit": commit_entry(1)}]}
     reader = make_client("reader")
-    grant("reader", ["USE CATALOG", "USE SCHEMA", "SELECT"])
+    grant("reader", "catalog", "unity", "USE CATALOG", "USE SCHEMA", "SELECT")
     before = state(table["table-uuid"])
     response = reader.post(f"{TABLES}/events", body, format="json")
     assert response.status_code == 403 and error_of(response) == "PermissionDeniedException"
@@ -418,7 +410,7 @@ def test_create_table_errors(v1, table, admin_client, make_client):
     response = admin_client.post(f"{V1}/catalogs/unity/schemas/nope/tables", _create_body(staging), format="json")
     assert response.status_code == 404 and error_of(response) == "NoSuchSchemaException"
     writer = make_client("writer")
-    grant("writer", ["USE CATALOG", "USE SCHEMA"])
+    grant("writer", "catalog", "unity", "USE CATALOG", "USE SCHEMA")
     response = writer.post(TABLES, _create_body(staging), format="json")
     assert response.status_code == 403 and error_of(response) == "PermissionDeniedException"
     assert not Table.objects.filter(name="fresh").exists()
@@ -464,7 +456,7 @@ def test_table_credentials(v1, table, admin_client, make_client):
     response = admin_client.get(f"{TABLES}/nope/credentials?operation=READ")
     assert response.status_code == 404 and error_of(response) == "NoSuchTableException"
     reader = make_client("reader")
-    grant("reader", ["USE CATALOG", "USE SCHEMA", "SELECT"])
+    grant("reader", "catalog", "unity", "USE CATALOG", "USE SCHEMA", "SELECT")
     assert reader.get(f"{TABLES}/events/credentials?operation=READ").status_code == 200
     response = reader.get(f"{TABLES}/events/credentials?operation=READ_WRITE")
     assert response.status_code == 403 and error_of(response) == "PermissionDeniedException"
@@ -517,7 +509,7 @@ def test_exists_list_rename_and_delete(v1, table, admin_client, make_client):
     response = admin_client.post(f"{TABLES}/events/rename", {"new-name": "other"}, format="json")
     assert response.status_code == 409 and error_of(response) == "AlreadyExistsException"
     writer = make_client("writer")
-    grant("writer", ["USE CATALOG", "USE SCHEMA", "MODIFY", "SELECT"])
+    grant("writer", "catalog", "unity", "USE CATALOG", "USE SCHEMA", "MODIFY", "SELECT")
     response = writer.post(f"{TABLES}/events/rename", {"new-name": "renamed"}, format="json")
     assert response.status_code == 403 and error_of(response) == "PermissionDeniedException"
     response = admin_client.post(f"{TABLES}/events/rename", {}, format="json")

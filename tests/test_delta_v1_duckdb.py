@@ -15,9 +15,9 @@ from catalog.models import AuditEvent, Table
 from catalog.storage import join, storage_for
 from commits.models import DeltaCommit
 from tests.delta_v1_client import DeltaV1Client
+from tests.helpers import UC
 
 pytestmark = pytest.mark.django_db(transaction=True)
-UC = "/api/2.1/unity-catalog"
 EXTENSIONS = ("httpfs", "delta", "unity_catalog")
 
 

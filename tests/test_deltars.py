@@ -20,16 +20,15 @@ import pyarrow as pa
 import pytest
 from deltalake import __version__ as deltalake_version
 from deltalake import write_deltalake
-from unitycatalog.client import GrantsApi
-from unitycatalog.client.models import PermissionsChange, Privilege, SecurableType, UpdatePermissions
+from unitycatalog.client.models import Privilege, SecurableType
 
 from catalog.models import AuditEvent
 from catalog.services import principals
+from tests.helpers import UC, grant
 from tests.seaweedfs_sts import sts_s3_server  # noqa: F401 - the module-scoped server fixture
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.s3, pytest.mark.xdist_group("deltars")]
 
-UC = "/api/2.1/unity-catalog"
 
 # DELTA_RS_HANGS: deltalake 1.6.6 sometimes never returns from DeltaTable("uc://...") after its
 # GET /tables answer, without sending the credentials request: its maintainers note that the way
@@ -124,14 +123,9 @@ def delta_lake(sts_s3_server, settings, live_server, bootstrap, make_client, mak
 
 
 def grant_select(uc_sdk, principal):
-    principals.ensure_principal(name=principal)
-    for securable_type, name, privilege in [
-        (SecurableType.CATALOG, "unity", Privilege.USE_CATALOG),
-        (SecurableType.SCHEMA, "unity.default", Privilege.USE_SCHEMA),
-        (SecurableType.TABLE, "unity.default.trips", Privilege.SELECT),
-    ]:
-        uc_sdk.run(GrantsApi, "admin", lambda api, t=securable_type, n=name, p=privilege: api.update(
-            t, n, UpdatePermissions(changes=[PermissionsChange(principal=principal, add=[p], remove=[])])))
+    grant(principal, SecurableType.CATALOG, "unity", Privilege.USE_CATALOG)
+    grant(principal, SecurableType.SCHEMA, "unity.default", Privilege.USE_SCHEMA)
+    grant(principal, SecurableType.TABLE, "unity.default.trips", Privilege.SELECT)
 
 
 def read_through_unity_catalog(delta_lake, principal):

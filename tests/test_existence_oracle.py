@@ -37,8 +37,8 @@ from catalog.models import (
     Volume,
 )
 from tests.conftest import bearer_client, token_for
+from tests.helpers import UC, grant, rows
 
-UC = "/api/2.1/unity-catalog"
 ICE = "/api/catalog/v1"
 LANDING = "file:///tmp/ucweb-oracle-landing"
 
@@ -124,11 +124,8 @@ def _build_world() -> dict:
 
 
 def snapshot(storage: Path) -> dict:
-    state = {
-        model.__name__: sorted(repr(row) for row in model.objects.values_list())
-        for model in (Catalog, Schema, Table, Column, Volume, Function, RegisteredModel, ModelVersion,
-                      Credential, ExternalLocation, Grant)
-    }
+    state = rows(Catalog, Schema, Table, Column, Volume, Function, RegisteredModel, ModelVersion, Credential,
+                 ExternalLocation, Grant)
     state["files"] = sorted(str(path.relative_to(storage)) for path in storage.rglob("*"))
     return state
 
@@ -351,11 +348,6 @@ def test_lists_do_not_show_the_invisible(world):
 
 
 # -- seeing is not acting: a visible object without the privilege for the action is a 403 ----------
-def _grant(admin, securable_type: str, full_name: str, *privileges: str) -> None:
-    _ok(admin.patch(f"{UC}/permissions/{securable_type}/{full_name}",
-                    {"changes": [{"principal": "bob", "add": list(privileges)}]}, format="json"))
-
-
 @pytest.mark.parametrize("protocol, method, path, body, code", [
     ("uc", "delete", "/tables/open.pub.tbl", None, "PERMISSION_DENIED"),
     ("uc", "patch", "/permissions/table/open.pub.tbl", {"changes": [{"principal": "bob", "add": ["MODIFY"]}]},
@@ -374,12 +366,12 @@ def _grant(admin, securable_type: str, full_name: str, *privileges: str) -> None
 ])
 def test_visible_without_the_privilege_is_403(world, protocol, method, path, body, code):
     admin, bob, storage = world["admin"], world["bob"], world["storage"]
-    _grant(admin, "table", "open.pub.tbl", "SELECT")
-    _grant(admin, "table", "open.pub.ice", "SELECT")
-    _grant(admin, "volume", "open.pub.vol", "READ VOLUME")
-    _grant(admin, "function", "open.pub.fn", "EXECUTE")
-    _grant(admin, "registered_model", "open.pub.mdl", "EXECUTE")
-    _grant(admin, "external_location", "landing", "READ FILES")
+    grant("bob", "table", "open.pub.tbl", "SELECT")
+    grant("bob", "table", "open.pub.ice", "SELECT")
+    grant("bob", "volume", "open.pub.vol", "READ VOLUME")
+    grant("bob", "function", "open.pub.fn", "EXECUTE")
+    grant("bob", "registered_model", "open.pub.mdl", "EXECUTE")
+    grant("bob", "external_location", "landing", "READ FILES")
     before = snapshot(storage)
     response = _send(bob, method, (UC if protocol == "uc" else ICE) + path, body)
     assert _fields(response, protocol)[:2] == (403, code), response.content
@@ -390,7 +382,7 @@ def test_grant_checker_agrees_with_resolution(world):
     """The rule is the one the list endpoints apply: granting SELECT makes the table visible to
     GET and to the listing at once, and revoking USE SCHEMA hides both again."""
     admin, bob = world["admin"], world["bob"]
-    _grant(admin, "table", "open.pub.tbl", "SELECT")
+    grant("bob", "table", "open.pub.tbl", "SELECT")
     assert bob.get(f"{UC}/tables/open.pub.tbl").status_code == 200
     assert [t["name"] for t in bob.get(f"{UC}/tables?catalog_name=open&schema_name=pub").json()["tables"]] == ["tbl"]
     _ok(admin.patch(f"{UC}/permissions/schema/open.pub",

@@ -23,23 +23,19 @@ import requests
 from django.db import connection
 
 from commits.models import DeltaCommit
-from tests.celery_worker import wait_for
 from tests.delta_client import DeltaClient, write_staged
-from tests.server_process import ServerProcess
+from tests.helpers import UC, wait_for
+from tests.server_process import running_server
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
-UC = "/api/2.1/unity-catalog"
 WRITERS = 16
 CHANGES_PER_WRITER = 12
 
 
 @pytest.fixture
 def server(tmp_path):
-    if connection.vendor != "postgresql":
-        pytest.skip("the storm terminates PostgreSQL connections")
-    process = ServerProcess(tmp_path, UCWEB_MAX_UNPUBLISHED_COMMITS="1000000").start()
-    yield process
-    process.stop()
+    with running_server(tmp_path, UCWEB_MAX_UNPUBLISHED_COMMITS="1000000") as process:
+        yield process
 
 
 def terminate_server_connections() -> int:

@@ -23,7 +23,7 @@ from pyiceberg.transforms import DayTransform
 from pyiceberg.types import DoubleType, LongType, NestedField, StringType, TimestampType
 
 from catalog.models import AuditEvent, Table
-from catalog.services import iceberg as iceberg_service
+from commits import engine as iceberg_service
 from catalog.services import principals
 from catalog.storage import storage_for
 

@@ -39,11 +39,11 @@ from pyiceberg.view.metadata import SQLViewRepresentation, ViewVersion
 from catalog.models import AuditEvent, Table
 from catalog.services import principals
 from catalog.storage import storage_for
+from tests.helpers import UC
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 ICEBERG = "/api/catalog"
-UC = "/api/2.1/unity-catalog"
 WAREHOUSE = "unity"
 
 SCHEMA = Schema(
@@ -826,7 +826,7 @@ def test_iceberg_tables_in_the_unity_catalog_api(catalog, admin_client):
 
 @file_only
 def test_idempotency_key_of_a_server_error_can_be_retried(http, monkeypatch):
-    from catalog.services import iceberg as service
+    from commits import iceberg as service
 
     original = service.create_table
 

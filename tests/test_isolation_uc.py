@@ -21,7 +21,8 @@ from unitycatalog.client.models import (
 
 from catalog.models import Catalog, Schema, Table, Volume
 from catalog.storage import parse
-from tests.isolation import UC, assert_quiet, build_world, grant, shared_attacks, symlink_to
+from tests.helpers import UC, grant
+from tests.isolation import assert_quiet, build_world, shared_attacks, symlink_to
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -87,8 +88,8 @@ def test_external_tables_and_views(world, bob, caplog):
 
 
 def test_external_volumes(world, bob, admin_client, caplog):
-    grant(admin_client, "schema", "unity.default", "bob", "CREATE VOLUME")
-    grant(admin_client, "external_location", "bobs", "bob", "CREATE EXTERNAL VOLUME")
+    grant("bob", "schema", "unity.default", "CREATE VOLUME")
+    grant("bob", "external_location", "bobs", "CREATE EXTERNAL VOLUME")
     rows = counts()
     for index, (what, location, status) in enumerate(attacks(world)):
         before = world.tree()
@@ -120,7 +121,7 @@ def test_schema_storage_roots_need_create_managed_storage(world, bob, admin_clie
     assert counts() == rows
 
     # With CREATE MANAGED STORAGE on his external location, a root there is his.
-    grant(admin_client, "external_location", "bobs", "bob", "CREATE MANAGED STORAGE")
+    grant("bob", "external_location", "bobs", "CREATE MANAGED STORAGE")
     root = world.fresh("root")
     created = bob.post(f"{UC}/schemas", {"name": "mine", "catalog_name": "unity", "storage_root": parse(root).path},
                        format="json")

@@ -27,8 +27,8 @@ from catalog.models import AuditEvent, Table
 from catalog.storage import join, storage_for
 from maintenance import runs
 from maintenance.models import MaintenancePlan
-from tests.celery_worker import wait_for
 from tests.delta_client import DeltaCommitInfo, encode, log_name
+from tests.helpers import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ROOT = Path(__file__).resolve().parent.parent

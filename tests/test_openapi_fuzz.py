@@ -29,10 +29,10 @@ from schemathesis.checks import not_a_server_error
 
 from catalog.models import Catalog, Principal, Schema, Table
 from catalog.services import principals, tables
+from tests.helpers import UC
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-UC = "/api/2.1/unity-catalog"
 # The routes of the namespace API: catalogs, schemas, tables, permissions, metastore summary.
 NAMESPACE_PATHS = rf"^{UC}/(catalogs|schemas|tables|permissions|metastore_summary)(/|$)"
 

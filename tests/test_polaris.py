@@ -29,6 +29,7 @@ from catalog.choices import Privilege
 from catalog.models import AuditEvent, Grant, Policy, PolicyAttachment, Table
 from catalog.models import Schema as UCSchema
 from catalog.services import policies
+from tests.helpers import UC, grant
 from tests.test_openapi_fuzz import check_error_envelope, fuzz_settings
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.xdist_group("polaris")]
@@ -37,7 +38,6 @@ CATALOG = "unity"
 COMPACTION = "system.data-compaction"
 EXPIRY = "system.snapshot-expiry"
 ORPHANS = "system.orphan-file-removal"
-UC = "/api/2.1/unity-catalog"
 
 
 def content(**fields) -> str:
@@ -193,7 +193,9 @@ def test_generic_table_bad_input_changes_nothing(polaris, connect, tmp_path):
     before = Table.objects.count()
     cases = [
         CreateGenericTableRequest(name="t", format="iceberg"),
-        CreateGenericTableRequest(name="t", format="no-such-format"),
+        # Any format name is accepted (`lance`, see below); a blank one or control characters are not.
+        CreateGenericTableRequest(name="t", format=" "),
+        CreateGenericTableRequest(name="t", format="lan\nce"),
         CreateGenericTableRequest(name="a.b", format="csv"),
         CreateGenericTableRequest(name="t", format="csv", base_location="http://example.com/x"),
         CreateGenericTableRequest(name="t", format="csv", base_location="not a url"),
@@ -396,30 +398,26 @@ def test_policy_privileges(polaris, connect, iceberg, uc):
             name="mine", type="system.snapshot-expiry", content=json.dumps({"enable": True}))))
     assert Policy.objects.filter(name="mine").count() == 0
 
-    def grant(securable_type, full_name, *privileges):
-        uc("PATCH", f"/permissions/{securable_type}/{full_name}",
-           json={"changes": [{"principal": "bob", "add": list(privileges)}]}).raise_for_status()
-
-    grant("catalog", "unity", "USE CATALOG")
-    grant("schema", "unity.default", "USE SCHEMA")
+    grant("bob", "catalog", "unity", "USE CATALOG")
+    grant("bob", "schema", "unity.default", "USE SCHEMA")
     assert error_of(lambda: bob.create_policy("default", "mine")) == (403, "ForbiddenException")
     # Reading a policy he neither owns nor may apply is refused; the listing leaves it out.
     assert error_of(lambda: bob.policies.load_policy(CATALOG, "default", "adm")) == (403, "ForbiddenException")
     assert bob.policies.list_policies(CATALOG, "default").identifiers == []
 
-    grant("schema", "unity.default", "CREATE POLICY")
+    grant("bob", "schema", "unity.default", "CREATE POLICY")
     bob.create_policy("default", "mine")
     assert [i.name for i in bob.policies.list_policies(CATALOG, "default").identifiers] == ["mine"]
     # Attaching needs APPLY POLICY on the target as well.
     assert error_of(lambda: bob.attach("default", "mine", "table-like", ["default", "t"])) == (
         403, "ForbiddenException")
-    grant("table", "unity.default.t", "APPLY POLICY")
+    grant("bob", "table", "unity.default.t", "APPLY POLICY")
     bob.attach("default", "mine", "table-like", ["default", "t"])
     # ...and on the policy: the admin's policy cannot be attached by bob until it is granted.
     bob.detach("default", "mine", "table-like", ["default", "t"])
     assert error_of(lambda: bob.attach("default", "adm", "table-like", ["default", "t"])) == (
         403, "ForbiddenException")
-    grant("policy", "unity.default.adm", "APPLY POLICY")
+    grant("bob", "policy", "unity.default.adm", "APPLY POLICY")
     bob.attach("default", "adm", "table-like", ["default", "t"])
     assert bob.policies.load_policy(CATALOG, "default", "adm").policy.name == "adm"
     # Updating and dropping the admin's policy stay the owner's.
@@ -430,7 +428,7 @@ def test_policy_privileges(polaris, connect, iceberg, uc):
     assert Policy.objects.get(name="adm").version == 0
     # Applicable policies of a table need SELECT (or MODIFY) on it.
     assert error_of(lambda: bob.applicable("default", "t")) == (403, "ForbiddenException")
-    grant("table", "unity.default.t", "SELECT")
+    grant("bob", "table", "unity.default.t", "SELECT")
     assert bob.applicable("default", "t") == {EXPIRY: ("adm", False, ["default"])}
     refused = set(AuditEvent.objects.filter(principal="bob", outcome="DENIED").values_list("securable_name", flat=True))
     assert {"unity.default", "unity.default.adm"} <= refused, refused

@@ -14,9 +14,9 @@ from catalog.services import grants
 from catalog.storage import storage_for
 from commits.models import DeltaCommit, IcebergMetadata
 from tests.delta_client import DeltaClient, write_staged
+from tests.helpers import UC
 
 pytestmark = pytest.mark.django_db(transaction=True)
-UC = "/api/2.1/unity-catalog"
 POLICY = "ucweb.maintenance.client-operations"
 
 

@@ -40,10 +40,10 @@ from catalog.storage import join, storage_for
 from commits.models import DeltaCommit
 from maintenance.models import PurgeRequest
 from tests.delta_client import encode, log_name, metadata_action, protocol_action
+from tests.helpers import UC
 from tests.sail_server import RequestRecorder, SailServer
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.xdist_group("sail")]
-UC = "/api/2.1/unity-catalog"
 COMMITS = "/delta/preview/commits"
 
 

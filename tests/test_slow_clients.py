@@ -11,9 +11,9 @@ import time
 
 import pytest
 import requests
-from django.db import connection
 
-from tests.server_process import ServerProcess
+from tests.helpers import UC
+from tests.server_process import running_server
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 SLOW_CLIENTS = 64
@@ -22,11 +22,8 @@ GETS = 200
 
 @pytest.fixture
 def server(tmp_path):
-    if connection.vendor != "postgresql":
-        pytest.skip("the server process shares the test database, which needs PostgreSQL")
-    process = ServerProcess(tmp_path).start()
-    yield process
-    process.stop()
+    with running_server(tmp_path) as process:
+        yield process
 
 
 class Trickler:
@@ -35,7 +32,7 @@ class Trickler:
 
     def __init__(self, port: int):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=30)
-        self.sock.sendall(b"GET /api/2.1/unity-catalog/catalogs HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        self.sock.sendall(f"GET {UC}/catalogs HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ".encode())
 
     def send_byte(self) -> None:
         self.sock.sendall(b"a")
@@ -68,7 +65,7 @@ def test_64_trickling_connections_leave_get_latency_unchanged(server, make_token
     token = make_token("admin", admin=True)
     session = requests.Session()
     session.headers["Authorization"] = f"Bearer {token}"
-    url = f"{server.url}/api/2.1/unity-catalog/catalogs"
+    url = f"{server.url}{UC}/catalogs"
     timed_gets(session, url, 20)  # warm: both workers, their pools, the token cache
     alone = timed_gets(session, url, GETS)
 

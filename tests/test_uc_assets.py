@@ -82,10 +82,9 @@ from catalog.models import (
 from catalog.services import external_locations, principals, registered_models, secrets
 from maintenance.models import PurgeRequest
 from ucweb.errors import InvalidParameter, PermissionDenied
+from tests.helpers import UC, grant, rows
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-UC = "/api/2.1/unity-catalog"
 
 
 @pytest.fixture
@@ -107,16 +106,9 @@ def external_root(tmp_path):
     return root
 
 
-def grant(sdk, securable_type, full_name, principal, privileges):
-    principals.ensure_principal(name=principal)
-    return sdk.run(GrantsApi, "admin", lambda api: api.update(
-        securable_type, full_name,
-        UpdatePermissions(changes=[PermissionsChange(principal=principal, add=privileges, remove=[])])))
-
-
 def use_schema(sdk, principal, *extra):
-    grant(sdk, SecurableType.CATALOG, "shop", principal, [Privilege.USE_CATALOG])
-    grant(sdk, SecurableType.SCHEMA, "shop.sales", principal, [Privilege.USE_SCHEMA, *extra])
+    grant(principal, SecurableType.CATALOG, "shop", Privilege.USE_CATALOG)
+    grant(principal, SecurableType.SCHEMA, "shop.sales", Privilege.USE_SCHEMA, *extra)
 
 
 def make_location(sdk, root, name="landing", credential="files"):
@@ -185,7 +177,7 @@ def test_volume_pagination_and_visibility(sdk):
     assert sdk.run(VolumesApi, "bob", lambda api: api.list_volumes(catalog_name="shop", schema_name="sales")).volumes == []
     with pytest.raises(NotFoundException):
         sdk.run(VolumesApi, "bob", lambda api: api.get_volume("shop.sales.v1"))
-    grant(sdk, SecurableType.VOLUME, "shop.sales.v1", "bob", [Privilege.READ_VOLUME])
+    grant("bob", SecurableType.VOLUME, "shop.sales.v1", Privilege.READ_VOLUME)
     listed = sdk.run(VolumesApi, "bob", lambda api: api.list_volumes(catalog_name="shop", schema_name="sales"))
     assert [v.name for v in listed.volumes] == ["v1"]
     assert sdk.run(VolumesApi, "bob", lambda api: api.get_volume("shop.sales.v1")).name == "v1"
@@ -208,7 +200,7 @@ def test_volume_pagination_and_visibility(sdk):
         sdk.run(VolumesApi, "bob", lambda api: api.delete_volume("shop.sales.v1"))
 
     # With CREATE VOLUME bob creates his own, which he owns.
-    grant(sdk, SecurableType.SCHEMA, "shop.sales", "bob", [Privilege.CREATE_VOLUME])
+    grant("bob", SecurableType.SCHEMA, "shop.sales", Privilege.CREATE_VOLUME)
     mine = sdk.run(VolumesApi, "bob", lambda api: api.create_volume(CreateVolumeRequestContent(
         catalog_name="shop", schema_name="sales", name="bobs", volume_type=VolumeType.MANAGED)))
     assert mine.owner == "bob"
@@ -231,7 +223,7 @@ def test_external_volume_needs_an_external_location(sdk, external_root, storage_
     with pytest.raises(ForbiddenException) as missing:
         sdk.run(VolumesApi, "bob", lambda api: api.create_volume(body))
     assert "CREATE EXTERNAL VOLUME" in missing.value.body
-    grant(sdk, SecurableType.EXTERNAL_LOCATION, "landing", "bob", [Privilege.CREATE_EXTERNAL_VOLUME])
+    grant("bob", SecurableType.EXTERNAL_LOCATION, "landing", Privilege.CREATE_EXTERNAL_VOLUME)
     volume = sdk.run(VolumesApi, "bob", lambda api: api.create_volume(body))
     assert volume.volume_type == VolumeType.EXTERNAL and volume.storage_location == path
 
@@ -327,7 +319,7 @@ def test_sql_and_python_functions(sdk):
     use_schema(sdk, "bob")
     with pytest.raises(NotFoundException):
         sdk.run(FunctionsApi, "bob", lambda api: api.get_function("shop.sales.score"))
-    grant(sdk, SecurableType.FUNCTION, "shop.sales.score", "bob", [Privilege.EXECUTE])
+    grant("bob", SecurableType.FUNCTION, "shop.sales.score", Privilege.EXECUTE)
     assert sdk.run(FunctionsApi, "bob", lambda api: api.get_function("shop.sales.score")).name == "score"
     assert [f.name for f in sdk.run(FunctionsApi, "bob", lambda api: api.list_functions(
         catalog_name="shop", schema_name="sales")).functions] == ["score"]
@@ -418,7 +410,7 @@ def test_model_privileges(sdk):
     with pytest.raises(NotFoundException):
         sdk.run(RegisteredModelsApi, "bob", lambda api: api.get_registered_model("shop.sales.churn"))
     assert sdk.run(RegisteredModelsApi, "bob", lambda api: api.list_registered_models()).registered_models == []
-    grant(sdk, SecurableType.REGISTERED_MODEL, "shop.sales.churn", "bob", [Privilege.EXECUTE])
+    grant("bob", SecurableType.REGISTERED_MODEL, "shop.sales.churn", Privilege.EXECUTE)
     assert sdk.run(RegisteredModelsApi, "bob", lambda api: api.get_registered_model("shop.sales.churn")).name == "churn"
     assert [m.name for m in sdk.run(RegisteredModelsApi, "bob", lambda api: api.list_registered_models(
         catalog_name="shop", schema_name="sales")).registered_models] == ["churn"]
@@ -427,7 +419,7 @@ def test_model_privileges(sdk):
     version_body = CreateModelVersion(model_name="churn", catalog_name="shop", schema_name="sales", source="s")
     with pytest.raises(ForbiddenException):
         sdk.run(ModelVersionsApi, "bob", lambda api: api.create_model_version(version_body))
-    grant(sdk, SecurableType.SCHEMA, "shop.sales", "bob", [Privilege.CREATE_MODEL])
+    grant("bob", SecurableType.SCHEMA, "shop.sales", Privilege.CREATE_MODEL)
     version = sdk.run(ModelVersionsApi, "bob", lambda api: api.create_model_version(version_body))
     assert version.created_by == "bob"
     with pytest.raises(ForbiddenException):
@@ -508,14 +500,14 @@ def test_credentials(sdk, admin_client):
     with pytest.raises(ForbiddenException):
         sdk.run(CredentialsApi, "bob", lambda api: api.create_credential(CreateCredentialRequest(
             name="bobs", aws_iam_role=AwsIamRoleRequest(role_arn="arn:aws:iam::123456789012:role/b"))))
-    grant(sdk, SecurableType.METASTORE, "ucweb", "bob", [Privilege.CREATE_STORAGE_CREDENTIAL])
+    grant("bob", SecurableType.METASTORE, "ucweb", Privilege.CREATE_STORAGE_CREDENTIAL)
     mine = sdk.run(CredentialsApi, "bob", lambda api: api.create_credential(CreateCredentialRequest(
         name="bobs", aws_iam_role=AwsIamRoleRequest(role_arn="arn:aws:iam::123456789012:role/b"))))
     assert mine.owner == "bob"
     assert [c.name for c in sdk.run(CredentialsApi, "bob", lambda api: api.list_credentials()).credentials] == ["bobs"]
     with pytest.raises(NotFoundException):
         sdk.run(CredentialsApi, "bob", lambda api: api.get_credential("warehouse"))
-    grant(sdk, SecurableType.CREDENTIAL, "warehouse", "bob", [Privilege.CREATE_EXTERNAL_LOCATION])
+    grant("bob", SecurableType.CREDENTIAL, "warehouse", Privilege.CREATE_EXTERNAL_LOCATION)
     assert sdk.run(CredentialsApi, "bob", lambda api: api.get_credential("warehouse")).name == "warehouse"
     with pytest.raises(ForbiddenException):
         sdk.run(CredentialsApi, "bob", lambda api: api.delete_credential("warehouse"))
@@ -561,12 +553,12 @@ def test_external_locations(sdk, external_root, storage_root):
     use = CreateExternalLocation(name="bobs", url=(external_root / "e").as_uri(), credential_name="files")
     with pytest.raises(ForbiddenException):
         sdk.run(ExternalLocationsApi, "bob", lambda api: api.create_external_location(use))
-    grant(sdk, SecurableType.METASTORE, "ucweb", "bob", [Privilege.CREATE_EXTERNAL_LOCATION])
+    grant("bob", SecurableType.METASTORE, "ucweb", Privilege.CREATE_EXTERNAL_LOCATION)
     # A credential bob holds nothing on does not exist for him.
     with pytest.raises(NotFoundException) as on_credential:
         sdk.run(ExternalLocationsApi, "bob", lambda api: api.create_external_location(use))
     assert "CREDENTIAL_DOES_NOT_EXIST" in on_credential.value.body
-    grant(sdk, SecurableType.CREDENTIAL, "files", "bob", [Privilege.CREATE_EXTERNAL_LOCATION])
+    grant("bob", SecurableType.CREDENTIAL, "files", Privilege.CREATE_EXTERNAL_LOCATION)
     assert sdk.run(ExternalLocationsApi, "bob", lambda api: api.create_external_location(use)).owner == "bob"
     assert [loc.name for loc in sdk.run(ExternalLocationsApi, "bob",
                                         lambda api: api.list_external_locations()).external_locations] == ["bobs"]
@@ -591,7 +583,7 @@ def test_require_external_location(sdk, external_root, storage_root):
     inside = (external_root / "t" / "x").as_uri()
     with pytest.raises(PermissionDenied):
         external_locations.require_external_location(bob, inside, P.CREATE_EXTERNAL_TABLE)
-    grant(sdk, SecurableType.EXTERNAL_LOCATION, "landing", "bob", [Privilege.CREATE_EXTERNAL_TABLE])
+    grant("bob", SecurableType.EXTERNAL_LOCATION, "landing", Privilege.CREATE_EXTERNAL_TABLE)
     assert external_locations.require_external_location(bob, inside, P.CREATE_EXTERNAL_TABLE).name == "landing"
     assert external_locations.require_external_location(bob, inside.replace("file:///", "/"),
                                                         P.CREATE_EXTERNAL_TABLE).name == "landing"
@@ -617,7 +609,7 @@ def test_path_credentials_on_files(sdk, external_root):
     principals.ensure_principal(name="bob")
     with pytest.raises(ForbiddenException):
         sdk.run(TemporaryCredentialsApi, "bob", lambda api: api.generate_temporary_path_credentials(body))
-    grant(sdk, SecurableType.EXTERNAL_LOCATION, "landing", "bob", [Privilege.READ_FILES])
+    grant("bob", SecurableType.EXTERNAL_LOCATION, "landing", Privilege.READ_FILES)
     answer = sdk.run(TemporaryCredentialsApi, "bob", lambda api: api.generate_temporary_path_credentials(body))
     assert answer.url == url and answer.aws_temp_credentials is None and answer.expiration_time > 0
     with pytest.raises(ForbiddenException):
@@ -632,7 +624,7 @@ def test_schema_drop_takes_its_assets(sdk, storage_root):
     sdk.run(FunctionsApi, "admin", lambda api: api.create_function(sql_function()))
     model = sdk.run(RegisteredModelsApi, "admin", lambda api: api.create_registered_model(CreateRegisteredModel(
         name="churn", catalog_name="shop", schema_name="sales")))
-    grant(sdk, SecurableType.VOLUME, "shop.sales.raw", "bob", [Privilege.READ_VOLUME])
+    grant("bob", SecurableType.VOLUME, "shop.sales.raw", Privilege.READ_VOLUME)
     sdk.run(SchemasApi, "admin", lambda api: api.delete_schema("shop.sales", force=True))
     assert not Volume.objects.exists() and not Function.objects.exists() and not RegisteredModel.objects.exists()
     assert not Grant.objects.filter(securable_id=uuid.UUID(volume.volume_id)).exists()
@@ -856,11 +848,8 @@ def assets_world(admin_client, storage_root):
 def assets_snapshot() -> dict:
     from catalog.models import Catalog, Schema
 
-    return {
-        model.__name__: sorted(repr(row) for row in model.objects.values_list())
-        for model in (Catalog, Schema, Volume, Function, RegisteredModel, ModelVersion, Credential,
-                      ExternalLocation, Grant)
-    }
+    return rows(Catalog, Schema, Volume, Function, RegisteredModel, ModelVersion, Credential, ExternalLocation,
+                Grant)
 
 
 @pytest.mark.django_db  # no live server: each case rolls back, which is much faster than a flush

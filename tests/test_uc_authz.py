@@ -34,8 +34,8 @@ from rest_framework.test import APIClient
 from catalog.choices import PRIVILEGES_BY_SECURABLE, AuditOutcome, Privilege, SecurableType
 from catalog.models import AuditEvent, Catalog, Column, Grant, Metastore, Principal, Schema, Table
 from catalog.services import catalogs, credentials, external_locations, principals, schemas, securables, tables
+from tests.helpers import UC, grant, rows
 
-UC = "/api/2.1/unity-catalog"
 
 USE_CATALOG = Privilege.USE_CATALOG.value
 USE_SCHEMA = Privilege.USE_SCHEMA.value
@@ -66,12 +66,8 @@ def resolve(ref: str):
     return securables.resolve(ref_type(ref), ref.removeprefix(LOCATION))
 
 
-def grant(principal: str, ref: str, privilege: str) -> None:
-    securable = resolve(ref)
-    Grant.objects.get_or_create(
-        securable_id=securable.id, principal=principal, privilege=privilege,
-        defaults={"securable_type": ref_type(ref), "securable_name": ref, "granted_by": "admin"},
-    )
+def grant_on(principal: str, ref: str, *privileges: str) -> None:
+    grant(principal, ref_type(ref), ref.removeprefix(LOCATION), *privileges)
 
 
 def make_owner(principal: str, ref: str) -> None:
@@ -125,21 +121,18 @@ def _build_world() -> None:
         body = external_table_body(name, schema)
         body.pop("table_type")
         tables.create_table(caller=admin, table_type="EXTERNAL", **body)
-    grant("carol", "shop", USE_CATALOG)
-    grant("carol", "shop.sales", USE_SCHEMA)
-    grant("carol", "shop.sales.trips", SELECT)
+    grant_on("carol", "shop", USE_CATALOG)
+    grant_on("carol", "shop.sales", USE_SCHEMA)
+    grant_on("carol", "shop.sales.trips", SELECT)
     # External tables must lie in an external location the creator may use. That privilege is
     # not what this matrix is about, so bob holds it throughout; test_external_tables_need_a_location
     # shows the refusal without it.
-    grant("bob", LANDING, CREATE_EXTERNAL_TABLE)
+    grant_on("bob", LANDING, CREATE_EXTERNAL_TABLE)
 
 
 def snapshot() -> dict:
     """Every row of every namespace and governance table except the audit log and tokens."""
-    return {
-        model.__name__: sorted(repr(row) for row in model.objects.values_list())
-        for model in (Metastore, Principal, Catalog, Schema, Table, Column, Grant)
-    }
+    return rows(Metastore, Principal, Catalog, Schema, Table, Column, Grant)
 
 
 def call(client: APIClient, method: str, path: str, body=None):
@@ -364,8 +357,11 @@ def client_for(role: Role, make_client) -> APIClient:
     if role.anonymous:
         return APIClient()
     client = make_client("bob", admin=role.admin)
+    by_ref = {}
     for ref, privilege in role.grants:
-        grant("bob", ref, privilege)
+        by_ref.setdefault(ref, []).append(privilege)
+    for ref, privileges in by_ref.items():
+        grant_on("bob", ref, *privileges)
     if role.owns:
         make_owner("bob", role.owns)
     return client
@@ -502,7 +498,7 @@ VISIBILITY = [
 def test_lists_show_only_what_the_caller_may_see(world, make_client, grants, owns, path, key, expected):
     client = make_client("bob")
     for ref, privilege in grants:
-        grant("bob", ref, privilege)
+        grant_on("bob", ref, privilege)
     for ref in owns:
         make_owner("bob", ref)
     response = client.get(f"{UC}{path}")
@@ -526,15 +522,15 @@ def test_pages_of_a_filtered_list_hold_only_visible_items(world, make_client, ke
         tables.create_table(caller=admin, table_type="EXTERNAL", **body)
     visible = {"catalogs": ["c1", "c4", "shop"], "schemas": ["s2", "s5", "sales"], "tables": ["t0", "t3", "trips"]}
     client = make_client("bob")
-    grant("bob", "shop", USE_CATALOG)
-    grant("bob", "shop.sales", USE_SCHEMA)
-    grant("bob", "shop.sales.trips", SELECT)
+    grant_on("bob", "shop", USE_CATALOG)
+    grant_on("bob", "shop.sales", USE_SCHEMA)
+    grant_on("bob", "shop.sales.trips", SELECT)
     for name in ("c1", "c4"):
-        grant("bob", name, USE_CATALOG)
+        grant_on("bob", name, USE_CATALOG)
     for name in ("s2", "s5"):
-        grant("bob", f"shop.{name}", USE_SCHEMA)
+        grant_on("bob", f"shop.{name}", USE_SCHEMA)
     for name in ("t0", "t3"):
-        grant("bob", f"shop.sales.{name}", SELECT)
+        grant_on("bob", f"shop.sales.{name}", SELECT)
 
     seen, token = [], None
     for _ in range(10):
@@ -566,11 +562,11 @@ def _assignments(response) -> dict:
 
 def test_non_owners_read_only_their_own_privileges(world, make_client):
     client = make_client("bob")
-    grant("bob", "shop", USE_CATALOG)
-    grant("bob", "shop.sales", USE_SCHEMA)
+    grant_on("bob", "shop", USE_CATALOG)
+    grant_on("bob", "shop.sales", USE_SCHEMA)
     # Holding nothing on the table, bob does not see it: its privileges are not found either.
     assert_uc_error(client.get(f"{UC}/permissions/table/shop.sales.trips"), 404, "TABLE_DOES_NOT_EXIST")
-    grant("bob", "shop.sales.trips", MODIFY)
+    grant_on("bob", "shop.sales.trips", MODIFY)
     assert _assignments(client.get(f"{UC}/permissions/table/shop.sales.trips")) == {"bob": [MODIFY]}
     assert _assignments(client.get(f"{UC}/permissions/catalog/shop")) == {"bob": [USE_CATALOG]}
     assert _assignments(client.get(f"{UC}/permissions/table/shop.sales.trips?principal=bob")) == {"bob": [MODIFY]}
@@ -581,8 +577,8 @@ def test_non_owners_read_only_their_own_privileges(world, make_client):
 @pytest.mark.parametrize("owns", ["shop.sales.trips", "shop.sales", "shop"])
 def test_owners_read_everyones_privileges(world, make_client, owns):
     client = make_client("bob")
-    grant("bob", "shop", USE_CATALOG)
-    grant("bob", "shop.sales", USE_SCHEMA)
+    grant_on("bob", "shop", USE_CATALOG)
+    grant_on("bob", "shop.sales", USE_SCHEMA)
     make_owner("bob", owns)
     assert _assignments(client.get(f"{UC}/permissions/table/shop.sales.trips")) == {"carol": [SELECT]}
     assert _assignments(client.get(f"{UC}/permissions/table/shop.sales.trips?principal=carol")) == {
@@ -626,8 +622,8 @@ def test_a_grantee_cannot_grant_further(world, make_client):
 
 def test_only_the_owner_or_an_admin_changes_the_owner(world, make_client):
     make_owner("bob", "shop.sales")
-    grant("bob", "shop", USE_CATALOG)
-    grant("carol", "shop.sales", MODIFY)
+    grant_on("bob", "shop", USE_CATALOG)
+    grant_on("carol", "shop.sales", MODIFY)
     carol = make_client("carol")
     before = snapshot()
     assert_uc_error(carol.patch(f"{UC}/schemas/shop.sales", {"owner": "carol"}, format="json"), 403)
@@ -644,9 +640,9 @@ def test_only_the_owner_or_an_admin_changes_the_owner(world, make_client):
 
 def test_external_tables_need_a_location(world, make_client):
     bob = make_client("bob")
-    grant("bob", "shop", USE_CATALOG)
-    grant("bob", "shop.sales", USE_SCHEMA)
-    grant("bob", "shop.sales", CREATE_TABLE)
+    grant_on("bob", "shop", USE_CATALOG)
+    grant_on("bob", "shop.sales", USE_SCHEMA)
+    grant_on("bob", "shop.sales", CREATE_TABLE)
     Grant.objects.filter(principal="bob", privilege=CREATE_EXTERNAL_TABLE).delete()
     before = snapshot()
     response = call(bob, "post", "/tables", external_table_body("newtable"))
@@ -655,5 +651,47 @@ def test_external_tables_need_a_location(world, make_client):
     outside = {**external_table_body("elsewhere"), "storage_location": "file:///srv/other/elsewhere"}
     assert_uc_error(call(bob, "post", "/tables", outside), 403, "PERMISSION_DENIED")
     assert snapshot() == before
-    grant("bob", LANDING, CREATE_EXTERNAL_TABLE)
+    grant_on("bob", LANDING, CREATE_EXTERNAL_TABLE)
     assert call(bob, "post", "/tables", external_table_body("newtable")).status_code == 200
+
+
+# -- renames propagate ------------------------------------------------------------------------------
+def _grant_names(principal: str) -> dict[str, str]:
+    return dict(Grant.objects.filter(principal=principal).values_list("privilege", "securable_name"))
+
+
+def test_renaming_a_catalog_and_a_schema_renames_what_their_grants_show(world, admin_client, make_client):
+    """A grant records the full name of its securable for display; renaming a container rewrites
+    it on the grants of everything inside, in the same transaction. Access follows the rows."""
+    from catalog.services import effective_access
+
+    landing_name = Grant.objects.get(principal="bob", privilege=CREATE_EXTERNAL_TABLE).securable_name
+    assert admin_client.patch(f"{UC}/catalogs/shop", {"new_name": "store"}, format="json").status_code == 200
+    assert _grant_names("carol") == {USE_CATALOG: "store", USE_SCHEMA: "store.sales", SELECT: "store.sales.trips"}
+    response = admin_client.patch(f"{UC}/schemas/store.sales", {"new_name": "sold"}, format="json")
+    assert response.status_code == 200, response.content
+    assert _grant_names("carol") == {USE_CATALOG: "store", USE_SCHEMA: "store.sold", SELECT: "store.sold.trips"}
+    # Grants outside the renamed containers are left as they were.
+    assert Grant.objects.get(principal="bob", privilege=CREATE_EXTERNAL_TABLE).securable_name == landing_name
+
+    carol = make_client("carol")
+    assert carol.get(f"{UC}/tables/store.sold.trips").status_code == 200
+    assert_uc_error(carol.get(f"{UC}/tables/shop.sales.trips"), 404, "CATALOG_DOES_NOT_EXIST")
+    assert _assignments(admin_client.get(f"{UC}/permissions/table/store.sold.trips")) == {"carol": [SELECT]}
+
+    table = Table.objects.select_related("schema__catalog").get(name="trips")
+    reasons = {row.principal: [h.reason for h in row.holdings] for row in effective_access.on_securable(table)}
+    assert reasons["carol"] == ["granted on table store.sold.trips"]
+    reach = {row.name: row.usable for row in effective_access.reach_of(Principal.objects.get(name="carol")).rows}
+    assert reach["store.sold.trips"] is True and "shop.sales.trips" not in reach
+
+    renames = AuditEvent.objects.filter(action__in=["updateCatalog", "updateSchema"]).order_by("id")
+    assert [(e.securable_name, e.outcome) for e in renames] == [
+        ("store", AuditOutcome.SUCCESS), ("store.sold", AuditOutcome.SUCCESS)]
+
+
+def test_a_refused_rename_leaves_every_grant_name(world, make_client):
+    carol = make_client("carol")
+    before = snapshot()
+    assert_uc_error(carol.patch(f"{UC}/catalogs/shop", {"new_name": "store"}, format="json"), 403)
+    assert snapshot() == before

@@ -15,8 +15,7 @@ from django.core.management import call_command
 from catalog.choices import AuditOutcome
 from catalog.models import AuditEvent, Catalog, Column, Grant, Metastore, Principal, Schema, Table
 from tests.conftest import bearer_client, token_for
-
-UC = "/api/2.1/unity-catalog"
+from tests.helpers import UC, rows
 
 
 @pytest.fixture(scope="module")
@@ -71,13 +70,10 @@ def column(**overrides) -> dict:
 
 def snapshot() -> dict:
     counts = {m.__name__: m.objects.count() for m in (Catalog, Schema, Table, Column, Grant)}
-    rows = {
-        m.__name__: sorted(repr(row) for row in m.objects.values_list())
-        for m in (Metastore, Principal, Catalog, Schema, Table, Column, Grant)
-    }
     # A refused request may be audited as FAILED or DENIED, never as a success.
     successes = AuditEvent.objects.filter(outcome=AuditOutcome.SUCCESS).count()
-    return {"counts": counts, "rows": rows, "audited successes": successes}
+    return {"counts": counts, "rows": rows(Metastore, Principal, Catalog, Schema, Table, Column, Grant),
+            "audited successes": successes}
 
 
 def send(client, method: str, path: str, body=None, *, raw: bytes | str | None = None,
@@ -279,16 +275,22 @@ def test_create_table_rejects(world, body):
 BAD_PATHS = [
     # (method, path, status)
     ("get", "/schemas/shop", 400),
-    ("get", "/schemas/shop.sales.trips", 400),
+    # Since namespaces nest, more parts name a nested schema (or a table in one): well-formed, so
+    # missing ones answer 404.
+    ("get", "/schemas/shop.sales.trips", 404),
+    ("get", "/schemas/shop.sales..trips", 400),
+    ("get", "/schemas/shop.sales.", 400),
     ("get", "/schemas/.sales", 400),
     ("get", "/schemas/shop.", 400),
     ("get", "/schemas/shop..sales", 400),
     ("get", "/tables/shop.sales", 400),
-    ("get", "/tables/shop.sales.trips.x", 400),
+    ("get", "/tables/shop.sales.trips.x", 404),
+    ("get", "/tables/shop.sales.trips..x", 400),
     ("get", "/tables/shop..trips", 400),
     ("delete", "/tables/shop.sales", 400),
     ("patch", "/schemas/shop", 400),
-    ("delete", "/schemas/a.b.c", 400),
+    ("delete", "/schemas/a.b.c", 404),
+    ("delete", "/schemas/a..c", 400),
     ("get", "/catalogs/nope", 404),
     ("get", "/catalogs/" + "x" * 300, 404),
     ("get", "/schemas/shop.nope", 404),

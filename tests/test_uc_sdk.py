@@ -20,6 +20,7 @@ from unitycatalog.client.models import (
 )
 
 from catalog.models import AuditEvent, Catalog, Schema, Table
+from tests.helpers import UC
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -150,10 +151,10 @@ def test_percent_encoded_full_names(sdk, admin_client):
     sdk.run(CatalogsApi, "admin", lambda api: api.create_catalog(CreateCatalog(name="shop")))
     sdk.run(SchemasApi, "admin", lambda api: api.create_schema(CreateSchema(name="sales", catalog_name="shop")))
     sdk.run(TablesApi, "admin", lambda api: api.create_table(external_table()))
-    response = admin_client.get("/api/2.1/unity-catalog/tables/shop%2Esales%2Etrips")
+    response = admin_client.get(f"{UC}/tables/shop%2Esales%2Etrips")
     assert response.status_code == 200, response.content
     assert response.json()["name"] == "trips"
-    assert admin_client.get("/api/2.1/unity-catalog/schemas/shop%252Esales").json()["full_name"] == "shop.sales"
+    assert admin_client.get(f"{UC}/schemas/shop%252Esales").json()["full_name"] == "shop.sales"
 
 
 def test_grants_through_the_sdk(sdk):

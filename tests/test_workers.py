@@ -9,10 +9,10 @@ from catalog.models import StagingTable, Table
 from catalog.storage import join, storage_for
 from commits.models import DeltaCommit
 from maintenance.models import MaintenancePlan, PurgeRequest, TableAlert, TableHealth
-from tests.celery_worker import Redis, Worker, wait_for
+from tests.celery_worker import Redis, Worker
+from tests.helpers import UC, wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow, pytest.mark.xdist_group("workers")]
-UC = "/api/2.1/unity-catalog"
 
 
 @pytest.fixture(scope="module")

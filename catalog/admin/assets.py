@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 
-from catalog.admin.securables import SecurableAdmin
+from catalog.admin.securables import ReadOnlyAdmin, ReadOnlyInline, SecurableAdmin
 from catalog.choices import SecurableType
 from catalog.models import Credential, ExternalLocation, Function, ModelVersion, RegisteredModel, Volume
 from catalog.services import credentials, external_locations, functions, registered_models, volumes
@@ -15,15 +15,8 @@ class VolumeAdmin(SecurableAdmin):
     search_fields = ("name", "schema__name", "schema__catalog__name", "owner", "storage_location")
     list_filter = ("volume_type", "schema__catalog", "owner")
     list_select_related = ("schema__catalog",)
-
-    def rename(self, caller, obj, new_name):
-        volumes.update_volume(caller=caller, full_name=obj.full_name, fields={"new_name": new_name})
-
-    def transfer(self, caller, obj, owner):
-        volumes.update_volume(caller=caller, full_name=obj.full_name, fields={"owner": owner})
-
-    def drop(self, caller, obj, force):
-        volumes.delete_volume(caller=caller, full_name=obj.full_name)
+    update_service = staticmethod(volumes.update_volume)
+    delete_service = staticmethod(volumes.delete_volume)
 
 
 @admin.register(Function)
@@ -33,21 +26,13 @@ class FunctionAdmin(SecurableAdmin):
     search_fields = ("name", "schema__name", "schema__catalog__name", "owner", "routine_definition")
     list_filter = ("routine_body", "external_language", "sql_data_access", "schema__catalog")
     list_select_related = ("schema__catalog",)
-
-    def drop(self, caller, obj, force):
-        functions.delete_function(caller=caller, full_name=obj.full_name)
+    delete_service = staticmethod(functions.delete_function)
 
 
-class ModelVersionInline(admin.TabularInline):
+class ModelVersionInline(ReadOnlyInline):
     model = ModelVersion
     fields = ("version", "status", "source", "run_id", "storage_location", "created_by", "created_at")
-    readonly_fields = fields
-    extra = 0
-    can_delete = False
     ordering = ("-version",)
-
-    def has_add_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(RegisteredModel)
@@ -59,34 +44,18 @@ class RegisteredModelAdmin(SecurableAdmin):
     list_filter = ("schema__catalog", "owner")
     list_select_related = ("schema__catalog",)
     inlines = [ModelVersionInline]
-
-    def rename(self, caller, obj, new_name):
-        registered_models.update_model(caller=caller, full_name=obj.full_name, fields={"new_name": new_name})
-
-    def transfer(self, caller, obj, owner):
-        registered_models.update_model(caller=caller, full_name=obj.full_name, fields={"owner": owner})
-
-    def drop(self, caller, obj, force):
-        registered_models.delete_model(caller=caller, full_name=obj.full_name, force=force)
+    update_service = staticmethod(registered_models.update_model)
+    delete_service = staticmethod(registered_models.delete_model)
 
 
 @admin.register(ModelVersion)
-class ModelVersionAdmin(admin.ModelAdmin):
+class ModelVersionAdmin(ReadOnlyAdmin):
     """Read-only: versions move through their states with the API (finalize, update, delete)."""
 
     list_display = ("model", "version", "status", "run_id", "created_by", "created_at")
     search_fields = ("model__name", "model__schema__name", "run_id", "source")
     list_filter = ("status",)
     list_select_related = ("model__schema__catalog",)
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(Credential)
@@ -100,15 +69,9 @@ class CredentialAdmin(SecurableAdmin):
     search_fields = ("name", "owner", "aws_role_arn", "aws_access_key_id", "endpoint_url")
     list_filter = ("purpose", "owner")
     exclude = ("aws_secret_access_key_encrypted",)
-
-    def rename(self, caller, obj, new_name):
-        credentials.update_credential(caller=caller, name=obj.name, fields={"new_name": new_name})
-
-    def transfer(self, caller, obj, owner):
-        credentials.update_credential(caller=caller, name=obj.name, fields={"owner": owner})
-
-    def drop(self, caller, obj, force):
-        credentials.delete_credential(caller=caller, name=obj.name, force=force)
+    update_service = staticmethod(credentials.update_credential)
+    delete_service = staticmethod(credentials.delete_credential)
+    name_argument = "name"
 
 
 @admin.register(ExternalLocation)
@@ -119,12 +82,6 @@ class ExternalLocationAdmin(SecurableAdmin):
     search_fields = ("name", "url", "owner", "credential__name")
     list_filter = ("credential", "owner")
     list_select_related = ("credential",)
-
-    def rename(self, caller, obj, new_name):
-        external_locations.update_external_location(caller=caller, name=obj.name, fields={"new_name": new_name})
-
-    def transfer(self, caller, obj, owner):
-        external_locations.update_external_location(caller=caller, name=obj.name, fields={"owner": owner})
-
-    def drop(self, caller, obj, force):
-        external_locations.delete_external_location(caller=caller, name=obj.name, force=force)
+    update_service = staticmethod(external_locations.update_external_location)
+    delete_service = staticmethod(external_locations.delete_external_location)
+    name_argument = "name"

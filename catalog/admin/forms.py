@@ -8,7 +8,7 @@ from django import forms
 from catalog.choices import PRIVILEGES_BY_SECURABLE, SecurableType
 from catalog.models import Principal
 from catalog.services.effective_access import SECURABLE_MODELS, RELATED_FIELDS, sorted_privileges
-from catalog.services.grants import describe
+from catalog.authz import describe
 
 PICKER_LIMIT = 5000
 

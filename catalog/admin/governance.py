@@ -15,6 +15,7 @@ from django.utils.html import format_html
 
 from catalog.admin import console
 from catalog.admin.forms import AdminFlagForm, CheckForm, GrantForm
+from catalog.admin.securables import ReadOnlyAdmin
 from catalog.choices import AuditOutcome, SecurableType
 from catalog.models import AuditEvent, Grant, Principal, Token
 from catalog.services import effective_access, permissions, principals
@@ -27,7 +28,7 @@ def _securable_type(request, default: str = SecurableType.TABLE) -> str:
 
 
 @admin.register(Principal)
-class PrincipalAdmin(admin.ModelAdmin):
+class PrincipalAdmin(ReadOnlyAdmin):
     """Principals are created by `issue_token` or on first use; the console changes the admin flag
     (through the service) and shows what a principal can reach."""
 
@@ -36,15 +37,6 @@ class PrincipalAdmin(admin.ModelAdmin):
     search_fields = ("name", "client_id")
     list_filter = ("kind", "is_metastore_admin")
     fields = ("name", "kind", "is_metastore_admin", "client_id", "created_at")
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
     def get_urls(self):
         wrap = self.admin_site.admin_view
@@ -116,22 +108,13 @@ class PrincipalAdmin(admin.ModelAdmin):
 
 
 @admin.register(Token)
-class TokenAdmin(admin.ModelAdmin):
+class TokenAdmin(ReadOnlyAdmin):
     list_display = ("principal", "description", "created_at", "expires_at")
     search_fields = ("principal__name", "description")
     list_select_related = ("principal",)
     exclude = ("key_hash",)
 
     actions = ["revoke_selected"]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
     @admin.action(description="Revoke the selected tokens", permissions=["view"])
     def revoke_selected(self, request, queryset):
@@ -144,7 +127,7 @@ class TokenAdmin(admin.ModelAdmin):
 
 
 @admin.register(Grant)
-class GrantAdmin(admin.ModelAdmin):
+class GrantAdmin(ReadOnlyAdmin):
     """Grants are made and revoked only through the permissions service, with the principal and
     the securable picked from lists: the name a grant records is the securable's own."""
 
@@ -154,13 +137,7 @@ class GrantAdmin(admin.ModelAdmin):
     list_filter = ("securable_type", "privilege")
     actions = ["revoke_selected"]
 
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-    def has_add_permission(self, request):
+    def has_add_permission(self, request, obj=None):
         return self.has_view_permission(request)
 
     def get_actions(self, request):
@@ -291,22 +268,13 @@ class SecurableFilter(admin.SimpleListFilter):
 
 
 @admin.register(AuditEvent)
-class AuditEventAdmin(admin.ModelAdmin):
+class AuditEventAdmin(ReadOnlyAdmin):
     list_display = ("created_at", "principal", "action", "securable_type", "securable_name", "outcome_badge",
                     "summary")
     search_fields = ("principal", "action", "securable_name")
     list_filter = ("outcome", PrincipalFilter, "action", "securable_type", SecurableFilter, "created_at")
     date_hierarchy = "created_at"
     list_per_page = 50
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
     @admin.display(description="outcome", ordering="outcome")
     def outcome_badge(self, obj):

@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 
-from catalog.admin.securables import SecurableAdmin
+from catalog.admin.securables import ReadOnlyAdmin, ReadOnlyInline, SecurableAdmin
 from catalog.admin.table_page import table_sections
 from catalog.choices import SecurableType
 from catalog.models import Catalog, Column, Metastore, Schema, StagingTable, Table
@@ -12,28 +12,15 @@ from commits.models import DeltaCommit
 AUDIT_FIELDS = ("id", "owner", "created_at", "created_by", "updated_at", "updated_by")
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-
 @admin.register(Metastore)
 class MetastoreAdmin(SecurableAdmin):
     securable_type = SecurableType.METASTORE
     list_display = ("name", "id", "created_at")
 
 
-class SchemaInline(admin.TabularInline):
+class SchemaInline(ReadOnlyInline):
     model = Schema
     fields = ("name", "owner", "comment")
-    readonly_fields = fields
-    extra = 0
     show_change_link = True
 
 
@@ -46,22 +33,14 @@ class CatalogAdmin(SecurableAdmin):
     list_filter = ("owner",)
     fields = ("name", "comment", "properties", "storage_root", "storage_location", *AUDIT_FIELDS)
     inlines = [SchemaInline]
-
-    def rename(self, caller, obj, new_name):
-        catalogs.update_catalog(caller=caller, name=obj.name, fields={"new_name": new_name})
-
-    def transfer(self, caller, obj, owner):
-        catalogs.update_catalog(caller=caller, name=obj.name, fields={"owner": owner})
-
-    def drop(self, caller, obj, force):
-        catalogs.delete_catalog(caller=caller, name=obj.name, force=force)
+    update_service = staticmethod(catalogs.update_catalog)
+    delete_service = staticmethod(catalogs.delete_catalog)
+    name_argument = "name"
 
 
-class TableInline(admin.TabularInline):
+class TableInline(ReadOnlyInline):
     model = Table
     fields = ("name", "table_type", "data_source_format", "owner")
-    readonly_fields = fields
-    extra = 0
     show_change_link = True
 
 
@@ -75,27 +54,14 @@ class SchemaAdmin(SecurableAdmin):
     list_select_related = ("catalog",)
     fields = ("catalog", "name", "comment", "properties", "storage_root", "storage_location", *AUDIT_FIELDS)
     inlines = [TableInline]
-
-    def rename(self, caller, obj, new_name):
-        schemas.update_schema(caller=caller, full_name=obj.full_name, fields={"new_name": new_name})
-
-    def transfer(self, caller, obj, owner):
-        schemas.update_schema(caller=caller, full_name=obj.full_name, fields={"owner": owner})
-
-    def drop(self, caller, obj, force):
-        schemas.delete_schema(caller=caller, full_name=obj.full_name, force=force)
+    update_service = staticmethod(schemas.update_schema)
+    delete_service = staticmethod(schemas.delete_schema)
 
 
-class ColumnInline(admin.TabularInline):
+class ColumnInline(ReadOnlyInline):
     model = Column
     fields = ("position", "name", "type_text", "nullable", "partition_index", "comment")
-    readonly_fields = fields
-    extra = 0
-    can_delete = False
     verbose_name_plural = "columns"
-
-    def has_add_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(Table)
@@ -126,14 +92,8 @@ class TableAdmin(SecurableAdmin):
     def console_context(self, request, obj):
         return {**super().console_context(request, obj), **table_sections(obj)}
 
-    def rename(self, caller, obj, new_name):
-        tables.update_table(caller=caller, full_name=obj.full_name, fields={"new_name": new_name})
-
-    def transfer(self, caller, obj, owner):
-        tables.update_table(caller=caller, full_name=obj.full_name, fields={"owner": owner})
-
-    def drop(self, caller, obj, force):
-        tables.delete_table(caller=caller, full_name=obj.full_name)
+    update_service = staticmethod(tables.update_table)
+    delete_service = staticmethod(tables.delete_table)
 
 
 @admin.register(DeltaCommit)

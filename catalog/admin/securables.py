@@ -16,19 +16,13 @@ from catalog.admin import console
 from catalog.admin.forms import DropForm, OwnerForm, RenameForm
 from catalog.models import Grant
 from catalog.services import effective_access
-from catalog.services.grants import describe
+from catalog.authz import describe
 
 
-class SecurableAdmin(admin.ModelAdmin):
-    """View-only model pages: nothing is saved by Django's forms. Changes go through `rename`,
-    `transfer` and `drop`, which call the securable's services."""
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Django's own add, change and delete are off: every change goes through a service."""
 
-    securable_type: str = ""
-    change_form_template = "admin/catalog/securable_change_form.html"
-    droppable_with_contents = False  # whether the drop form offers "force"
-
-    # -- Django's own editing is off: every change goes through a service -----------------------
-    def has_add_permission(self, request):
+    def has_add_permission(self, request, obj=None):
         return False
 
     def has_change_permission(self, request, obj=None):
@@ -37,18 +31,52 @@ class SecurableAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None):
         return False
 
-    # -- the services of this securable (subclasses fill these in) -------------------------------
+
+class ReadOnlyInline(admin.TabularInline):
+    """Rows shown on their parent's page, never edited there."""
+
+    extra = 0
+    can_delete = False
+
+    def get_readonly_fields(self, request, obj=None):
+        return self.fields
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+class SecurableAdmin(ReadOnlyAdmin):
+    """A securable's page. Changes go through `rename`, `transfer` and `drop`, which call the
+    securable's services, declared once per securable:
+
+        update_service  update_<x>(caller=, <name_argument>=, fields=): rename and transfer
+        delete_service  delete_<x>(caller=, <name_argument>=[, force=]): drop (force only for
+                        securables dropped with their contents)
+    """
+
+    securable_type: str = ""
+    change_form_template = "admin/catalog/securable_change_form.html"
+    droppable_with_contents = False  # whether the drop form offers "force"
+    update_service = None
+    delete_service = None
+    name_argument = "full_name"
+
+    def _named(self, obj) -> dict:
+        return {self.name_argument: obj.full_name}
+
     def rename(self, caller, obj, new_name):
-        raise NotImplementedError
+        self.update_service(caller=caller, **self._named(obj), fields={"new_name": new_name})
 
     def transfer(self, caller, obj, owner):
-        raise NotImplementedError
+        self.update_service(caller=caller, **self._named(obj), fields={"owner": owner})
 
     def drop(self, caller, obj, force):
-        raise NotImplementedError
+        extra = {"force": force} if self.droppable_with_contents else {}
+        self.delete_service(caller=caller, **self._named(obj), **extra)
 
     def can(self, what: str) -> bool:
-        return getattr(type(self), what) is not getattr(SecurableAdmin, what)
+        service = self.delete_service if what == "drop" else self.update_service
+        return service is not None
 
     # -- pages ---------------------------------------------------------------------------------
     def get_urls(self):

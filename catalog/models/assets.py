@@ -15,7 +15,6 @@ from catalog.choices import (
     SqlDataAccess,
     VolumeType,
 )
-from catalog.services.names import join_full_name
 
 from .base import Securable
 from .namespace import Schema
@@ -31,7 +30,7 @@ class Volume(Securable):
     storage_location = models.TextField()
 
     class Meta:
-        ordering = ["schema__catalog__name", "schema__name", "name"]
+        ordering = ["schema__catalog__name", "schema__path", "name"]
         constraints = [models.UniqueConstraint(fields=["schema", "name"], name="uniq_volume_name")]
 
     def __str__(self):
@@ -39,7 +38,7 @@ class Volume(Securable):
 
     @property
     def full_name(self) -> str:
-        return join_full_name(self.schema.catalog.name, self.schema.name, self.name)
+        return self.schema.child_full_name(self.name)
 
 
 class Function(Securable):
@@ -66,7 +65,7 @@ class Function(Securable):
     properties_text = models.TextField(null=True, blank=True)
 
     class Meta:
-        ordering = ["schema__catalog__name", "schema__name", "name"]
+        ordering = ["schema__catalog__name", "schema__path", "name"]
         constraints = [models.UniqueConstraint(fields=["schema", "name"], name="uniq_function_name")]
 
     def __str__(self):
@@ -74,7 +73,7 @@ class Function(Securable):
 
     @property
     def full_name(self) -> str:
-        return join_full_name(self.schema.catalog.name, self.schema.name, self.name)
+        return self.schema.child_full_name(self.name)
 
 
 class RegisteredModel(Securable):
@@ -89,7 +88,7 @@ class RegisteredModel(Securable):
     last_version = models.BigIntegerField(default=0)
 
     class Meta:
-        ordering = ["schema__catalog__name", "schema__name", "name"]
+        ordering = ["schema__catalog__name", "schema__path", "name"]
         constraints = [models.UniqueConstraint(fields=["schema", "name"], name="uniq_registered_model_name")]
 
     def __str__(self):
@@ -97,7 +96,7 @@ class RegisteredModel(Securable):
 
     @property
     def full_name(self) -> str:
-        return join_full_name(self.schema.catalog.name, self.schema.name, self.name)
+        return self.schema.child_full_name(self.name)
 
 
 class ModelVersion(models.Model):

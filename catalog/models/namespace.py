@@ -3,7 +3,7 @@ import uuid
 from django.db import models
 
 from catalog.choices import ColumnTypeName, DataSourceFormat, TableType
-from catalog.services.names import join_full_name
+from catalog.services.names import join_full_name, namespace_levels_of, quote_part
 
 from .base import Securable
 
@@ -36,21 +36,77 @@ class Catalog(Securable):
 
 
 class Schema(Securable):
+    """A schema of a catalog; for the Iceberg REST API, a namespace. Namespaces nest: `parent` is
+    the schema this one lies in (same catalog), `name` its own level, and `path` its levels joined
+    as full names write them (`a.b`, `` `new.db` ``): unique in the catalog, the key every lookup
+    by name uses."""
+
     catalog = models.ForeignKey(Catalog, on_delete=models.CASCADE, related_name="schemas")
+    parent = models.ForeignKey("self", on_delete=models.CASCADE, related_name="children", null=True, blank=True)
     name = models.CharField(max_length=255)
+    path = models.TextField(editable=False)
     storage_root = models.TextField(blank=True, null=True)
     storage_location = models.TextField(blank=True, null=True)
 
     class Meta:
-        ordering = ["catalog__name", "name"]
-        constraints = [models.UniqueConstraint(fields=["catalog", "name"], name="uniq_schema_name")]
+        ordering = ["catalog__name", "path"]
+        constraints = [models.UniqueConstraint(fields=["catalog", "path"], name="uniq_schema_path")]
 
     def __str__(self):
         return self.full_name
 
+    @classmethod
+    def from_db(cls, db, field_names, values):
+        row = super().from_db(db, field_names, values)
+        row._stored_path = row.__dict__.get("path")
+        return row
+
+    def save(self, *args, **kwargs):
+        # The path follows the name and the parent; a renamed namespace moves its descendants.
+        self.path = f"{self.parent.path}.{quote_part(self.name)}" if self.parent_id else quote_part(self.name)
+        stored = getattr(self, "_stored_path", None)
+        super().save(*args, **kwargs)
+        if stored and stored != self.path:
+            from django.db.models import Value
+            from django.db.models.functions import Concat, Substr
+
+            Schema.objects.filter(catalog_id=self.catalog_id, path__startswith=f"{stored}.").update(
+                path=Concat(Value(self.path), Substr("path", len(stored) + 1)))
+        self._stored_path = self.path
+
+    @property
+    def levels(self) -> list[str]:
+        """The Iceberg namespace: ['a', 'b'] for schema b in schema a."""
+        return namespace_levels_of(self.path)
+
+    @property
+    def uc_name(self) -> str:
+        """The name the Unity Catalog API shows: the name of a top-level schema, the path of a
+        nested one (`a.b`)."""
+        return self.path if self.parent_id else self.name
+
     @property
     def full_name(self) -> str:
-        return join_full_name(self.catalog.name, self.name)
+        return f"{quote_part(self.catalog.name)}.{self.path}"
+
+    def child_full_name(self, name: str) -> str:
+        """The full name of a table, volume, function, model or policy named `name` in here."""
+        return f"{self.full_name}.{quote_part(name)}"
+
+    def ancestors(self) -> list["Schema"]:
+        """The schemas this one lies in, innermost first (one query, none for a top-level one)."""
+        if not self.parent_id:
+            return []
+        cached = getattr(self, "_ancestors", None)
+        if cached is None:
+            levels = self.levels
+            paths = [join_full_name(*levels[:depth]) for depth in range(1, len(levels))]
+            rows = {row.path: row for row in Schema.objects.filter(catalog_id=self.catalog_id, path__in=paths)}
+            cached = [rows[path] for path in reversed(paths) if path in rows]
+            for row in cached:
+                row.catalog = self.catalog
+            self._ancestors = cached
+        return cached
 
 
 class Table(Securable):
@@ -64,6 +120,9 @@ class Table(Securable):
         max_length=16, choices=DataSourceFormat.choices, blank=True, null=True
     )
     storage_location = models.TextField(blank=True, null=True)
+    # A Polaris generic table's format as the client gave it (`lance`, `delta`...); the Unity
+    # Catalog API shows `data_source_format`, the format's DataSourceFormat value if it has one.
+    generic_format = models.CharField(max_length=255, blank=True, null=True)
     view_definition = models.TextField(blank=True, null=True)
     view_dependencies = models.JSONField(blank=True, null=True)
     # Catalog-managed Delta state. `latest_version` is None for a table whose commits this catalog
@@ -73,7 +132,7 @@ class Table(Securable):
     uniform_iceberg = models.JSONField(null=True, blank=True)
 
     class Meta:
-        ordering = ["schema__catalog__name", "schema__name", "name"]
+        ordering = ["schema__catalog__name", "schema__path", "name"]
         constraints = [models.UniqueConstraint(fields=["schema", "name"], name="uniq_table_name")]
 
     def __str__(self):
@@ -81,7 +140,7 @@ class Table(Securable):
 
     @property
     def full_name(self) -> str:
-        return join_full_name(self.schema.catalog.name, self.schema.name, self.name)
+        return self.schema.child_full_name(self.name)
 
 
 class Column(models.Model):

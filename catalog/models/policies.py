@@ -25,7 +25,7 @@ class Policy(Securable):
     version = models.BigIntegerField(default=0)
 
     class Meta:
-        ordering = ["schema__catalog__name", "schema__name", "name"]
+        ordering = ["schema__catalog__name", "schema__path", "name"]
         constraints = [models.UniqueConstraint(fields=["schema", "name"], name="uniq_policy_name")]
         verbose_name_plural = "policies"
 
@@ -34,7 +34,7 @@ class Policy(Securable):
 
     @property
     def full_name(self) -> str:
-        return f"{self.schema.catalog.name}.{self.schema.name}.{self.name}"
+        return self.schema.child_full_name(self.name)
 
     @property
     def inheritable(self) -> bool:

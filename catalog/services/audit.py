@@ -24,17 +24,8 @@ def event(
     )
 
 
-def record(
-    *,
-    principal: str,
-    action: str,
-    securable_type: str = "",
-    securable_name: str = "",
-    securable_id=None,
-    outcome: str = AuditOutcome.SUCCESS,
-    details: dict | None = None,
-) -> AuditEvent:
-    row = event(principal=principal, action=action, securable_type=securable_type, securable_name=securable_name,
-                securable_id=securable_id, outcome=outcome, details=details)
+def record(**fields) -> AuditEvent:
+    """Saves the event `event(**fields)` describes."""
+    row = event(**fields)
     row.save(force_insert=True)
     return row

@@ -1,30 +1,17 @@
 from django.db import transaction
-from django.db.models import Q
-from django.utils import timezone
 
-from catalog import locations, resolve
+from catalog import authz, locations, resolve
+from catalog.authz import Action
 from catalog.choices import Privilege, SecurableType
-from catalog.models import Catalog, Grant, Principal, Schema
-from catalog.services import audit, grants
+from catalog.models import Catalog, Principal, Schema
+from catalog.services import audit, grants, recipes
 from catalog.services.common import validate_comment, validate_properties, validate_storage_url
 from catalog.services.names import validate_name
-from ucweb.errors import (
-    CatalogAlreadyExists,
-    CatalogNotEmpty,
-    InvalidParameter,
-    PermissionDenied,
-    PrincipalDoesNotExist,
-)
+from ucweb.errors import CatalogAlreadyExists, CatalogNotEmpty, PermissionDenied
 
 
 def visible_catalogs(*, caller: Principal):
-    queryset = Catalog.objects.all()
-    if caller.is_metastore_admin:
-        return queryset
-    granted = Grant.objects.filter(
-        principal=caller.name, securable_type=SecurableType.CATALOG, privilege=Privilege.USE_CATALOG
-    ).values("securable_id")
-    return queryset.filter(Q(owner=caller.name) | Q(id__in=granted))
+    return authz.visible(Catalog.objects.all(), caller)
 
 
 def get_catalog(*, caller: Principal, name: str) -> Catalog:
@@ -38,7 +25,7 @@ def create_catalog(*, caller: Principal, name, comment=None, properties=None, st
     comment = validate_comment(comment)
     properties = validate_properties(properties)
     storage_root = validate_storage_url(storage_root, field="storage_root")
-    if not grants.has_metastore_privilege(caller, Privilege.CREATE_CATALOG):
+    if not authz.has_metastore_privilege(caller, Privilege.CREATE_CATALOG):
         raise PermissionDenied("Missing CREATE CATALOG on the metastore.")
     if Catalog.objects.filter(name=name).exists():
         raise CatalogAlreadyExists(f"Catalog '{name}' already exists.")
@@ -61,56 +48,23 @@ def create_catalog(*, caller: Principal, name, comment=None, properties=None, st
     return catalog
 
 
-def _change_owner(securable, new_owner, *, caller: Principal, access: "grants.Access") -> None:
-    if not isinstance(new_owner, str) or not new_owner:
-        raise InvalidParameter("owner must be a principal name.")
-    if not access.owns():
-        raise PermissionDenied("Only the owner or a metastore admin may change the owner.")
-    if not Principal.objects.filter(name=new_owner).exists():
-        raise PrincipalDoesNotExist(f"Principal {new_owner} does not exist.")
-    securable.owner = new_owner
-
-
-def apply_common_update(securable, *, caller, access, comment, properties, owner, fields: dict) -> None:
-    """Comment, properties and owner are updated the same way on every securable."""
-    if "comment" in fields:
-        securable.comment = validate_comment(comment)
-    if "properties" in fields:
-        securable.properties = validate_properties(properties)
-    if "owner" in fields and owner is not None and owner != securable.owner:
-        _change_owner(securable, owner, caller=caller, access=access)
-    securable.updated_at = timezone.now()
-    securable.updated_by = caller.name
+UPDATABLE = recipes.Updatable(
+    securable_type=SecurableType.CATALOG, audit_action="updateCatalog", what="Catalog",
+    siblings=lambda catalog: Catalog.objects.all(), already_exists=CatalogAlreadyExists,
+)
 
 
 @transaction.atomic
 def update_catalog(*, caller: Principal, name: str, fields: dict) -> Catalog:
     catalog, access = resolve.catalog(caller, name)
-    access.require(access.owns(), f"Only the owner of catalog {name} or a metastore admin may update it.")
-    new_name = fields.get("new_name")
-    if new_name is not None and new_name != catalog.name:
-        validate_name(new_name, field="new_name")
-        if Catalog.objects.filter(name=new_name).exists():
-            raise CatalogAlreadyExists(f"Catalog '{new_name}' already exists.")
-        catalog.name = new_name
-    apply_common_update(
-        catalog, caller=caller, access=access, comment=fields.get("comment"),
-        properties=fields.get("properties"), owner=fields.get("owner"), fields=fields,
-    )
-    catalog.save()
-    Grant.objects.filter(securable_id=catalog.id).update(securable_name=catalog.name)
-    audit.record(
-        principal=caller.name, action="updateCatalog", securable_type="catalog",
-        securable_name=catalog.name, securable_id=catalog.id,
-        details={k: v for k, v in fields.items() if k != "properties"},
-    )
-    return catalog
+    return recipes.update(catalog, fields, UPDATABLE, caller=caller, access=access,
+                          details={k: v for k, v in fields.items() if k != "properties"})
 
 
 @transaction.atomic
 def delete_catalog(*, caller: Principal, name: str, force: bool) -> None:
     catalog, access = resolve.catalog(caller, name)
-    access.require(access.owns(), f"Only the owner of catalog {name} or a metastore admin may delete it.")
+    authz.require(caller, catalog, Action.DELETE, access=access)
     schemas = Schema.objects.filter(catalog=catalog)
     if not force and schemas.exists():
         raise CatalogNotEmpty(f"Catalog '{name}' is not empty; delete its schemas first or pass force=true.")

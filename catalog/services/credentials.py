@@ -17,13 +17,12 @@ import re
 from urllib.parse import urlparse
 
 from django.db import transaction
-from django.db.models import Q
 
-from catalog import resolve
+from catalog import authz, resolve
+from catalog.authz import Action
 from catalog.choices import CredentialPurpose, Privilege, SecurableType
-from catalog.models import Credential, ExternalLocation, Grant, Principal
-from catalog.services import audit, grants, secrets
-from catalog.services.catalogs import apply_common_update
+from catalog.models import Credential, ExternalLocation, Principal
+from catalog.services import audit, recipes, secrets
 from catalog.services.common import validate_comment
 from catalog.services.names import validate_name
 from ucweb.errors import AlreadyExists, InvalidParameter, PermissionDenied
@@ -89,10 +88,7 @@ def visible_credentials(*, caller: Principal, purpose=None):
     queryset = Credential.objects.all()
     if purpose not in (None, ""):
         queryset = queryset.filter(purpose=_purpose(purpose))
-    if caller.is_metastore_admin:
-        return queryset
-    granted = Grant.objects.filter(principal=caller.name, securable_type=SecurableType.CREDENTIAL)
-    return queryset.filter(Q(owner=caller.name) | Q(id__in=granted.values("securable_id")))
+    return authz.visible(queryset, caller)
 
 
 def get_credential(*, caller: Principal, name: str) -> Credential:
@@ -135,7 +131,7 @@ def create_credential(
                                     ("endpoint_url", endpoint_url), ("region", region)) if value is not None}
     _apply_keys(credential, role=aws_iam_role, keys=aws_static_keys, endpoint_url=endpoint_url, region=region,
                 fields=given)
-    if not grants.has_metastore_privilege(caller, Privilege.CREATE_STORAGE_CREDENTIAL):
+    if not authz.has_metastore_privilege(caller, Privilege.CREATE_STORAGE_CREDENTIAL):
         raise PermissionDenied("Missing CREATE STORAGE CREDENTIAL on the metastore.")
     if Credential.objects.filter(name=name).exists():
         raise AlreadyExists(f"Credential '{name}' already exists.")
@@ -149,32 +145,27 @@ def create_credential(
     return credential
 
 
+UPDATABLE = recipes.Updatable(
+    securable_type=SecurableType.CREDENTIAL, audit_action="updateCredential", what="Credential",
+    siblings=lambda credential: Credential.objects.all(), fields=("comment", "owner"),
+)
+
+
 @transaction.atomic
 def update_credential(*, caller: Principal, name: str, fields: dict) -> Credential:
     credential, access = resolve.credential(caller, name, for_update=True)
-    access.require(access.owns(), f"Only the owner of credential {name} or a metastore admin may update it.")
-    new_name = fields.get("new_name")
-    if new_name is not None and new_name != credential.name:
-        validate_name(new_name, field="new_name")
-        if Credential.objects.filter(name=new_name).exists():
-            raise AlreadyExists(f"Credential '{new_name}' already exists.")
-        credential.name = new_name
-    _apply_keys(credential, role=fields.get("aws_iam_role"), keys=fields.get("aws_static_keys"),
-                endpoint_url=fields.get("endpoint_url"), region=fields.get("region"), fields=fields)
-    apply_common_update(
-        credential, caller=caller, access=access, comment=fields.get("comment"), properties=None,
-        owner=fields.get("owner"), fields={k: v for k, v in fields.items() if k in ("comment", "owner")},
-    )
-    credential.save()
-    Grant.objects.filter(securable_id=credential.id).update(securable_name=credential.name)
     details = {k: v for k, v in fields.items() if k != "aws_static_keys"}
     if "aws_static_keys" in fields:
-        details["aws_access_key_id"] = credential.aws_access_key_id  # never the secret
-    audit.record(
-        principal=caller.name, action="updateCredential", securable_type=SecurableType.CREDENTIAL,
-        securable_name=credential.name, securable_id=credential.id, details=details,
-    )
-    return credential
+        details["aws_access_key_id"] = None  # filled in below: the key id, never the secret
+
+    def apply_keys():
+        _apply_keys(credential, role=fields.get("aws_iam_role"), keys=fields.get("aws_static_keys"),
+                    endpoint_url=fields.get("endpoint_url"), region=fields.get("region"), fields=fields)
+        if "aws_static_keys" in fields:
+            details["aws_access_key_id"] = credential.aws_access_key_id
+
+    return recipes.update(credential, fields, UPDATABLE, caller=caller, access=access, details=details,
+                          apply=apply_keys)
 
 
 @transaction.atomic
@@ -182,7 +173,7 @@ def delete_credential(*, caller: Principal, name: str, force: bool) -> None:
     """Without force, a credential that external locations use stays; with force those external
     locations are deleted with it."""
     credential, access = resolve.credential(caller, name, for_update=True)
-    access.require(access.owns(), f"Only the owner of credential {name} or a metastore admin may delete it.")
+    authz.require(caller, credential, Action.DELETE, access=access)
     dependents = list(ExternalLocation.objects.filter(credential=credential).order_by("name"))
     if dependents and not force:
         raise InvalidParameter(

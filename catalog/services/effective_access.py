@@ -1,6 +1,6 @@
 """Who may do what, and why: the governance console's read side of authorization.
 
-Every answer here comes from `grants.Access`, the evaluator the APIs enforce with; this module
+Every answer here comes from `authz.Access`, the evaluator the APIs enforce with; this module
 only chooses which principals and securables to ask about and words the answers. Grants are
 loaded once per report and handed to `Access` objects, so a report costs a few queries whatever
 its size.
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from catalog.asset_selectors import parse_uuid
 from catalog.choices import PRIVILEGES_BY_SECURABLE, Privilege, SecurableType
 from catalog.models import (
     Catalog,
@@ -26,8 +25,9 @@ from catalog.models import (
     Table,
     Volume,
 )
-from catalog.services.grants import Access, chain_of, describe, kind_of
+from catalog.authz import Access, chain_of, describe, kind_of
 from ucweb.errors import InvalidParameter
+from ucweb.ids import parse_uuid
 
 ALL_PRIVILEGES = "ALL PRIVILEGES"
 # The order privileges are listed in: Privilege's own order.

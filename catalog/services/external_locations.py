@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from django.db import transaction
 from django.db.models import Q
-from django.utils import timezone
 
-from catalog import locations, resolve
+from catalog import authz, locations, resolve
+from catalog.authz import Action
 from catalog.choices import CredentialPurpose, Privilege, SecurableType
 # The URL rules live in catalog.locations (the one location rule); these names stay for callers.
 from catalog.locations import (  # noqa: F401
@@ -37,9 +37,8 @@ from catalog.locations import (  # noqa: F401
     require_external_location,
     require_outside_managed_storage,
 )
-from catalog.models import ExternalLocation, Grant, Principal, Table, Volume
-from catalog.services import audit, grants
-from catalog.services.catalogs import apply_common_update
+from catalog.models import ExternalLocation, Principal, Table, Volume
+from catalog.services import audit, recipes
 from catalog.services.common import validate_comment
 from catalog.services.names import validate_name
 from ucweb.errors import AlreadyExists, InvalidParameter, PermissionDenied
@@ -63,11 +62,7 @@ def _check_no_overlap(url: str, *, exclude_id=None) -> None:
 
 # -- reading --------------------------------------------------------------------------------------
 def visible_external_locations(*, caller: Principal):
-    queryset = ExternalLocation.objects.select_related("credential")
-    if caller.is_metastore_admin:
-        return queryset
-    granted = Grant.objects.filter(principal=caller.name, securable_type=SecurableType.EXTERNAL_LOCATION)
-    return queryset.filter(Q(owner=caller.name) | Q(id__in=granted.values("securable_id")))
+    return authz.visible(ExternalLocation.objects.select_related("credential"), caller)
 
 
 def get_external_location(*, caller: Principal, name: str) -> ExternalLocation:
@@ -82,8 +77,7 @@ def _usable_credential(caller: Principal, credential_name):
     credential, access = resolve.credential(caller, credential_name)
     if credential.purpose != CredentialPurpose.STORAGE:
         raise InvalidParameter(f"Credential {credential.name} is a {credential.purpose} credential, not a STORAGE one.")
-    access.require(access.has(Privilege.CREATE_EXTERNAL_LOCATION),
-                   f"Missing CREATE EXTERNAL LOCATION on credential {credential.name}.")
+    authz.require(caller, credential, Action.CREATE_EXTERNAL_LOCATION, access=access)
     return credential
 
 
@@ -92,7 +86,7 @@ def create_external_location(*, caller: Principal, name, url, credential_name, c
     validate_name(name)
     comment = validate_comment(comment)
     canonical = canonical_url(url)
-    if not grants.has_metastore_privilege(caller, Privilege.CREATE_EXTERNAL_LOCATION):
+    if not authz.has_metastore_privilege(caller, Privilege.CREATE_EXTERNAL_LOCATION):
         raise PermissionDenied("Missing CREATE EXTERNAL LOCATION on the metastore.")
     credential = _usable_credential(caller, credential_name)
     if ExternalLocation.objects.filter(name=name).exists():
@@ -124,41 +118,33 @@ def _names(rows) -> str:
     return ", ".join(names) + (f" and {len(rows) - 5} more" if len(rows) > 5 else "")
 
 
+UPDATABLE = recipes.Updatable(
+    securable_type=SecurableType.EXTERNAL_LOCATION, audit_action="updateExternalLocation",
+    what="External location", siblings=lambda location: ExternalLocation.objects.all(), fields=("comment", "owner"),
+)
+
+
 @transaction.atomic
 def update_external_location(*, caller: Principal, name: str, fields: dict) -> ExternalLocation:
     location, access = resolve.external_location(caller, name, for_update=True)
-    access.require(access.owns(), f"Only the owner of external location {name} or a metastore admin may update it.")
-    new_name = fields.get("new_name")
-    if new_name is not None and new_name != location.name:
-        validate_name(new_name, field="new_name")
-        if ExternalLocation.objects.filter(name=new_name).exists():
-            raise AlreadyExists(f"External location '{new_name}' already exists.")
-        location.name = new_name
-    if fields.get("url") is not None:
-        canonical = canonical_url(fields["url"])
-        if canonical != location.url:
-            _check_no_overlap(canonical, exclude_id=location.id)
-            stranded = [row for row in _dependents(location.url) if not is_within(row.storage_location, canonical)]
-            if stranded:
-                raise InvalidParameter(
-                    f"External location {location.name} holds {_names(stranded)}, which the new url "
-                    f"{canonical} would not cover."
-                )
-            location.url = canonical
-    if fields.get("credential_name") is not None:
-        location.credential = _usable_credential(caller, fields["credential_name"])
-    apply_common_update(
-        location, caller=caller, access=access, comment=fields.get("comment"), properties=None,
-        owner=fields.get("owner"), fields={k: v for k, v in fields.items() if k in ("comment", "owner")},
-    )
-    location.updated_at = timezone.now()
-    location.save()
-    Grant.objects.filter(securable_id=location.id).update(securable_name=location.name)
-    audit.record(
-        principal=caller.name, action="updateExternalLocation", securable_type=SecurableType.EXTERNAL_LOCATION,
-        securable_name=location.name, securable_id=location.id, details=dict(fields),
-    )
-    return location
+
+    def apply_url_and_credential():
+        if fields.get("url") is not None:
+            canonical = canonical_url(fields["url"])
+            if canonical != location.url:
+                _check_no_overlap(canonical, exclude_id=location.id)
+                stranded = [row for row in _dependents(location.url)
+                            if not is_within(row.storage_location, canonical)]
+                if stranded:
+                    raise InvalidParameter(
+                        f"External location {location.name} holds {_names(stranded)}, which the new url "
+                        f"{canonical} would not cover."
+                    )
+                location.url = canonical
+        if fields.get("credential_name") is not None:
+            location.credential = _usable_credential(caller, fields["credential_name"])
+
+    return recipes.update(location, fields, UPDATABLE, caller=caller, access=access, apply=apply_url_and_credential)
 
 
 @transaction.atomic
@@ -166,7 +152,7 @@ def delete_external_location(*, caller: Principal, name: str, force: bool) -> No
     """Without force, an external location that still holds external tables or volumes stays;
     with force it goes and they stay, no longer governed by any external location."""
     location, access = resolve.external_location(caller, name, for_update=True)
-    access.require(access.owns(), f"Only the owner of external location {name} or a metastore admin may delete it.")
+    authz.require(caller, location, Action.DELETE, access=access)
     dependents = _dependents(location.url)
     if dependents and not force:
         raise InvalidParameter(

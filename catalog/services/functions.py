@@ -11,14 +11,14 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from catalog import resolve
+from catalog import authz, resolve
+from catalog.authz import Action
 from catalog.choices import (
     ColumnTypeName,
     FunctionParameterMode,
     FunctionParameterType,
     FunctionSecurityType,
     ParameterStyle,
-    Privilege,
     RoutineBody,
     SecurableType,
     SqlDataAccess,
@@ -29,10 +29,10 @@ from catalog.services.names import split_full_name, validate_name
 from catalog.services.schema_assets import (
     reject_nul,
     schema_access,
+    visible_in_schema,
     validate_long_comment,
     validate_optional_string,
     validate_required_string,
-    visible,
 )
 from ucweb.errors import AlreadyExists, InvalidParameter
 
@@ -155,14 +155,12 @@ def validate_dependencies(value):
 
 
 def visible_functions(*, caller: Principal, catalog_name, schema_name):
-    schema, access = schema_access(caller, catalog_name, schema_name)
-    queryset = Function.objects.filter(schema=schema).select_related("schema__catalog")
-    return visible(queryset, caller=caller, access=access, privileges=[Privilege.EXECUTE])
+    return visible_in_schema(Function.objects.all(), caller=caller, catalog_name=catalog_name, schema_name=schema_name)
 
 
 def get_function(*, caller: Principal, full_name: str) -> Function:
     function, access = resolve.function(caller, full_name)
-    access.require(access.has(Privilege.EXECUTE), f"Missing EXECUTE on function {function.full_name}.")
+    authz.require(caller, function, Action.READ, access=access)
     return function
 
 
@@ -212,7 +210,7 @@ def create_function(*, caller: Principal, function_info) -> Function:
     reject_nul(comment, field="comment")
 
     schema, access = schema_access(caller, catalog_name, schema_name)
-    access.require(access.has(Privilege.CREATE_FUNCTION), f"Missing CREATE FUNCTION on schema {schema.full_name}.")
+    authz.require(caller, schema, Action.CREATE_FUNCTION, access=access)
     if Function.objects.filter(schema=schema, name=name).exists():
         raise AlreadyExists(f"Function '{schema.full_name}.{name}' already exists.")
     now = timezone.now()
@@ -232,7 +230,7 @@ def create_function(*, caller: Principal, function_info) -> Function:
 @transaction.atomic
 def delete_function(*, caller: Principal, full_name: str) -> None:
     function, access = resolve.function(caller, full_name, for_update=True)
-    access.require(access.owns(), f"Only the owner of function {function.full_name} or a metastore admin may delete it.")
+    authz.require(caller, function, Action.DELETE, access=access)
     function_id, name = function.id, function.full_name
     function.delete()
     audit.record(

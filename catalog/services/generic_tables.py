@@ -1,9 +1,11 @@
-"""Apache Polaris generic tables: tables of a format other than Iceberg (Delta, CSV, Parquet...),
-as rows of the one Table model. `format` is `data_source_format`, `base-location` the storage
-location, `doc` the comment. Every table of the namespace that is neither Iceberg nor a view is a
-generic table, whichever API created it: a Delta table created through the Unity Catalog API is a
-generic table of format `delta`, and a generic table is a Unity Catalog table. Names are shared
-with Iceberg tables and views (one name, one table)."""
+"""Apache Polaris generic tables: tables of a format other than Iceberg (Delta, CSV, Lance...), as
+rows of the one Table model. `format` is kept as the client gave it (`generic_format`), and
+`data_source_format` is the Unity Catalog value of that format when it has one (`delta` → DELTA,
+`csv` → CSV; `lance` has none: null). `base-location` is the storage location, `doc` the comment.
+Every table of the namespace that is neither Iceberg nor a view is a generic table, whichever API
+created it: a Delta table created through the Unity Catalog API is a generic table of format
+`delta`, and a generic table is a Unity Catalog table. Names are shared with Iceberg tables and
+views (one name, one table)."""
 
 from __future__ import annotations
 
@@ -15,9 +17,9 @@ from catalog.choices import DataSourceFormat, Privilege, TableType
 from catalog.models import Principal, Table
 from catalog.services import audit, grants
 from catalog.services.common import validate_properties, validate_storage_url
-from catalog.services.iceberg import namespace_levels, single_level, warehouse
+from catalog.services.iceberg import warehouse
 from catalog.services.names import validate_name
-from catalog.services.policies import namespace_schema
+from catalog.services.policies import dotted, namespace_schema
 from catalog.services.tables import drop_table_row, visible_tables
 from ucweb.errors import InvalidParameter, TableAlreadyExists, TableDoesNotExist
 
@@ -25,45 +27,47 @@ VIEW_TYPES = (TableType.VIEW, TableType.MATERIALIZED_VIEW, TableType.METRIC_VIEW
 # The formats a Unity Catalog client can read back (its DataSourceFormat enum); Iceberg tables
 # belong to the Iceberg REST API.
 FORMATS = {value.lower(): value for value in DataSourceFormat.values if value != DataSourceFormat.ICEBERG}
-GENERIC = Q(data_source_format__in=list(FORMATS.values())) & ~Q(table_type__in=VIEW_TYPES)
+# Django reads the negation as "not ICEBERG or null": a format without a UC value is generic too.
+GENERIC = ~Q(data_source_format=DataSourceFormat.ICEBERG) & ~Q(table_type__in=VIEW_TYPES)
+MAX_FORMAT_LENGTH = 255
 
 
-def _format(value) -> str:
-    if not isinstance(value, str) or not value:
+def _format(value) -> tuple[str, str | None]:
+    """The format as given (any name, as Polaris accepts) and its Unity Catalog value or None."""
+    if not isinstance(value, str) or not value.strip():
         raise InvalidParameter("format is required.")
+    if len(value) > MAX_FORMAT_LENGTH or any(ord(char) < 32 or ord(char) == 127 for char in value):
+        raise InvalidParameter(f"format must be at most {MAX_FORMAT_LENGTH} characters, without control characters.")
     if value.lower() == "iceberg":
         raise InvalidParameter("Iceberg tables are created through the Iceberg REST API, not as generic tables.")
-    if value.lower() not in FORMATS:
-        raise InvalidParameter(f"Unsupported format {value!r}; supported: {', '.join(sorted(FORMATS))}.")
-    return FORMATS[value.lower()]
+    return value, FORMATS.get(value.lower())
 
 
 def _schema(caller: Principal, prefix: str, namespace):
-    return namespace_schema(warehouse(prefix, caller), namespace)
+    return namespace_schema(caller, warehouse(prefix, caller), namespace)
 
 
 def _find(caller: Principal, prefix: str, namespace, name: str, *, for_update: bool = False) -> Table:
-    schema = _schema(caller, prefix, namespace)
-    queryset = Table.objects.select_related("schema__catalog")
+    schema, _ = _schema(caller, prefix, namespace)
+    queryset = Table.objects.all()
     if for_update:
         queryset = queryset.select_for_update(of=("self",))
     table = queryset.filter(GENERIC, schema=schema, name=name).first()
     if table is None:
-        raise TableDoesNotExist(f"Generic table {schema.name}.{name} does not exist.")
+        raise TableDoesNotExist(f"Generic table {dotted(schema, name)} does not exist.")
+    table.schema = schema
     return table
 
 
 def create_generic_table(*, caller: Principal, prefix: str, namespace: str, body: dict) -> Table:
-    schema = _schema(caller, prefix, namespace)
+    schema, access = _schema(caller, prefix, namespace)
     name = validate_name(body.get("name"))
-    data_format = _format(body.get("format"))
+    given_format, data_format = _format(body.get("format"))
     doc = body.get("doc")
     if doc is not None and not isinstance(doc, str):
         raise InvalidParameter("doc must be a string.")
     properties = validate_properties(body.get("properties"))
     location = validate_storage_url(body.get("base-location"), field="base-location")
-    access = grants.Access.load(caller, schema)
-    grants.require_schema_use(access)
     access.require(access.has(Privilege.CREATE_TABLE), f"Missing CREATE TABLE on schema {schema.full_name}.")
     if location is not None:
         # The rule of Unity Catalog EXTERNAL tables: inside an external location the caller holds
@@ -77,12 +81,13 @@ def create_generic_table(*, caller: Principal, prefix: str, namespace: str, body
         with transaction.atomic():
             table = Table.objects.create(
                 schema=schema, name=name, table_type=TableType.EXTERNAL, data_source_format=data_format,
+                generic_format=given_format,
                 storage_location=location, comment=doc, properties=properties, owner=caller.name,
                 created_by=caller.name, updated_at=timezone.now(), updated_by=caller.name,
             )
             audit.record(principal=caller.name, action="createGenericTable", securable_type="table",
                          securable_name=table.full_name, securable_id=table.id,
-                         details={"format": data_format.lower(), "base_location": location})
+                         details={"format": given_format, "base_location": location})
     except IntegrityError:
         raise TableAlreadyExists(f"Table {schema.full_name}.{name} already exists.") from None
     return table
@@ -130,10 +135,10 @@ def storage_access_configs(*, caller: Principal, table: Table, delegation: str |
 
 def list_generic_tables(*, caller: Principal, prefix: str, namespace: str):
     catalog = warehouse(prefix, caller)
-    schema_name = single_level(namespace_levels(namespace))
-    return (visible_tables(caller=caller, catalog_name=catalog.name, schema_name=schema_name)
+    schema, _ = namespace_schema(caller, catalog, namespace)
+    return (visible_tables(caller=caller, catalog_name=catalog.name, schema_name=schema.path)
             .filter(GENERIC).prefetch_related(None).select_related(None).select_related("schema")
-            .only("name", "schema__name"))
+            .only("name", "schema__name", "schema__path"))
 
 
 def drop_generic_table(*, caller: Principal, prefix: str, namespace: str, name: str) -> None:

@@ -1,151 +1,27 @@
-"""The grant checker: one place that decides whether a principal may do something.
-
-The rules follow Unity Catalog:
-- a metastore admin may do everything;
-- the owner of a securable, or of any container above it, holds every privilege on it;
-- a privilege granted on a container is inherited by everything inside it;
-- reaching anything inside a catalog needs USE CATALOG on it, and inside a schema USE SCHEMA too.
-
-`Access` loads a principal's grants on one chain of securables (table → schema → catalog) with a
-single query and answers every question about that chain from memory.
-"""
+"""Reading and changing grants. Whether a principal may do something is decided by
+`catalog.authz`; the names below that come from there are kept for the callers that still use
+them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from django.db import transaction
 
+from catalog.authz import (  # noqa: F401 - the former home of the checker
+    POLICY_PROPERTY_PREFIX,
+    Access,
+    chain_of,
+    describe,
+    has_metastore_privilege,
+    kind_of,
+    policy_properties,
+    require_catalog_use,
+    require_policy_unchanged_or_owner,
+    require_schema_use,
+)
 from catalog.choices import PRIVILEGES_BY_SECURABLE, Privilege, SecurableType
-from catalog.models import Grant, Metastore, Principal
+from catalog.models import Catalog, Function, Grant, Policy, Principal, RegisteredModel, Schema, Table, Volume
 from catalog.services import audit
 from ucweb.errors import InvalidParameter, PermissionDenied, PrincipalDoesNotExist
-
-
-def chain_of(securable) -> list:
-    """The securable followed by its containers, innermost first."""
-    chain = [securable]
-    schema = getattr(securable, "schema", None)
-    if schema is not None:
-        chain.append(schema)
-        securable = schema
-    catalog = getattr(securable, "catalog", None)
-    if catalog is not None:
-        chain.append(catalog)
-    return chain
-
-
-@dataclass
-class Access:
-    principal: Principal
-    chain: list
-    _held: dict = field(default_factory=dict)
-
-    @classmethod
-    def load(cls, principal: Principal, securable) -> Access:
-        chain = chain_of(securable)
-        held: dict = {}
-        if not principal.is_metastore_admin:
-            rows = Grant.objects.filter(
-                principal=principal.name, securable_id__in=[s.id for s in chain]
-            ).values_list("securable_id", "privilege")
-            for securable_id, privilege in rows:
-                held.setdefault(securable_id, set()).add(privilege)
-        return cls(principal=principal, chain=chain, _held=held)
-
-    @property
-    def is_admin(self) -> bool:
-        return self.principal.is_metastore_admin
-
-    def owns(self, level: int = 0) -> bool:
-        """Owner of the securable at `level` of the chain or of anything above it."""
-        return self.is_admin or any(getattr(s, "owner", None) == self.principal.name for s in self.chain[level:])
-
-    def has(self, privilege: str, level: int = 0) -> bool:
-        return self.why(privilege, level) is not None
-
-    def why(self, privilege: str, level: int = 0) -> str | None:
-        """Why the principal holds `privilege` on the securable at `level` of the chain, or None
-        when it does not. The one rule, worded: metastore admin, owner (of the securable or of a
-        container above it), a grant on the securable, or a grant on a container (inherited)."""
-        if self.is_admin:
-            return "metastore admin"
-        for securable in self.chain[level:]:
-            if getattr(securable, "owner", None) == self.principal.name:
-                return f"owner of {kind_of(securable)} {describe(securable)}"
-        for index, securable in enumerate(self.chain[level:], start=level):
-            if privilege in self._held.get(securable.id, ()):
-                where = f"{kind_of(securable)} {describe(securable)}"
-                return f"granted on {where}" if index == level else f"inherited from a grant on {where}"
-        return None
-
-    def has_any_privilege(self, level: int = 0) -> bool:
-        return self.owns(level) or any(self._held.get(s.id) for s in self.chain[level:])
-
-    # -- the questions the APIs ask ------------------------------------------------------------
-    def can_use_catalog(self) -> bool:
-        return self.has(Privilege.USE_CATALOG, len(self.chain) - 1)
-
-    def can_use_schema(self) -> bool:
-        # The schema is the second-to-last link of any chain that has one.
-        return self.can_use_catalog() and self.has(Privilege.USE_SCHEMA, len(self.chain) - 2)
-
-    def require(self, allowed: bool, message: str) -> None:
-        if not allowed:
-            raise PermissionDenied(message)
-
-
-def describe(securable) -> str:
-    return getattr(securable, "full_name", None) or getattr(securable, "name", str(securable))
-
-
-def kind_of(securable) -> str:
-    """`table`, `schema`, `registered model`...: the securable type, in words."""
-    return securable._meta.verbose_name
-
-
-def require_catalog_use(access: Access) -> None:
-    access.require(access.can_use_catalog(), f"Missing USE CATALOG on catalog {describe(access.chain[-1])}.")
-
-
-def require_schema_use(access: Access) -> None:
-    require_catalog_use(access)
-    access.require(access.can_use_schema(), f"Missing USE SCHEMA on schema {describe(access.chain[-2])}.")
-
-
-# -- policy properties -----------------------------------------------------------------------------
-# Table and schema properties under this prefix are the securable's maintenance policy (which
-# maintenance operations clients may run themselves): they belong to its owner, not its writers.
-POLICY_PROPERTY_PREFIX = "ucweb.maintenance."
-
-
-def policy_properties(properties) -> dict:
-    return {key: value for key, value in (properties or {}).items()
-            if key.lower().startswith(POLICY_PROPERTY_PREFIX)}
-
-
-def require_policy_unchanged_or_owner(access: Access, before, after) -> None:
-    """The one check of every API that changes properties (Delta commit metadata, Iceberg
-    set-properties / remove-properties, views): adding, changing or removing a
-    `ucweb.maintenance.*` property needs the owner of the securable (or of a container above
-    it) or a metastore admin. Properties that stay as they are need nothing more."""
-    if policy_properties(before) == policy_properties(after):
-        return
-    access.require(
-        access.owns(),
-        f"Only the owner of {describe(access.chain[0])} or a metastore admin may change its "
-        f"{POLICY_PROPERTY_PREFIX}* properties (its maintenance policy).",
-    )
-
-
-# -- metastore-level privileges ------------------------------------------------------------------
-def has_metastore_privilege(principal: Principal, privilege: str) -> bool:
-    if principal.is_metastore_admin:
-        return True
-    metastore = Metastore.objects.only("id").first()
-    return metastore is not None and Grant.objects.filter(
-        principal=principal.name, securable_id=metastore.id, privilege=privilege
-    ).exists()
 
 
 # -- reading and changing grants ------------------------------------------------------------------
@@ -239,6 +115,39 @@ def update_assignments(*, securable_type: str, securable, changes, caller: Princ
     return _assignments(Grant.objects.filter(securable_id=securable.id))
 
 
+def refresh_names(securable) -> None:
+    """Grants record the full name of their securable (for display, ordering and search); a
+    rename rewrites it on the grants of the securable and of everything inside it, in the
+    rename's transaction, so that no grant shows a name that no longer exists."""
+    rows = [securable, *_inside(securable)]
+    names = {row.id: describe(row) for row in rows}
+    stale = [grant for grant in Grant.objects.filter(securable_id__in=list(names)).only("id", "securable_id",
+                                                                                       "securable_name")
+             if grant.securable_name != names[grant.securable_id]]
+    for grant in stale:
+        grant.securable_name = names[grant.securable_id]
+    Grant.objects.bulk_update(stale, ["securable_name"])
+
+
+def _inside(securable) -> list:
+    """The granted securables inside a catalog or a schema (each with what its full name needs)."""
+    has_grants = Grant.objects.values("securable_id")
+    if isinstance(securable, Catalog):
+        found = list(Schema.objects.filter(catalog=securable, id__in=has_grants).select_related("catalog"))
+        where = {"schema__catalog": securable}
+    elif isinstance(securable, Schema):
+        schemas, frontier = [securable], [securable]
+        while frontier:  # schemas nest: a rename changes the names of all that lies below
+            frontier = list(Schema.objects.filter(parent__in=frontier).select_related("catalog"))
+            schemas += frontier
+        found, where = schemas[1:], {"schema__in": schemas}
+    else:
+        return []
+    for model in (Table, Volume, Function, RegisteredModel, Policy):
+        found += model.objects.filter(id__in=has_grants, **where).select_related("schema__catalog")
+    return found
+
+
 def forget_securables(ids) -> None:
     """Grants die with their securable."""
     Grant.objects.filter(securable_id__in=list(ids)).delete()
@@ -251,4 +160,5 @@ __all__ = [
     "list_assignments",
     "update_assignments",
     "forget_securables",
+    "refresh_names",
 ]

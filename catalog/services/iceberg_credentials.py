@@ -151,23 +151,15 @@ def load_table(*, caller: Principal, prefix: str, namespace: str, name: str, del
                      location=loaded.table.storage_location, write=_can_write(caller, loaded.table))
 
 
-def create_table(*, caller: Principal, prefix: str, namespace: str, body: dict,
-                 delegation: Delegation) -> iceberg.Loaded:
-    """createTable and stage-create: the creator will own the table, so its keys may write."""
-    loaded = iceberg.create_table(caller=caller, prefix=prefix, namespace=namespace, body=body)
+def delegate_new_table(loaded: iceberg.Loaded, *, caller: Principal, delegation: Delegation, prefix: str,
+                       namespace: str, name: str) -> iceberg.Loaded:
+    """createTable, stage-create and registerTable: the creator will own the table, so its keys may write."""
     if loaded.table is not None:
         location = loaded.table.storage_location
     else:
         location = json.loads(loaded.metadata_json).get("location")
     return _delegate(loaded, caller=caller, delegation=delegation, prefix=prefix, namespace=namespace,
-                     name=body.get("name"), location=location, write=True)
-
-
-def register_table(*, caller: Principal, prefix: str, namespace: str, body: dict,
-                   delegation: Delegation) -> iceberg.Loaded:
-    loaded = iceberg.register_table(caller=caller, prefix=prefix, namespace=namespace, body=body)
-    return _delegate(loaded, caller=caller, delegation=delegation, prefix=prefix, namespace=namespace,
-                     name=loaded.table.name, location=loaded.table.storage_location, write=True)
+                     name=name, location=location, write=True)
 
 
 def load_credentials(*, caller: Principal, prefix: str, namespace: str, name: str) -> dict:
@@ -215,8 +207,8 @@ def _staged_target(caller: Principal, prefix: str, namespace: str, name: str, to
     its signer endpoint. The caller must still hold CREATE TABLE on the namespace, and once the
     table exists it must be the staged one."""
     location = _staged_location(caller, token)
-    schema = iceberg._schema(caller, iceberg.warehouse(prefix, caller), iceberg.namespace_levels(namespace))
-    iceberg._require_create(caller, schema)
+    schema = iceberg.namespace_schema(caller, iceberg.warehouse(prefix, caller), iceberg.namespace_levels(namespace))
+    iceberg.require_create(caller, schema)
     existing = Table.objects.filter(schema=schema, name=name).only("storage_location").first()
     if existing is not None and normalize(existing.storage_location or "") != location:
         raise PermissionDenied(f"Table {schema.full_name}.{name} exists at another location.")

@@ -7,7 +7,7 @@ from catalog import locations
 from catalog.models import Principal, StagingTable, Table
 from catalog.services import audit
 from catalog.services.names import validate_name
-from catalog.services.tables import require_create_table
+from catalog.services.recipes import require_create_table
 from ucweb.errors import TableAlreadyExists
 
 

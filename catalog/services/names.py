@@ -103,10 +103,16 @@ def split_full_name(full_name: str, parts: int, *, what: str) -> list[str]:
     has decoded once already. The name is decoded further only while it does not have the
     expected number of parts, so that a name that itself holds a `%` (`a%2Eb`, allowed like any
     other character) is still found."""
+    return _split_decoding(full_name, lambda text: _parts(text, parts), lambda count: count == parts,
+                           parts, what=what)
+
+
+def _split_decoding(full_name: str, split, fits, parts: int, *, what: str) -> list[str]:
+    """`split` the name, percent-decoding it further while the number of parts does not `fit`."""
     decoded = full_name
     while True:
-        pieces = _parts(decoded, parts)
-        if len(pieces) == parts and all(pieces):
+        pieces = split(decoded)
+        if fits(len(pieces)) and all(pieces):
             break
         again = unquote(decoded)
         if again == decoded:
@@ -116,7 +122,54 @@ def split_full_name(full_name: str, parts: int, *, what: str) -> list[str]:
         # Decoding may have produced a NUL (`%2500`): nothing is named that, and the database
         # refuses it in a query.
         raise InvalidParameter(f"Invalid {what} full name {full_name!r}: names may not contain NUL characters.")
-    if len(pieces) != parts or any(piece == "" for piece in pieces):
+    if not fits(len(pieces)) or any(piece == "" for piece in pieces):
         shape = ".".join(["catalog", "schema", "name"][:parts]) if parts > 1 else "name"
         raise InvalidParameter(f"Invalid {what} full name {full_name!r}: expected {shape}.")
     return pieces
+
+
+# -- nested namespaces ------------------------------------------------------------------------------
+# A schema may lie in another (an Iceberg namespace ["a", "b"] is schema b in schema a). Its path
+# joins its levels as a full name does, so `unity.a.b.t` is table t in namespace a.b, while
+# unity.`a.b`.t is table t in the one-level namespace "a.b".
+def namespace_path(levels) -> str:
+    """['a', 'b'] → a.b; ['new.db'] → `new.db`."""
+    return join_full_name(*levels)
+
+
+def namespace_levels_of(path: str) -> list[str]:
+    """The inverse of `namespace_path` (a stored path always splits)."""
+    return _split(path) or [path]
+
+
+def _nested_parts(text: str) -> list[str]:
+    quoted = _split(text)
+    if quoted is not None and all(quoted) and any(_NEEDS_QUOTES.search(part) for part in quoted):
+        return quoted
+    return text.split(".")
+
+
+def split_nested_full_name(full_name: str, parts: int, *, what: str) -> list[str]:
+    """As `split_full_name`, for names whose schema may be nested: at least `parts` parts, the
+    first the catalog; for a name in a schema the last is the name and those between are the
+    schema's levels. `unity.a.b.t` → ['unity', 'a', 'b', 't']."""
+    pieces = _split_decoding(full_name, _nested_parts, lambda count: count >= parts, parts, what=what)
+    if len(pieces) > parts and any("`" in piece for piece in pieces):
+        # Only Iceberg namespaces nest, and their names never hold a back-quote: this is a
+        # back-quoted name that does not close where a part ends (unity.`new.db.t).
+        raise InvalidParameter(f"Invalid {what} full name {full_name!r}: unbalanced back-quotes.")
+    return pieces
+
+
+def schema_paths(schema_name: str) -> list[str]:
+    """The paths a Unity Catalog `schema_name` field may mean, the likelier first: `a.b` is
+    namespace a.b, or else the one-level namespace "a.b" (as clients that do not back-quote send
+    it); `` `a.b` `` is only the latter."""
+    if not isinstance(schema_name, str) or not schema_name:
+        return []
+    pieces = _nested_parts(schema_name)
+    candidates = [namespace_path(pieces)] if all(pieces) else []
+    single = quote_part(schema_name)
+    if single not in candidates and "`" not in schema_name:
+        candidates.append(single)
+    return candidates

@@ -1,5 +1,6 @@
 from catalog.choices import SecurableType
-from catalog import resolve
+from catalog import authz, resolve
+from catalog.authz import Action
 from catalog.models import Principal
 from catalog.services import grants
 
@@ -11,12 +12,7 @@ def _access_to(securable_type: str, securable, caller: Principal):
     function, a registered model)."""
     if securable_type == SecurableType.METASTORE:
         return None
-    access = grants.Access.load(caller, securable)
-    if securable_type == SecurableType.SCHEMA:
-        grants.require_catalog_use(access)
-    elif getattr(securable, "schema", None) is not None:
-        grants.require_schema_use(access)
-    return access
+    return authz.require(caller, securable, Action.USE, missing=None)
 
 
 def _resolve_with_access(securable_type: str, full_name: str, caller: Principal):

@@ -36,11 +36,12 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from catalog import resolve
 from catalog.choices import PolicyTargetType, Privilege
 from catalog.models import Catalog, Grant, Policy, PolicyAttachment, Principal, Schema, Table
 from catalog.services import audit, grants
 from catalog.services.common import validate_properties
-from catalog.services.iceberg import namespace_levels, single_level, warehouse
+from catalog.services.iceberg import namespace_levels, warehouse
 from catalog.services.policy_content import parse_content, validate_policy_type
 from ucweb.errors import (
     AlreadyExists,
@@ -50,7 +51,6 @@ from ucweb.errors import (
     PolicyInUse,
     PolicyMappingDoesNotExist,
     PolicyVersionMismatch,
-    SchemaDoesNotExist,
     TableDoesNotExist,
 )
 
@@ -69,23 +69,26 @@ def validate_policy_name(value) -> str:
     return value
 
 
-def namespace_schema(catalog: Catalog, namespace) -> Schema:
-    """The schema a one-level Iceberg namespace names in `catalog`."""
-    name = single_level(namespace_levels(namespace))
-    schema = Schema.objects.select_related("catalog").filter(catalog=catalog, name=name).first()
-    if schema is None:
-        raise SchemaDoesNotExist(f"Namespace {name} does not exist.")
-    return schema
+def namespace_schema(caller: Principal, catalog: Catalog, namespace) -> tuple[Schema, grants.Access]:
+    """The schema an Iceberg namespace (a path segment or its levels) names in `catalog`, and
+    the caller's access to it; one the caller may not see does not exist (no existence oracle)."""
+    return resolve.namespace(caller, catalog, namespace_levels(namespace))
+
+
+def dotted(schema: Schema, name: str) -> str:
+    """`a.b.name`: how the Polaris messages name a policy or table of a namespace."""
+    return ".".join([*schema.levels, name])
 
 
 def _policy(caller: Principal, prefix: str, namespace, name: str, *, for_update: bool = False) -> Policy:
-    schema = namespace_schema(warehouse(prefix, caller), namespace)
+    schema, _ = namespace_schema(caller, warehouse(prefix, caller), namespace)
     queryset = Policy.objects.select_related("schema__catalog")
     if for_update:
         queryset = queryset.select_for_update(of=("self",))
     policy = queryset.filter(schema=schema, name=name).first()
     if policy is None:
-        raise PolicyDoesNotExist(f"Policy {schema.name}.{name} does not exist.")
+        raise PolicyDoesNotExist(f"Policy {dotted(schema, name)} does not exist.")
+    policy.schema = schema
     return policy
 
 
@@ -121,14 +124,12 @@ def _record(caller: Principal, action: str, policy: Policy, **details) -> None:
 
 # -- policies -------------------------------------------------------------------------------------
 def create_policy(*, caller: Principal, prefix: str, namespace: str, body: dict) -> Policy:
-    schema = namespace_schema(warehouse(prefix, caller), namespace)
+    schema, access = namespace_schema(caller, warehouse(prefix, caller), namespace)
     name = validate_policy_name(body.get("name"))
     policy_type = validate_policy_type(body.get("type"))
     description = _text(body.get("description"), field="description", limit=MAX_DESCRIPTION)
     content = _text(body.get("content"), field="content", limit=MAX_CONTENT)
     parse_content(policy_type, content)
-    access = grants.Access.load(caller, schema)
-    grants.require_schema_use(access)
     access.require(access.has(Privilege.CREATE_POLICY), f"Missing CREATE POLICY on schema {schema.full_name}.")
     try:
         with transaction.atomic():
@@ -138,7 +139,7 @@ def create_policy(*, caller: Principal, prefix: str, namespace: str, body: dict)
             )
             _record(caller, "createPolicy", policy, policy_type=policy_type, version=0)
     except IntegrityError:
-        raise AlreadyExists(f"Policy {schema.name}.{name} already exists.") from None
+        raise AlreadyExists(f"Policy {dotted(schema, name)} already exists.") from None
     return policy
 
 
@@ -149,9 +150,7 @@ def load_policy(*, caller: Principal, prefix: str, namespace: str, name: str) ->
 
 
 def list_policies(*, caller: Principal, prefix: str, namespace: str, policy_type: str | None):
-    schema = namespace_schema(warehouse(prefix, caller), namespace)
-    access = grants.Access.load(caller, schema)
-    grants.require_schema_use(access)
+    schema, access = namespace_schema(caller, warehouse(prefix, caller), namespace)
     queryset = Policy.objects.filter(schema=schema).select_related("schema")
     if policy_type not in (None, ""):
         queryset = queryset.filter(policy_type=validate_policy_type(policy_type))
@@ -174,7 +173,7 @@ def update_policy(*, caller: Principal, prefix: str, namespace: str, name: str, 
             parse_content(policy.policy_type, content)
         if policy.version != expected:
             raise PolicyVersionMismatch(
-                f"Policy {policy.schema.name}.{policy.name} is at version {policy.version}, not {expected}.")
+                f"Policy {dotted(policy.schema, policy.name)} is at version {policy.version}, not {expected}.")
         if description is not None:
             policy.comment = description
         if content is not None:
@@ -196,7 +195,7 @@ def drop_policy(*, caller: Principal, prefix: str, namespace: str, name: str, de
                    policy.attachments.select_related("catalog", "schema__catalog", "table__schema__catalog")]
         if targets and not detach_all:
             raise PolicyInUse(
-                f"Policy {policy.schema.name}.{policy.name} is attached to {', '.join(sorted(targets))}; "
+                f"Policy {dotted(policy.schema, policy.name)} is attached to {', '.join(sorted(targets))}; "
                 f"detach it first or drop it with detach-all=true.")
         _record(caller, "dropPolicy", policy, detached=sorted(targets))
         policy.delete()
@@ -213,7 +212,7 @@ class Target:
         return self.row.full_name
 
 
-def _target(catalog: Catalog, data) -> Target:
+def _target(caller: Principal, catalog: Catalog, data) -> Target:
     if not isinstance(data, dict):
         raise InvalidParameter("target must be an object with type and path.")
     kind, path = data.get("type"), data.get("path")
@@ -230,13 +229,14 @@ def _target(catalog: Catalog, data) -> Target:
     if kind == PolicyTargetType.NAMESPACE:
         if not path:
             raise InvalidParameter("target.path must name the namespace.")
-        return Target(kind, namespace_schema(catalog, path))
+        return Target(kind, namespace_schema(caller, catalog, path)[0])
     if len(path) < 2:
         raise InvalidParameter("target.path must name the namespace and then the table.")
-    schema = namespace_schema(catalog, path[:-1])
-    table = Table.objects.select_related("schema__catalog").filter(schema=schema, name=path[-1]).first()
+    schema, _ = namespace_schema(caller, catalog, path[:-1])
+    table = Table.objects.filter(schema=schema, name=path[-1]).first()
     if table is None:
-        raise TableDoesNotExist(f"Table {schema.name}.{path[-1]} does not exist.")
+        raise TableDoesNotExist(f"Table {dotted(schema, path[-1])} does not exist.")
+    table.schema = schema
     return Target(kind, table)
 
 
@@ -260,7 +260,7 @@ def attach_policy(*, caller: Principal, prefix: str, namespace: str, name: str, 
     parameters = validate_properties(body.get("parameters"), field="parameters")
     with transaction.atomic():
         policy = _policy(caller, prefix, namespace, name, for_update=True)
-        target = _target(catalog, body.get("target"))
+        target = _target(caller, catalog, body.get("target"))
         _require_readable(caller, policy)
         _require_target(caller, target)
         existing = PolicyAttachment.objects.filter(target_id=target.row.id, policy_type=policy.policy_type).first()
@@ -268,7 +268,7 @@ def attach_policy(*, caller: Principal, prefix: str, namespace: str, name: str, 
             other = Policy.objects.select_related("schema").get(id=existing.policy_id)
             raise PolicyAttachmentConflict(
                 f"{target.kind} {target.name} already has a {policy.policy_type} policy attached "
-                f"({other.schema.name}.{other.name}); detach it first.")
+                f"({dotted(other.schema, other.name)}); detach it first.")
         try:
             with transaction.atomic():
                 if existing is not None:
@@ -288,13 +288,13 @@ def detach_policy(*, caller: Principal, prefix: str, namespace: str, name: str, 
     catalog = warehouse(prefix, caller)
     with transaction.atomic():
         policy = _policy(caller, prefix, namespace, name, for_update=True)
-        target = _target(catalog, body.get("target"))
+        target = _target(caller, catalog, body.get("target"))
         _require_readable(caller, policy)
         _require_target(caller, target)
         deleted, _ = PolicyAttachment.objects.filter(policy=policy, target_id=target.row.id).delete()
         if not deleted:
             raise PolicyMappingDoesNotExist(
-                f"Policy {policy.schema.name}.{policy.name} is not attached to {target.kind} {target.name}.")
+                f"Policy {dotted(policy.schema, policy.name)} is not attached to {target.kind} {target.name}.")
         _record(caller, "detachPolicy", policy, target_type=target.kind, target=target.name)
 
 
@@ -304,7 +304,7 @@ class Applicable:
     policy: Policy
     inherited: bool
     parameters: dict
-    level: int = 0  # where it is attached: 0 the catalog, 1 the namespace, 2 the table
+    level: int = 0  # where it is attached: 0 the catalog, then each namespace level, then the table
 
     @property
     def content(self) -> dict:
@@ -312,11 +312,12 @@ class Applicable:
 
 
 def _path(target) -> list:
-    """catalog → schema → table: the target's ancestors and the target, outermost first."""
+    """catalog → namespace → nested namespace → table: the target's ancestors and the target,
+    outermost first."""
     if isinstance(target, Table):
-        return [target.schema.catalog, target.schema, target]
+        return [*_path(target.schema), target]
     if isinstance(target, Schema):
-        return [target.catalog, target]
+        return [target.catalog, *reversed(target.ancestors()), target]
     return [target]
 
 
@@ -324,7 +325,7 @@ def effective_policies(target, *, policy_type: str | None = None) -> dict[str, A
     """The policies that apply to a catalog, schema or table, by type: for each type the
     inheritable policy attached deepest on the path wins; a policy attached elsewhere than the
     target itself is `inherited`. Non-inheritable policies (none of the system types is) would
-    count only where they are attached. One query."""
+    count only where they are attached. One query (two below a nested namespace)."""
     path = _path(target)
     depth = {row.id: index for index, row in enumerate(path)}
     attachments = PolicyAttachment.objects.filter(target_id__in=list(depth)).select_related("policy__schema__catalog")
@@ -354,15 +355,14 @@ def applicable_policies(*, caller: Principal, prefix: str, namespace: str | None
     if target_name and not namespace:
         raise InvalidParameter("namespace is required with target-name.")
     if target_name:
-        target = _target(catalog, {"type": PolicyTargetType.TABLE_LIKE,
-                                   "path": [*namespace_levels(namespace), target_name]}).row
+        target = _target(caller, catalog, {"type": PolicyTargetType.TABLE_LIKE,
+                                           "path": [*namespace_levels(namespace), target_name]}).row
         access = grants.Access.load(caller, target)
         grants.require_schema_use(access)
         access.require(access.has(Privilege.SELECT) or access.has(Privilege.MODIFY),
                        f"Missing SELECT on table {target.full_name}.")
     elif namespace:
-        target = namespace_schema(catalog, namespace)
-        grants.require_schema_use(grants.Access.load(caller, target))
+        target, _ = namespace_schema(caller, catalog, namespace)
     else:
         target = catalog
         grants.require_catalog_use(grants.Access.load(caller, target))

@@ -20,29 +20,27 @@ from __future__ import annotations
 import uuid
 
 from django.db import transaction
-from django.db.models import F, Q, Value
+from django.db.models import F, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
 
-from catalog import asset_selectors, resolve, selectors
-from catalog.choices import ModelVersionStatus, Privilege, SecurableType
-from catalog.models import Grant, ModelVersion, Principal, RegisteredModel
-from catalog.services import audit, grants
-from catalog.services.catalogs import apply_common_update
+from catalog import asset_selectors, authz, pagination, resolve
+from catalog.authz import Action
+from catalog.choices import ModelVersionStatus, SecurableType
+from catalog.models import ModelVersion, Principal, RegisteredModel
+from catalog.services import audit, recipes
 from catalog.services.names import split_full_name, validate_name
 from catalog.services.schema_assets import (
     managed_location,
     reject_nul,
     schema_access,
+    visible_in_schema,
     validate_long_comment,
     validate_optional_string,
     validate_required_string,
-    visible,
 )
 from catalog.storage import join
 from ucweb.errors import AlreadyExists, InvalidParameter
-
-MODEL_PAGE_CEILING = 50
 
 
 # -- registered models ----------------------------------------------------------------------------
@@ -53,42 +51,20 @@ def visible_models(*, caller: Principal, catalog_name=None, schema_name=None):
         sort_key=Concat(F("schema__catalog__name"), Value("."), F("schema__name"), Value("."), F("name"))
     )
     if catalog_name in (None, "") and schema_name in (None, ""):
-        return queryset if caller.is_metastore_admin else queryset.filter(_readable_anywhere(caller))
+        return authz.visible(queryset, caller)
     if catalog_name in (None, "") or schema_name in (None, ""):
         raise InvalidParameter("Pass both catalog_name and schema_name, or neither to list every model.")
-    schema, access = schema_access(caller, catalog_name, schema_name)
-    return visible(queryset.filter(schema=schema), caller=caller, access=access, privileges=[Privilege.EXECUTE])
-
-
-def _readable_anywhere(caller: Principal) -> Q:
-    """Models the caller may use (USE CATALOG and USE SCHEMA, or ownership above) and read
-    (EXECUTE or ownership at some level), as one query condition."""
-    held = Grant.objects.filter(principal=caller.name)
-
-    def granted(*privileges):
-        return held.filter(privilege__in=privileges).values("securable_id")
-
-    me = caller.name
-    owns_catalog = Q(schema__catalog__owner=me)
-    owns_schema = owns_catalog | Q(schema__owner=me)
-    uses_catalog = owns_catalog | Q(schema__catalog_id__in=granted(Privilege.USE_CATALOG))
-    uses_schema = owns_schema | Q(schema_id__in=granted(Privilege.USE_SCHEMA)) | Q(
-        schema__catalog_id__in=granted(Privilege.USE_SCHEMA))
-    reads = (
-        owns_schema | Q(owner=me) | Q(id__in=granted(Privilege.EXECUTE))
-        | Q(schema_id__in=granted(Privilege.EXECUTE)) | Q(schema__catalog_id__in=granted(Privilege.EXECUTE))
-    )
-    return uses_catalog & uses_schema & reads
+    return visible_in_schema(queryset, caller=caller, catalog_name=catalog_name, schema_name=schema_name)
 
 
 def paginate_models(queryset, *, max_results, page_token):
-    return selectors.paginate(queryset, max_results=max_results, page_token=page_token, key="sort_key",
-                              ceiling=MODEL_PAGE_CEILING)
+    return pagination.paginate(queryset, max_results=max_results, page_token=page_token, key="sort_key",
+                               maximum=pagination.SPEC_MAXIMUM["registered_models"])
 
 
 def get_model(*, caller: Principal, full_name: str) -> RegisteredModel:
     model, access = resolve.registered_model(caller, full_name)
-    access.require(access.has(Privilege.EXECUTE), f"Missing EXECUTE on registered model {model.full_name}.")
+    authz.require(caller, model, Action.READ, access=access)
     return model
 
 
@@ -97,7 +73,7 @@ def create_model(*, caller: Principal, name, catalog_name, schema_name, comment=
     validate_name(name)
     comment = reject_nul(validate_long_comment(comment), field="comment")
     schema, access = schema_access(caller, catalog_name, schema_name)
-    access.require(access.has(Privilege.CREATE_MODEL), f"Missing CREATE MODEL on schema {schema.full_name}.")
+    authz.require(caller, schema, Action.CREATE_MODEL, access=access)
     if RegisteredModel.objects.filter(schema=schema, name=name).exists():
         raise AlreadyExists(f"Registered model '{schema.full_name}.{name}' already exists.")
     model_id = uuid.uuid4()
@@ -114,40 +90,24 @@ def create_model(*, caller: Principal, name, catalog_name, schema_name, comment=
     return model
 
 
+UPDATABLE = recipes.Updatable(
+    securable_type=SecurableType.REGISTERED_MODEL, audit_action="updateRegisteredModel", what="Registered model",
+    siblings=lambda model: RegisteredModel.objects.filter(schema=model.schema), fields=("comment", "owner"),
+    comment=lambda value: reject_nul(validate_long_comment(value), field="comment"),
+)
+
+
 @transaction.atomic
 def update_model(*, caller: Principal, full_name: str, fields: dict) -> RegisteredModel:
     model, access = resolve.registered_model(caller, full_name, for_update=True)
-    access.require(access.owns(), f"Only the owner of registered model {model.full_name} or a metastore admin "
-                                  "may update it.")
-    new_name = fields.get("new_name")
-    if new_name is not None and new_name != model.name:
-        validate_name(new_name, field="new_name")
-        if RegisteredModel.objects.filter(schema=model.schema, name=new_name).exists():
-            raise AlreadyExists(f"Registered model '{model.schema.full_name}.{new_name}' already exists.")
-        model.name = new_name
-    comment_given = "comment" in fields
-    comment = reject_nul(validate_long_comment(fields.get("comment")), field="comment")
-    apply_common_update(
-        model, caller=caller, access=access, comment=None, properties=None, owner=fields.get("owner"),
-        fields={k: v for k, v in fields.items() if k == "owner"},
-    )
-    if comment_given:
-        model.comment = comment
-    model.save()
-    Grant.objects.filter(securable_id=model.id).update(securable_name=model.full_name)
-    audit.record(
-        principal=caller.name, action="updateRegisteredModel", securable_type=SecurableType.REGISTERED_MODEL,
-        securable_name=model.full_name, securable_id=model.id, details=dict(fields),
-    )
-    return model
+    return recipes.update(model, fields, UPDATABLE, caller=caller, access=access)
 
 
 @transaction.atomic
 def delete_model(*, caller: Principal, full_name: str, force: bool) -> None:
     """All versions must be deleted first unless `force`; files are purged after commit."""
     model, access = resolve.registered_model(caller, full_name, for_update=True)
-    access.require(access.owns(), f"Only the owner of registered model {model.full_name} or a metastore admin "
-                                  "may delete it.")
+    authz.require(caller, model, Action.DELETE, access=access)
     versions = model.versions.count()
     if versions and not force:
         raise InvalidParameter(
@@ -162,16 +122,14 @@ def delete_model(*, caller: Principal, full_name: str, force: bool) -> None:
 
 
 # -- model versions ------------------------------------------------------------------------------
-def can_write_versions(access: grants.Access) -> bool:
+def can_write_versions(access: authz.Access) -> bool:
     """Owners of the model (or above), and holders of CREATE MODEL on its schema or catalog."""
-    return access.owns() or access.has(Privilege.CREATE_MODEL, 1)
+    return authz.allows(access.principal, access.chain[0], Action.WRITE, access=access)
 
 
-def _model_for_writing(caller: Principal, full_name: str) -> tuple[RegisteredModel, grants.Access]:
+def _model_for_writing(caller: Principal, full_name: str) -> tuple[RegisteredModel, authz.Access]:
     model, access = resolve.registered_model(caller, full_name)
-    access.require(can_write_versions(access),
-                   f"Only the owner of registered model {model.full_name} or a holder of CREATE MODEL on its "
-                   "schema may write its versions.")
+    authz.require(caller, model, Action.WRITE, access=access)
     return model, access
 
 
@@ -216,15 +174,18 @@ def get_version(*, caller: Principal, full_name: str, version) -> ModelVersion:
     return asset_selectors.get_model_version(model, version)
 
 
+VERSION_UPDATABLE = recipes.Updatable(
+    securable_type=SecurableType.REGISTERED_MODEL, audit_action="updateModelVersion", what="Model version",
+    fields=("comment",), comment=UPDATABLE.comment,
+)
+
+
 @transaction.atomic
 def update_version(*, caller: Principal, full_name: str, version, fields: dict) -> ModelVersion:
     model, access = resolve.registered_model(caller, full_name)
-    access.require(access.owns(), f"Only the owner of registered model {model.full_name} or a metastore admin "
-                                  "may update its versions.")
+    authz.require(caller, model, Action.UPDATE, access=access)
     row = asset_selectors.get_model_version(model, version, for_update=True)
-    if "comment" in fields:
-        row.comment = reject_nul(validate_long_comment(fields.get("comment")), field="comment")
-    row.updated_at, row.updated_by = timezone.now(), caller.name
+    recipes.apply_common_fields(row, fields, VERSION_UPDATABLE, caller=caller, access=access)
     row.save()
     audit.record(
         principal=caller.name, action="updateModelVersion", securable_type=SecurableType.REGISTERED_MODEL,
@@ -266,8 +227,7 @@ def finalize_version(*, caller: Principal, full_name: str, version, body: dict) 
 @transaction.atomic
 def delete_version(*, caller: Principal, full_name: str, version) -> None:
     model, access = resolve.registered_model(caller, full_name)
-    access.require(access.owns(), f"Only the owner of registered model {model.full_name} or a metastore admin "
-                                  "may delete its versions.")
+    authz.require(caller, model, Action.DELETE, access=access)
     row = asset_selectors.get_model_version(model, version, for_update=True)
     number = row.version
     row.delete()

@@ -3,11 +3,9 @@ USE CATALOG and USE SCHEMA, and their managed storage sits under the schema's ma
 
 from __future__ import annotations
 
-from django.db.models import Q
 
-from catalog import locations, resolve
-from catalog.models import Grant, Principal
-from catalog.services import grants
+from catalog import authz, locations, resolve
+from catalog.models import Principal
 from catalog.services.names import validate_name
 from ucweb.errors import InvalidParameter
 
@@ -21,13 +19,10 @@ def schema_access(caller: Principal, catalog_name, schema_name):
     return resolve.schema(caller, catalog_name, schema_name)
 
 
-def visible(queryset, *, caller: Principal, access: grants.Access, privileges):
-    """Rows of one schema that the caller may see: all of them with one of `privileges` on the
-    schema or its catalog (or as an owner there); otherwise those owned or granted one by one."""
-    if any(access.has(privilege) for privilege in privileges):
-        return queryset
-    granted = Grant.objects.filter(principal=caller.name, privilege__in=list(privileges)).values("securable_id")
-    return queryset.filter(Q(owner=caller.name) | Q(id__in=granted))
+def visible_in_schema(queryset, *, caller: Principal, catalog_name, schema_name):
+    """The rows of `queryset` in one schema that the caller may see (catalog.authz)."""
+    schema, access = schema_access(caller, catalog_name, schema_name)
+    return authz.visible(queryset.filter(schema=schema).select_related("schema__catalog"), caller, access=access)
 
 
 def managed_location(schema, kind: str, securable_id) -> str:

@@ -1,23 +1,22 @@
 from django.db import transaction
-from django.db.models import Q
 
 from catalog import locations, resolve
-from catalog.choices import Privilege
-from catalog.models import Grant, Principal, Schema, Table
-from catalog.services import audit, grants
-from catalog.services.catalogs import apply_common_update
+from catalog.choices import Privilege, SecurableType
+from catalog.models import Principal, Schema, Table
+from catalog.services import audit, grants, recipes
 from catalog.services.common import validate_comment, validate_properties, validate_storage_url
-from catalog.services.names import validate_name
+from catalog.services.names import quote_part, validate_name
 from ucweb.errors import SchemaAlreadyExists, SchemaNotEmpty
 
 
 def visible_schemas(*, caller: Principal, catalog_name: str):
     catalog, access = resolve.catalog(caller, catalog_name)
     queryset = Schema.objects.filter(catalog=catalog).select_related("catalog")
-    if access.has(Privilege.USE_SCHEMA):
-        return queryset
-    granted = Grant.objects.filter(principal=caller.name, privilege=Privilege.USE_SCHEMA).values("securable_id")
-    return queryset.filter(Q(owner=caller.name) | Q(id__in=granted))
+    return resolve.visible_schemas(caller, catalog, access, queryset)
+
+
+def join_path(parent: Schema | None, name: str) -> str:
+    return f"{parent.path}.{quote_part(name)}" if parent is not None else quote_part(name)
 
 
 def get_schema(*, caller: Principal, full_name: str) -> Schema:
@@ -28,21 +27,25 @@ def get_schema(*, caller: Principal, full_name: str) -> Schema:
 @transaction.atomic
 def create_schema(
     *, caller: Principal, name, catalog_name, comment=None, properties=None, storage_root=None, iceberg: bool = False,
+    parent: Schema | None = None,
 ) -> Schema:
-    """`iceberg`: the name comes from the Iceberg REST API, which allows dots and spaces."""
+    """`iceberg`: the name comes from the Iceberg REST API, which allows dots and spaces.
+    `parent`: the schema the new one lies in (a nested namespace), resolved for the caller."""
     validate_name(name, iceberg=iceberg)
     validate_name(catalog_name, field="catalog_name")
     comment = validate_comment(comment)
     properties = validate_properties(properties)
     storage_root = validate_storage_url(storage_root, field="storage_root")
     catalog, access = resolve.catalog(caller, catalog_name)
+    if parent is not None:
+        access = grants.Access.load(caller, parent)
     access.require(access.has(Privilege.CREATE_SCHEMA), f"Missing CREATE SCHEMA on catalog {catalog_name}.")
-    if Schema.objects.filter(catalog=catalog, name=name).exists():
-        raise SchemaAlreadyExists(f"Schema '{catalog_name}.{name}' already exists.")
     schema = Schema(
-        catalog=catalog, name=name, comment=comment, properties=properties,
+        catalog=catalog, parent=parent, name=name, comment=comment, properties=properties,
         owner=caller.name, created_by=caller.name, storage_root=storage_root,
     )
+    if Schema.objects.filter(catalog=catalog, path=join_path(parent, name)).exists():
+        raise SchemaAlreadyExists(f"Schema '{catalog_name}.{join_path(parent, name)}' already exists.")
     if storage_root:
         schema.storage_root, schema.storage_location = locations.place_root(
             caller=caller, value=storage_root, kind="schema", securable_id=schema.id)
@@ -54,34 +57,27 @@ def create_schema(
     return schema
 
 
+UPDATABLE = recipes.Updatable(
+    securable_type=SecurableType.SCHEMA, audit_action="updateSchema", what="Schema",
+    siblings=lambda schema: Schema.objects.filter(catalog=schema.catalog, parent=schema.parent),
+    already_exists=SchemaAlreadyExists,
+)
+
+
 @transaction.atomic
 def update_schema(*, caller: Principal, full_name: str, fields: dict) -> Schema:
     schema, access = resolve.schema_by_full_name(caller, full_name)
-    access.require(access.owns(), f"Only the owner of schema {schema.full_name} or a metastore admin may update it.")
-    new_name = fields.get("new_name")
-    if new_name is not None and new_name != schema.name:
-        validate_name(new_name, field="new_name")
-        if Schema.objects.filter(catalog=schema.catalog, name=new_name).exists():
-            raise SchemaAlreadyExists(f"Schema '{schema.catalog.name}.{new_name}' already exists.")
-        schema.name = new_name
-    apply_common_update(
-        schema, caller=caller, access=access, comment=fields.get("comment"),
-        properties=fields.get("properties"), owner=fields.get("owner"), fields=fields,
-    )
-    schema.save()
-    Grant.objects.filter(securable_id=schema.id).update(securable_name=schema.full_name)
-    audit.record(
-        principal=caller.name, action="updateSchema", securable_type="schema",
-        securable_name=schema.full_name, securable_id=schema.id,
-        details={k: v for k, v in fields.items() if k != "properties"},
-    )
-    return schema
+    return recipes.update(schema, fields, UPDATABLE, caller=caller, access=access,
+                          details={k: v for k, v in fields.items() if k != "properties"})
 
 
 def drop_schema_contents(schema: Schema) -> None:
-    """Everything inside a schema goes with it: tables (managed files purged) and their grants."""
+    """Everything inside a schema goes with it: the schemas inside it, tables (managed files
+    purged) and their grants."""
     from catalog.services.tables import drop_table_row
 
+    for child in schema.children.all():
+        drop_schema_contents(child)
     for table in Table.objects.filter(schema=schema).select_related("schema__catalog"):
         drop_table_row(table)
     grants.forget_securables([schema.id])
@@ -90,7 +86,8 @@ def drop_schema_contents(schema: Schema) -> None:
 
 def _has_contents(schema: Schema) -> bool:
     return any(related.exists() for related in (
-        schema.tables, schema.volumes, schema.functions, schema.registered_models, schema.policies))
+        schema.children, schema.tables, schema.volumes, schema.functions, schema.registered_models,
+        schema.policies))
 
 
 @transaction.atomic
@@ -99,8 +96,8 @@ def delete_schema(*, caller: Principal, full_name: str, force: bool) -> None:
     access.require(access.owns(), f"Only the owner of schema {schema.full_name} or a metastore admin may delete it.")
     if not force and _has_contents(schema):
         raise SchemaNotEmpty(
-            f"Schema '{schema.full_name}' is not empty; delete its tables, volumes, functions, models and policies first "
-            "or pass force=true."
+            f"Schema '{schema.full_name}' is not empty; delete its schemas, tables, volumes, functions, models and "
+            "policies first or pass force=true."
         )
     schema_id, name = schema.id, schema.full_name
     drop_schema_contents(schema)

@@ -16,30 +16,23 @@ import uuid
 from django.db import transaction
 from django.utils import timezone
 
-from catalog import locations, resolve
+from catalog import authz, locations, resolve
+from catalog.authz import Action
 from catalog.choices import Privilege, SecurableType, VolumeType
-from catalog.models import Grant, Principal, Volume
-from catalog.services import audit, grants
-from catalog.services.catalogs import apply_common_update
+from catalog.models import Principal, Volume
+from catalog.services import audit, recipes
 from catalog.services.names import validate_name
-from catalog.services.schema_assets import (
-    managed_location,
-    schema_access,
-    validate_long_comment,
-    visible,
-)
+from catalog.services.schema_assets import managed_location, schema_access, validate_long_comment, visible_in_schema
 from ucweb.errors import AlreadyExists, InvalidParameter
 
 
 def visible_volumes(*, caller: Principal, catalog_name, schema_name):
-    schema, access = schema_access(caller, catalog_name, schema_name)
-    queryset = Volume.objects.filter(schema=schema).select_related("schema__catalog")
-    return visible(queryset, caller=caller, access=access, privileges=[Privilege.READ_VOLUME])
+    return visible_in_schema(Volume.objects.all(), caller=caller, catalog_name=catalog_name, schema_name=schema_name)
 
 
 def get_volume(*, caller: Principal, full_name: str) -> Volume:
     volume, access = resolve.volume(caller, full_name)
-    access.require(access.has(Privilege.READ_VOLUME), f"Missing READ VOLUME on volume {volume.full_name}.")
+    authz.require(caller, volume, Action.READ, access=access)
     return volume
 
 
@@ -58,7 +51,7 @@ def create_volume(
             raise InvalidParameter("storage_location is required for an EXTERNAL volume.")
         storage_location = locations.canonical(storage_location, field="storage_location")
     schema, access = schema_access(caller, catalog_name, schema_name)
-    access.require(access.has(Privilege.CREATE_VOLUME), f"Missing CREATE VOLUME on schema {schema.full_name}.")
+    authz.require(caller, schema, Action.CREATE_VOLUME, access=access)
     if volume_type == VolumeType.EXTERNAL:
         storage_location = locations.place_securable(
             caller=caller, schema=schema, value=storage_location, kind="volumes",
@@ -82,31 +75,17 @@ def create_volume(
     return volume
 
 
+UPDATABLE = recipes.Updatable(
+    securable_type=SecurableType.VOLUME, audit_action="updateVolume", what="Volume",
+    siblings=lambda volume: Volume.objects.filter(schema=volume.schema), fields=("comment", "owner"),
+    comment=validate_long_comment,
+)
+
+
 @transaction.atomic
 def update_volume(*, caller: Principal, full_name: str, fields: dict) -> Volume:
     volume, access = resolve.volume(caller, full_name, for_update=True)
-    access.require(access.owns(), f"Only the owner of volume {volume.full_name} or a metastore admin may update it.")
-    new_name = fields.get("new_name")
-    if new_name is not None and new_name != volume.name:
-        validate_name(new_name, field="new_name")
-        if Volume.objects.filter(schema=volume.schema, name=new_name).exists():
-            raise AlreadyExists(f"Volume '{volume.schema.full_name}.{new_name}' already exists.")
-        volume.name = new_name
-    comment_given = "comment" in fields
-    comment = validate_long_comment(fields.get("comment"))
-    apply_common_update(
-        volume, caller=caller, access=access, comment=None, properties=None, owner=fields.get("owner"),
-        fields={k: v for k, v in fields.items() if k == "owner"},
-    )
-    if comment_given:
-        volume.comment = comment
-    volume.save()
-    Grant.objects.filter(securable_id=volume.id).update(securable_name=volume.full_name)
-    audit.record(
-        principal=caller.name, action="updateVolume", securable_type=SecurableType.VOLUME,
-        securable_name=volume.full_name, securable_id=volume.id, details=dict(fields),
-    )
-    return volume
+    return recipes.update(volume, fields, UPDATABLE, caller=caller, access=access)
 
 
 @transaction.atomic
@@ -114,7 +93,7 @@ def delete_volume(*, caller: Principal, full_name: str) -> None:
     """The row goes; a managed volume's files are purged after commit and grants go with it (the
     post_delete handlers of catalog.models.assets, which also run when a schema is dropped)."""
     volume, access = resolve.volume(caller, full_name, for_update=True)
-    access.require(access.owns(), f"Only the owner of volume {volume.full_name} or a metastore admin may delete it.")
+    authz.require(caller, volume, Action.DELETE, access=access)
     volume_id, name = volume.id, volume.full_name
     volume.delete()
     audit.record(
@@ -123,7 +102,7 @@ def delete_volume(*, caller: Principal, full_name: str) -> None:
     )
 
 
-def writable_by(access: grants.Access) -> bool:
+def writable_by(access: authz.Access) -> bool:
     """Writing a volume's files: there is no WRITE VOLUME privilege in the API, so its owner (or an
     owner above it, or a metastore admin)."""
-    return access.owns()
+    return authz.allows(access.principal, access.chain[0], Action.WRITE, access=access)

@@ -3,7 +3,6 @@ spec's `storage-credentials` shape, from the one credential vendor (catalog.stor
 
 from __future__ import annotations
 
-from catalog.asset_selectors import parse_uuid
 from catalog.choices import PathOperation, Privilege, TableOperation
 from catalog.models import Principal, StagingTable
 from catalog.services import audit, temporary_credentials
@@ -11,6 +10,7 @@ from catalog.storage.credentials import vend
 from commits.delta_v1.tables import UnsupportedTableFormat, require, table_for
 from commits.delta_v1.wire import BadRequest, storage_credentials
 from ucweb.errors import PermissionDenied, TableDoesNotExist
+from ucweb.ids import parse_uuid
 
 def _operation(value) -> str:
     if value not in (TableOperation.READ, TableOperation.READ_WRITE):

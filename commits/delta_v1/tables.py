@@ -12,12 +12,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from catalog import resolve, selectors
-from catalog.asset_selectors import parse_uuid
 from catalog.choices import DataSourceFormat, Privilege, SecurableType, TableOperation, TableType
 from catalog.models import Principal, StagingTable, Table
 from catalog.services import audit, grants, managed_tables as staging_tables, tables
 from catalog.services.common import validate_comment
-from catalog.services.names import validate_name
+from catalog.services.names import quote_part, validate_name
 from catalog.storage import InvalidStorageUrl, normalize
 from catalog.storage.credentials import vend
 from commits import delta, managed_tables, rows
@@ -30,6 +29,7 @@ from commits.formats import delta_protocol as dp
 from commits.models import DeltaCommit
 from commits.ratification import is_catalog_managed
 from ucweb.errors import InvalidParameter, TableAlreadyExists, TableDoesNotExist, TemporarilyUnavailable
+from ucweb.ids import parse_uuid
 
 PROTOCOL_VERSION = "1.0"
 SUPPORTED_MAJOR, SUPPORTED_MINOR = 1, 0
@@ -137,7 +137,7 @@ def table_for(caller: Principal, catalog: str, schema: str, name: str, *, for_up
     queryset = rows.tables(caller, for_update=for_update, pending=pending)
     if columns:
         queryset = queryset.prefetch_related("columns")
-    table = queryset.filter(schema__catalog__name=catalog, schema__name=schema, name=name).first()
+    table = queryset.filter(schema__catalog__name=catalog, schema__path=quote_part(schema), name=name).first()
     if table is None:
         selectors.get_schema(catalog, schema)
         raise selectors.table_not_found(catalog, schema, name)

@@ -8,7 +8,6 @@ import json
 
 from django.utils import timezone
 
-from catalog.asset_selectors import parse_uuid
 from catalog.models import Table
 from catalog.services.tables import validate_columns
 from catalog.storage import InvalidStorageUrl, normalize
@@ -16,6 +15,7 @@ from commits.delta_wire import CommitInfo, integer
 from commits.formats import delta_log, delta_types
 from commits.formats import delta_protocol as dp
 from ucweb.errors import AlreadyExists, CatalogError, InvalidParameter
+from ucweb.ids import parse_uuid
 
 ACTIONS = (
     "set-properties", "remove-properties", "set-protocol", "set-columns", "set-partition-columns",

@@ -10,10 +10,11 @@ from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework.response import Response
 
-from catalog import selectors
+from catalog import pagination
 from catalog.api.base import CatalogAPIView
-from catalog.api.iceberg import idempotency
+from catalog.api.iceberg import idempotency, wire
 from catalog.services import iceberg, iceberg_credentials
+from commits.formats import iceberg as formats
 
 TAGS = ["Iceberg REST"]
 ICEBERG_ROOT = "/api/catalog/"
@@ -26,6 +27,9 @@ COMMIT_RULES = (
     "property needs the table's owner or a metastore admin (403 otherwise)."
 )
 JSON_OBJECT = OpenApiResponse(description="See the Apache Iceberg REST catalog specification.")
+# The error answers every operation may give, in the IcebergErrorResponse envelope.
+ERRORS = {code: wire.IcebergErrorResponse for code in (400, 401, 403, 404)}
+CONFLICT = {**ERRORS, 409: wire.IcebergErrorResponse}
 NO_CONTENT = OpenApiResponse(description="No content.")
 PAGE = [
     OpenApiParameter("pageToken", str, description="Absent: every item; empty or a token: one page."),
@@ -79,7 +83,7 @@ def table_result(loaded: iceberg.Loaded, *, snapshots: str | None = None, status
     """LoadTableResult, written from the stored metadata text without parsing it again."""
     metadata_json = loaded.metadata_json
     if snapshots == "refs":
-        metadata_json = iceberg.only_referenced_snapshots(metadata_json)
+        metadata_json = formats.only_referenced_snapshots(metadata_json)
     location = json.dumps(loaded.metadata_location)
     extra = ""
     if loaded.storage_credentials:
@@ -113,7 +117,4 @@ def none_match(header: str | None, etag: str) -> bool:
 
 
 def page(request, queryset, key="name"):
-    if "pageToken" not in request.query_params:
-        return list(queryset.order_by(key)), None
-    return selectors.paginate(queryset, max_results=request.query_params.get("pageSize"),
-                              page_token=request.query_params.get("pageToken") or None, key=key)
+    return pagination.page_if_asked(queryset, request.query_params, key=key)

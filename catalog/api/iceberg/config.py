@@ -14,7 +14,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from catalog.api.base import CatalogAPIView
-from catalog.api.iceberg.base import JSON_OBJECT, TAGS, lifetime_iso
+from catalog.api.iceberg import wire
+from catalog.api.iceberg.base import TAGS, lifetime_iso
 from catalog.services import principals
 from ucweb.errors import Unauthenticated
 from ucweb.parsers import LenientJSONParser
@@ -64,7 +65,7 @@ ENDPOINTS = [
 
 
 class ConfigView(CatalogAPIView):
-    @extend_schema(tags=TAGS, operation_id="getConfig", responses=JSON_OBJECT,
+    @extend_schema(tags=TAGS, operation_id="getConfig", responses=wire.CatalogConfig,
                    parameters=[OpenApiParameter("warehouse", str, description=(
                        "A catalog name; default: the default catalog. The answer is the same whether "
                        "the catalog exists or not, and whether the caller may see it or not: clients "
@@ -95,7 +96,7 @@ class OAuthTokensView(APIView):
     parser_classes = [FormParser, LenientJSONParser]
 
     @extend_schema(
-        tags=TAGS, operation_id="getToken", responses=JSON_OBJECT,
+        tags=TAGS, operation_id="getToken", responses=wire.OAuthTokenResponse,
         request=inline_serializer("OAuthTokenRequest", {
             "grant_type": serializers.CharField(), "client_id": serializers.CharField(),
             "client_secret": serializers.CharField(), "scope": serializers.CharField(required=False)}),

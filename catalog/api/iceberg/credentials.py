@@ -6,11 +6,13 @@ from drf_spectacular.utils import extend_schema, extend_schema_view, inline_seri
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from catalog.api.iceberg.base import JSON_OBJECT, TAGS, IcebergView
+from catalog.api.iceberg import wire
+from catalog.api.iceberg.base import ERRORS, JSON_OBJECT, TAGS, IcebergView
 from catalog.services import iceberg_credentials
 
+
 class CredentialsView(IcebergView):
-    @extend_schema(tags=TAGS, operation_id="loadCredentials", responses=JSON_OBJECT)
+    @extend_schema(tags=TAGS, operation_id="loadCredentials", responses={200: wire.LoadCredentialsResponse, **ERRORS})
     def get(self, request, prefix, namespace, table):
         return Response(iceberg_credentials.load_credentials(caller=request.user, prefix=prefix, namespace=namespace,
                                                              name=table))

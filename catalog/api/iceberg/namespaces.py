@@ -5,37 +5,42 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
-from catalog.api.iceberg.base import JSON_OBJECT, NO_CONTENT, PAGE, TAGS, IcebergView, page
+from catalog.api.iceberg import wire
+from catalog.api.iceberg.base import CONFLICT, ERRORS, NO_CONTENT, PAGE, TAGS, IcebergView, page
 from catalog.services import iceberg
+
 
 class NamespacesView(IcebergView):
     audit_securable_type = "schema"
 
-    @extend_schema(tags=TAGS, operation_id="listNamespaces", responses=JSON_OBJECT,
+    @extend_schema(tags=TAGS, operation_id="listNamespaces",
+                   responses={200: wire.ListNamespacesResponse, **ERRORS},
                    parameters=[OpenApiParameter("parent", str), *PAGE])
     def get(self, request, prefix):
         items, token = page(request, iceberg.list_namespaces(
             caller=request.user, prefix=prefix, parent=request.query_params.get("parent")))
-        body = {"namespaces": [[schema.name] for schema in items]}
+        body = {"namespaces": [schema.levels for schema in items]}
         if token:
             body["next-page-token"] = token
         return Response(body)
 
-    @extend_schema(tags=TAGS, operation_id="createNamespace", responses=JSON_OBJECT, request=None)
+    @extend_schema(tags=TAGS, operation_id="createNamespace",
+                   responses={200: wire.CreateNamespaceResponse, **CONFLICT}, request=wire.CreateNamespaceRequest)
     def post(self, request, prefix):
         body = self.body(request)
         schema = iceberg.create_namespace(caller=request.user, prefix=prefix, namespace=body.get("namespace"),
                                           properties=body.get("properties"))
-        return Response({"namespace": [schema.name], "properties": schema.properties})
+        return Response({"namespace": schema.levels, "properties": schema.properties})
 
 
 class NamespaceView(IcebergView):
     audit_securable_type = "schema"
 
-    @extend_schema(tags=TAGS, operation_id="loadNamespaceMetadata", responses=JSON_OBJECT)
+    @extend_schema(tags=TAGS, operation_id="loadNamespaceMetadata",
+                   responses={200: wire.GetNamespaceResponse, **ERRORS})
     def get(self, request, prefix, namespace):
         schema = iceberg.load_namespace(caller=request.user, prefix=prefix, namespace=namespace)
-        return Response({"namespace": [schema.name], "properties": schema.properties})
+        return Response({"namespace": schema.levels, "properties": schema.properties})
 
     @extend_schema(tags=TAGS, operation_id="namespaceExists", responses={204: NO_CONTENT})
     def head(self, request, prefix, namespace):
@@ -51,7 +56,9 @@ class NamespaceView(IcebergView):
 class NamespacePropertiesView(IcebergView):
     audit_securable_type = "schema"
 
-    @extend_schema(tags=TAGS, operation_id="updateProperties", responses=JSON_OBJECT, request=None)
+    @extend_schema(tags=TAGS, operation_id="updateProperties",
+                   responses={200: wire.UpdateNamespacePropertiesResponse, **ERRORS},
+                   request=wire.UpdateNamespacePropertiesRequest)
     def post(self, request, prefix, namespace):
         body = self.body(request)
         result = iceberg.update_namespace_properties(

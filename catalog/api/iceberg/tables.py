@@ -8,21 +8,26 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serial
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from catalog.api.iceberg import wire
 from catalog.api.iceberg.base import (
-    COMMIT_RULES, DELEGATION, JSON_OBJECT, NO_CONTENT, PAGE, TAGS, IcebergView, delegation, none_match, page,
+    COMMIT_RULES, CONFLICT, DELEGATION, ERRORS, NO_CONTENT, PAGE, TAGS, IcebergView, delegation, none_match, page,
     table_result)
-from catalog.services import iceberg, iceberg_credentials, iceberg_external
+from catalog.services import iceberg, iceberg_credentials
 from catalog.services.common import validate_optional_bool
+from commits import engine, iceberg_external
+from commits import iceberg as iceberg_commits
 from ucweb.errors import InvalidParameter
 
+
 def _identifiers(items) -> list[dict]:
-    return [{"namespace": [table.schema.name], "name": table.name} for table in items]
+    return [{"namespace": table.schema.levels, "name": table.name} for table in items]
 
 
 class TablesView(IcebergView):
     view_objects = False
 
-    @extend_schema(tags=TAGS, operation_id="listTables", responses=JSON_OBJECT, parameters=PAGE)
+    @extend_schema(tags=TAGS, operation_id="listTables", responses={200: wire.ListTablesResponse, **ERRORS},
+                   parameters=PAGE)
     def get(self, request, prefix, namespace):
         items, token = page(request, iceberg.list_tables(caller=request.user, prefix=prefix, namespace=namespace,
                                                           view=self.view_objects))
@@ -31,19 +36,21 @@ class TablesView(IcebergView):
             body["next-page-token"] = token
         return Response(body)
 
-    @extend_schema(tags=TAGS, operation_id="createTable", responses=JSON_OBJECT, request=None, parameters=[DELEGATION])
+    @extend_schema(tags=TAGS, operation_id="createTable", responses={200: wire.LoadTableResult, **CONFLICT},
+                   request=wire.CreateTableRequest, parameters=[DELEGATION])
     def post(self, request, prefix, namespace):
         body = self.body(request)
         if self.view_objects:
-            return table_result(iceberg.create_view(caller=request.user, prefix=prefix, namespace=namespace, body=body))
-        return table_result(iceberg_credentials.create_table(caller=request.user, prefix=prefix, namespace=namespace,
-                                                             body=body, delegation=delegation(request)))
+            return table_result(iceberg_commits.create_view(caller=request.user, prefix=prefix, namespace=namespace,
+                                                            body=body))
+        return table_result(iceberg_commits.create_table(caller=request.user, prefix=prefix, namespace=namespace,
+                                                         body=body, delegation=delegation(request)))
 
 
 class TableView(IcebergView):
     view_objects = False
 
-    @extend_schema(tags=TAGS, operation_id="loadTable", responses=JSON_OBJECT,
+    @extend_schema(tags=TAGS, operation_id="loadTable", responses={200: wire.LoadTableResult, **ERRORS},
                    parameters=[OpenApiParameter("snapshots", str, enum=["all", "refs"]), DELEGATION])
     def get(self, request, prefix, namespace, table):
         snapshots = request.query_params.get("snapshots")
@@ -64,31 +71,33 @@ class TableView(IcebergView):
                              view=self.view_objects)
         return Response(status=204)
 
-    @extend_schema(tags=TAGS, operation_id="updateTable", responses=JSON_OBJECT, request=None,
+    @extend_schema(tags=TAGS, operation_id="updateTable", responses={200: wire.CommitTableResponse, **CONFLICT},
+                   request=wire.CommitTableRequest,
                    description=COMMIT_RULES)
     def post(self, request, prefix, namespace, table):
         body = self.body(request)
         if self.view_objects:
-            return table_result(iceberg.replace_view(caller=request.user, prefix=prefix, namespace=namespace,
+            return table_result(iceberg_commits.replace_view(caller=request.user, prefix=prefix, namespace=namespace,
                                                      name=table, body=body))
-        return table_result(iceberg.commit_table(caller=request.user, prefix=prefix, namespace=namespace,
+        return table_result(engine.commit_table(caller=request.user, prefix=prefix, namespace=namespace,
                                                  name=table, body=body))
 
     @extend_schema(tags=TAGS, operation_id="dropTable", responses={204: NO_CONTENT},
                    parameters=[OpenApiParameter("purgeRequested", bool)])
     def delete(self, request, prefix, namespace, table):
         purge = validate_optional_bool(request.query_params.get("purgeRequested"), field="purgeRequested")
-        iceberg.drop_table(caller=request.user, prefix=prefix, namespace=namespace, name=table, purge=purge,
+        iceberg_commits.drop_table(caller=request.user, prefix=prefix, namespace=namespace, name=table, purge=purge,
                            view=self.view_objects)
         return Response(status=204)
 
 
 class RegisterTableView(IcebergView):
-    @extend_schema(tags=TAGS, operation_id="registerTable", responses=JSON_OBJECT, request=None,
+    @extend_schema(tags=TAGS, operation_id="registerTable", responses={200: wire.LoadTableResult, **CONFLICT},
+                   request=wire.RegisterTableRequest,
                    parameters=[DELEGATION])
     def post(self, request, prefix, namespace):
-        return table_result(iceberg_credentials.register_table(caller=request.user, prefix=prefix, namespace=namespace,
-                                                               body=self.body(request), delegation=delegation(request)))
+        return table_result(iceberg_commits.register_table(caller=request.user, prefix=prefix, namespace=namespace,
+                                                           body=self.body(request), delegation=delegation(request)))
 
 
 class NotificationsView(IcebergView):
@@ -108,15 +117,17 @@ class NotificationsView(IcebergView):
 class RenameTableView(IcebergView):
     view_objects = False
 
-    @extend_schema(tags=TAGS, operation_id="renameTable", responses={204: NO_CONTENT}, request=None)
+    @extend_schema(tags=TAGS, operation_id="renameTable", responses={204: NO_CONTENT, **CONFLICT},
+                   request=wire.RenameTableRequest)
     def post(self, request, prefix):
-        iceberg.rename(caller=request.user, prefix=prefix, body=self.body(request), view=self.view_objects)
+        iceberg_commits.rename(caller=request.user, prefix=prefix, body=self.body(request), view=self.view_objects)
         return Response(status=204)
 
 
 class MetricsView(IcebergView):
-    @extend_schema(tags=TAGS, operation_id="reportMetrics", responses={204: NO_CONTENT}, request=None)
+    @extend_schema(tags=TAGS, operation_id="reportMetrics", responses={204: NO_CONTENT, **ERRORS},
+                   request=wire.ReportMetricsRequest)
     def post(self, request, prefix, namespace, table):
-        iceberg.record_metrics(caller=request.user, prefix=prefix, namespace=namespace, name=table,
+        iceberg_commits.record_metrics(caller=request.user, prefix=prefix, namespace=namespace, name=table,
                                body=self.body(request))
         return Response(status=204)

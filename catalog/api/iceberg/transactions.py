@@ -5,12 +5,15 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
-from catalog.api.iceberg.base import COMMIT_RULES, NO_CONTENT, TAGS, IcebergView
-from catalog.services import iceberg
+from catalog.api.iceberg import wire
+from catalog.api.iceberg.base import COMMIT_RULES, CONFLICT, NO_CONTENT, TAGS, IcebergView
+from commits import engine
+
 
 class TransactionsView(IcebergView):
-    @extend_schema(tags=TAGS, operation_id="commitTransaction", responses={204: NO_CONTENT}, request=None,
+    @extend_schema(tags=TAGS, operation_id="commitTransaction", responses={204: NO_CONTENT, **CONFLICT},
+                   request=wire.CommitTransactionRequest,
                    description=COMMIT_RULES)
     def post(self, request, prefix):
-        iceberg.commit_transaction(caller=request.user, prefix=prefix, body=self.body(request))
+        engine.commit_transaction(caller=request.user, prefix=prefix, body=self.body(request))
         return Response(status=204)

@@ -3,17 +3,24 @@ and registering a view's existing metadata."""
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema, extend_schema_view, inline_serializer
 from rest_framework import serializers
 
-from catalog.api.iceberg.base import JSON_OBJECT, TAGS, IcebergView, table_result
+from catalog.api.iceberg import wire
+from catalog.api.iceberg.base import CONFLICT, ERRORS, JSON_OBJECT, TAGS, IcebergView, table_result
 from catalog.api.iceberg.tables import RenameTableView, TablesView, TableView
-from catalog.services import iceberg_external
+from commits import iceberg_external
 
+
+@extend_schema_view(post=extend_schema(request=wire.CreateViewRequest,
+                                        responses={200: wire.LoadViewResult, **CONFLICT}))
 class ViewsView(TablesView):
     view_objects = True
 
 
+@extend_schema_view(
+    get=extend_schema(responses={200: wire.LoadViewResult, **ERRORS}),
+    post=extend_schema(request=wire.CommitViewRequest, responses={200: wire.LoadViewResult, **CONFLICT}))
 class ViewView(TableView):
     view_objects = True
 

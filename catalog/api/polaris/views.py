@@ -6,7 +6,7 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
-from catalog import selectors
+from catalog import pagination
 from catalog.api.base import CatalogAPIView
 from catalog.api.polaris import wire
 from catalog.services import generic_tables, policies
@@ -29,14 +29,11 @@ CONFLICT = {**ERRORS, 409: wire.IcebergErrorResponse}
 
 
 def _page(request, queryset):
-    if "pageToken" not in request.query_params:
-        return list(queryset.order_by("name")), None
-    return selectors.paginate(queryset, max_results=request.query_params.get("pageSize"),
-                              page_token=request.query_params.get("pageToken") or None)
+    return pagination.page_if_asked(queryset, request.query_params)
 
 
 def _listing(key: str, items, token) -> dict:
-    body = {key: [{"namespace": [item.schema.name], "name": item.name} for item in items]}
+    body = {key: [{"namespace": item.schema.levels, "name": item.name} for item in items]}
     if token:
         body["next-page-token"] = token
     return body
@@ -161,4 +158,12 @@ class ApplicablePoliciesView(PolarisView):
         items = policies.applicable_policies(
             caller=request.user, prefix=prefix, namespace=params.get("namespace") or None,
             target_name=params.get("target-name") or None, policy_type=params.get("policyType"))
-        return Response({"applicable-policies": [wire.applicable(item) for item in items]})
+        token = None
+        if "pageToken" in params:
+            items, token = pagination.paginate_list(items, max_results=params.get("pageSize"),
+                                                   page_token=params.get("pageToken") or None,
+                                                   key=lambda item: item.policy.policy_type)
+        body = {"applicable-policies": [wire.applicable(item) for item in items]}
+        if token:
+            body["next-page-token"] = token
+        return Response(body)

@@ -67,7 +67,8 @@ GetApplicablePoliciesResponse = inline_serializer("GetApplicablePoliciesResponse
 
 
 def generic_table(table) -> dict:
-    body = {"name": table.name, "format": (table.data_source_format or "").lower(), "properties": table.properties}
+    data_format = table.generic_format or (table.data_source_format or "").lower()
+    body = {"name": table.name, "format": data_format, "properties": table.properties}
     if table.storage_location:
         body["base-location"] = table.storage_location
     if table.comment is not None:
@@ -84,4 +85,4 @@ def policy(item) -> dict:
 
 
 def applicable(item) -> dict:
-    return {**policy(item.policy), "inherited": item.inherited, "namespace": [item.policy.schema.name]}
+    return {**policy(item.policy), "inherited": item.inherited, "namespace": item.policy.schema.levels}

@@ -81,7 +81,7 @@ class ListCatalogsResponse(serializers.Serializer):
 
 
 class SchemaInfo(SecurableInfo):
-    name = serializers.CharField()
+    name = serializers.CharField(source="uc_name")
     catalog_name = serializers.CharField(source="catalog.name")
     full_name = serializers.CharField()
     schema_id = serializers.CharField(source="id")
@@ -119,7 +119,7 @@ class ColumnInfo(serializers.Serializer):
 class TableInfo(SecurableInfo):
     name = serializers.CharField()
     catalog_name = serializers.CharField(source="schema.catalog.name")
-    schema_name = serializers.CharField(source="schema.name")
+    schema_name = serializers.CharField(source="schema.uc_name")
     table_type = serializers.ChoiceField(choices=TableType.choices)
     data_source_format = serializers.ChoiceField(choices=DataSourceFormat.choices, allow_null=True)
     columns = ColumnInfo(many=True, source="columns.all")

@@ -15,7 +15,7 @@ class CreateStagingTable(serializers.Serializer):
 class StagingTableInfo(serializers.Serializer):
     name = serializers.CharField()
     catalog_name = serializers.CharField(source="schema.catalog.name")
-    schema_name = serializers.CharField(source="schema.name")
+    schema_name = serializers.CharField(source="schema.uc_name")
     id = serializers.CharField()
     staging_location = serializers.CharField()
 

@@ -2,7 +2,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
-from catalog import selectors
+from catalog import pagination
 from catalog.api.base import CatalogAPIView
 from catalog.api.uc import serializers as wire
 from catalog.models import Metastore
@@ -27,18 +27,22 @@ def page(items, next_token, key: str, serializer) -> dict:
     return body
 
 
+def listed(request, queryset, key: str, serializer) -> Response:
+    """One page of a Unity Catalog list, `key` naming the list in the answer."""
+    items, token = pagination.paginate(
+        queryset, max_results=request.query_params.get("max_results"),
+        page_token=request.query_params.get("page_token"), maximum=pagination.SPEC_MAXIMUM.get(key),
+    )
+    return Response(page(items, token, key, serializer))
+
+
 class CatalogsView(CatalogAPIView):
     audit_securable_type = "catalog"
 
     @extend_schema(operation_id="listCatalogs", tags=["Catalogs"], parameters=PAGE_PARAMETERS,
                    responses=wire.ListCatalogsResponse)
     def get(self, request):
-        items, token = selectors.paginate(
-            catalogs.visible_catalogs(caller=request.user),
-            max_results=request.query_params.get("max_results"),
-            page_token=request.query_params.get("page_token"),
-        )
-        return Response(page(items, token, "catalogs", wire.CatalogInfo))
+        return listed(request, catalogs.visible_catalogs(caller=request.user), "catalogs", wire.CatalogInfo)
 
     @extend_schema(operation_id="createCatalog", tags=["Catalogs"], request=wire.CreateCatalog,
                    responses=wire.CatalogInfo)
@@ -84,12 +88,8 @@ class SchemasView(CatalogAPIView):
         parameters=[OpenApiParameter("catalog_name", str, required=True), *PAGE_PARAMETERS],
     )
     def get(self, request):
-        items, token = selectors.paginate(
-            schemas.visible_schemas(caller=request.user, catalog_name=_required_query(request, "catalog_name")),
-            max_results=request.query_params.get("max_results"),
-            page_token=request.query_params.get("page_token"),
-        )
-        return Response(page(items, token, "schemas", wire.SchemaInfo))
+        queryset = schemas.visible_schemas(caller=request.user, catalog_name=_required_query(request, "catalog_name"))
+        return listed(request, queryset, "schemas", wire.SchemaInfo)
 
     @extend_schema(operation_id="createSchema", tags=["Schemas"], request=wire.CreateSchema,
                    responses=wire.SchemaInfo)
@@ -145,13 +145,7 @@ class TablesView(CatalogAPIView):
             catalog_name=_required_query(request, "catalog_name"),
             schema_name=_required_query(request, "schema_name"),
         )
-        items, token = selectors.paginate(
-            queryset,
-            max_results=request.query_params.get("max_results"),
-            page_token=request.query_params.get("page_token"),
-            ceiling=50,
-        )
-        return Response(page(items, token, "tables", wire.TableInfo))
+        return listed(request, queryset, "tables", wire.TableInfo)
 
     @extend_schema(operation_id="createTable", tags=["Tables"], request=wire.CreateTable, responses=wire.TableInfo)
     def post(self, request):

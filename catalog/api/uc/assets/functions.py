@@ -46,7 +46,7 @@ class ParametersField(serializers.Field):
 class FunctionInfo(OwnedInfo):
     name = serializers.CharField()
     catalog_name = serializers.CharField(source="schema.catalog.name")
-    schema_name = serializers.CharField(source="schema.name")
+    schema_name = serializers.CharField(source="schema.uc_name")
     full_name = serializers.CharField()
     function_id = serializers.CharField(source="id")
     input_params = ParametersField()
@@ -108,7 +108,7 @@ class FunctionsView(CatalogAPIView):
             schema_name=_required_query(request, "schema_name"),
         )
         items, token = selectors.paginate(queryset, max_results=query(request, "max_results"),
-                                          page_token=query(request, "page_token"), ceiling=1000)
+                                          page_token=query(request, "page_token"))
         return Response(page(items, token, "functions", FunctionInfo))
 
     @extend_schema(operation_id="createFunction", tags=["Functions"], request=CreateFunctionRequest,

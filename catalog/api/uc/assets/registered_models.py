@@ -18,7 +18,7 @@ from catalog.services.common import validate_optional_bool
 class RegisteredModelInfo(OwnedInfo):
     name = serializers.CharField()
     catalog_name = serializers.CharField(source="schema.catalog.name")
-    schema_name = serializers.CharField(source="schema.name")
+    schema_name = serializers.CharField(source="schema.uc_name")
     full_name = serializers.CharField()
     id = serializers.CharField()
     storage_location = serializers.CharField()
@@ -45,7 +45,7 @@ class ListRegisteredModelsResponse(serializers.Serializer):
 class ModelVersionInfo(serializers.Serializer):
     model_name = serializers.CharField(source="model.name")
     catalog_name = serializers.CharField(source="model.schema.catalog.name")
-    schema_name = serializers.CharField(source="model.schema.name")
+    schema_name = serializers.CharField(source="model.schema.uc_name")
     version = serializers.IntegerField()
     source = serializers.CharField()
     run_id = serializers.CharField(allow_null=True)

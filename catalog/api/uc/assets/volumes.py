@@ -15,7 +15,7 @@ from catalog.services import volumes
 
 class VolumeInfo(OwnedInfo):
     catalog_name = serializers.CharField(source="schema.catalog.name")
-    schema_name = serializers.CharField(source="schema.name")
+    schema_name = serializers.CharField(source="schema.uc_name")
     name = serializers.CharField()
     full_name = serializers.CharField()
     volume_id = serializers.CharField(source="id")
@@ -54,7 +54,7 @@ class VolumesView(CatalogAPIView):
             schema_name=_required_query(request, "schema_name"),
         )
         items, token = selectors.paginate(queryset, max_results=query(request, "max_results"),
-                                          page_token=query(request, "page_token"), ceiling=10000)
+                                          page_token=query(request, "page_token"))
         return Response(page(items, token, "volumes", VolumeInfo))
 
     @extend_schema(operation_id="createVolume", tags=["Volumes"], request=CreateVolume, responses=VolumeInfo)

@@ -20,20 +20,17 @@ from catalog.services import audit, grants
 from catalog.services.external_locations import require_external_location
 from catalog.services.iceberg import (
     Loaded,
-    _columns_of,
-    _new_row,
-    _require,
-    _require_create,
-    _schema,
-    _view_sql,
     namespace_levels,
-    storage_config,
+    namespace_schema,
+    require_any,
+    require_create,
     warehouse,
 )
 from catalog.services.names import validate_name
 from catalog.services.tables import drop_table_row, replace_columns
 from catalog.storage import StorageError, storage_for
-from commits import iceberg
+from commits.formats import iceberg as formats
+from commits.iceberg import new_row
 from commits.models import IcebergMetadata
 from ucweb.errors import AlreadyExists, InvalidParameter, TableDoesNotExist
 
@@ -54,13 +51,13 @@ def _read(caller: Principal, location, *, field: str = "metadata-location") -> s
 
 # -- register-view --------------------------------------------------------------------------------
 def register_view(*, caller: Principal, prefix: str, namespace: str, body: dict) -> Loaded:
-    schema = _schema(caller, warehouse(prefix, caller), namespace_levels(namespace))
+    schema = namespace_schema(caller, warehouse(prefix, caller), namespace_levels(namespace))
     name = validate_name(body.get("name"))
-    _require_create(caller, schema)
+    require_create(caller, schema)
     location = body.get("metadata-location")
     text = _read(caller, location)
     try:
-        metadata = iceberg.parse_view_metadata(text)
+        metadata = formats.parse_view_metadata(text)
     except ValueError as exc:
         raise InvalidParameter(f"{location} is not Iceberg view metadata: {exc}") from None
     _require_location(caller, metadata.location)
@@ -69,10 +66,10 @@ def register_view(*, caller: Principal, prefix: str, namespace: str, body: dict)
     except ValueError:
         raise InvalidParameter(f"{location} has a view-uuid that is not a UUID.") from None
     with transaction.atomic():
-        table = _new_row(caller=caller, schema=schema, name=name, table_id=view_id,
+        table = new_row(caller=caller, schema=schema, name=name, table_id=view_id,
                          location=metadata.location, table_type=TableType.VIEW, view=True)
         IcebergMetadata.objects.create(table=table, metadata_location=location, metadata_json=text)
-        table.view_definition = _view_sql(metadata)
+        table.view_definition = formats.view_sql(metadata)
         table.save()
         audit.record(principal=caller.name, action="registerIcebergView", securable_type="table",
                      securable_name=table.full_name, securable_id=table.id, details={"metadata_location": location})
@@ -109,7 +106,7 @@ def _require_location(caller: Principal, location) -> None:
 
 def _parse_table(location: str, text: str, table_uuid: str):
     try:
-        metadata = iceberg.parse_metadata(text)
+        metadata = formats.parse_metadata(text)
     except ValueError as exc:
         raise InvalidParameter(f"{location} is not Iceberg table metadata: {exc}") from None
     if str(metadata.table_uuid) != table_uuid.lower():
@@ -120,17 +117,17 @@ def _parse_table(location: str, text: str, table_uuid: str):
 def _apply(table: Table, location: str, text: str, metadata, timestamp: int) -> None:
     IcebergMetadata.objects.update_or_create(table=table, defaults={
         "metadata_location": location, "metadata_json": text, "notification_timestamp": timestamp})
-    replace_columns(table, _columns_of(metadata))
+    replace_columns(table, formats.columns_of(metadata))
     table.properties = dict(metadata.properties)
     table.storage_location = metadata.location
 
 
 def send_notification(*, caller: Principal, prefix: str, namespace: str, name: str, body: dict) -> None:
-    schema = _schema(caller, warehouse(prefix, caller), namespace_levels(namespace))
+    schema = namespace_schema(caller, warehouse(prefix, caller), namespace_levels(namespace))
     kind, payload = _payload(name, body)
     timestamp, location = payload["timestamp"], payload["metadata-location"]
     if kind == "VALIDATE":
-        _require_create(caller, schema)
+        require_create(caller, schema)
         require_external_location(caller, location, Privilege.CREATE_EXTERNAL_TABLE)
         return
     text = metadata = None
@@ -144,8 +141,8 @@ def send_notification(*, caller: Principal, prefix: str, namespace: str, name: s
         if table is None:
             if kind == "DROP":
                 raise TableDoesNotExist(f"Table {schema.name}.{name} does not exist.")
-            _require_create(caller, schema)
-            table = _new_row(caller=caller, schema=schema, name=name, table_id=metadata.table_uuid,
+            require_create(caller, schema)
+            table = new_row(caller=caller, schema=schema, name=name, table_id=metadata.table_uuid,
                              location=metadata.location, table_type=TableType.EXTERNAL)
             _apply(table, location, text, metadata, timestamp)
             table.save()
@@ -171,7 +168,7 @@ def send_notification(*, caller: Principal, prefix: str, namespace: str, name: s
                 audit.record(principal=caller.name, action="dropTableByNotification", securable_type="table",
                              securable_name=full_name, securable_id=table_id, details={"timestamp": timestamp})
                 return
-            _require(grants.Access.load(caller, table), table, Privilege.MODIFY)
+            require_any(grants.Access.load(caller, table), table, Privilege.MODIFY)
             _apply(table, location, text, metadata, timestamp)
             table.updated_at = timezone.now()
             table.updated_by = caller.name

@@ -1,0 +1,109 @@
+"""The recipes every securable shares, so that a change means the same thing whatever is changed.
+
+`update(...)`: rename inside its container, comment, properties, owner, then the names recorded on
+grants (of the securable and of everything inside it) and the audit event, in the caller's
+transaction. Each securable describes itself once in an `Updatable`; what only it has (a location's
+url, a credential's keys) is applied by the service before the recipe runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from catalog import authz, resolve
+from catalog.authz import Action
+from catalog.models import Principal
+from catalog.services import audit, grants
+from catalog.services.common import validate_comment, validate_properties
+from catalog.services.names import validate_name
+from ucweb.errors import AlreadyExists, CatalogError, InvalidParameter, PermissionDenied, PrincipalDoesNotExist
+
+COMMON_FIELDS = ("comment", "properties", "owner")
+
+
+@dataclass(frozen=True)
+class Updatable:
+    """How one kind of securable is updated.
+
+    `fields`: the common fields it takes from a request (a table's properties belong to its
+    protocol, so it takes no `properties`); `renamable`: whether `new_name` is accepted;
+    `siblings`: the rows its name must differ from; `comment`: the comment's validator."""
+
+    securable_type: str
+    audit_action: str
+    what: str                                   # "Catalog", "Registered model": for "already exists"
+    siblings: Callable[[object], QuerySet] | None = None
+    fields: tuple[str, ...] = COMMON_FIELDS
+    comment: Callable = validate_comment
+    already_exists: type[CatalogError] = AlreadyExists
+
+
+def rename(row, new_name, kind: Updatable) -> None:
+    """Gives `row` the name `new_name` when it differs, once no sibling holds it."""
+    if new_name is None or new_name == row.name:
+        return
+    validate_name(new_name, field="new_name")
+    if kind.siblings(row).filter(name=new_name).exclude(pk=row.pk).exists():
+        container = getattr(row, "schema", None) or getattr(row, "catalog", None)
+        where = f"{container.full_name}.{new_name}" if container is not None else new_name
+        raise kind.already_exists(f"{kind.what} '{where}' already exists.")
+    row.name = new_name
+
+
+def change_owner(row, new_owner, *, caller: Principal, access: authz.Access) -> None:
+    if not isinstance(new_owner, str) or not new_owner:
+        raise InvalidParameter("owner must be a principal name.")
+    if not access.owns():
+        raise PermissionDenied("Only the owner or a metastore admin may change the owner.")
+    if not Principal.objects.filter(name=new_owner).exists():
+        raise PrincipalDoesNotExist(f"Principal {new_owner} does not exist.")
+    row.owner = new_owner
+
+
+def apply_common_fields(row, fields: dict, kind: Updatable, *, caller: Principal, access: authz.Access) -> None:
+    """Comment, properties and owner, each when the request names it (and the securable has it)."""
+    if "comment" in fields and "comment" in kind.fields:
+        row.comment = kind.comment(fields["comment"])
+    if "properties" in fields and "properties" in kind.fields:
+        row.properties = validate_properties(fields["properties"])
+    owner = fields.get("owner")
+    if "owner" in kind.fields and owner is not None and owner != row.owner:
+        change_owner(row, owner, caller=caller, access=access)
+    row.updated_at, row.updated_by = timezone.now(), caller.name
+
+
+def update(row, fields: dict, kind: Updatable, *, caller: Principal, access: authz.Access,
+           details: dict | None = None, apply: Callable[[], None] | None = None):
+    """The owner's update of `row`, in the caller's transaction: rename, `apply` (what only this
+    securable has), the common fields, save, the names on grants, the audit event (`details`, or
+    the request's fields)."""
+    authz.require(caller, row, Action.UPDATE, access=access)
+    if kind.siblings is not None:
+        rename(row, fields.get("new_name"), kind)
+    if apply is not None:
+        apply()
+    apply_common_fields(row, fields, kind, caller=caller, access=access)
+    row.save()
+    grants.refresh_names(row)
+    audit.record(
+        principal=caller.name, action=kind.audit_action, securable_type=kind.securable_type,
+        securable_name=row.full_name, securable_id=row.id,
+        details=dict(fields) if details is None else details,
+    )
+    return row
+
+
+def require_create(caller: Principal, catalog_name: str, schema_name: str, action: Action):
+    """The schema named, once the caller may see it and do `action` (CREATE TABLE, ...) in it."""
+    schema, access = resolve.schema(caller, catalog_name, schema_name)
+    authz.require(caller, schema, action, access=access)
+    return schema
+
+
+def require_create_table(caller: Principal, catalog_name: str, schema_name: str):
+    """Every protocol that creates tables (UC, Delta, Iceberg, Polaris) asks this."""
+    return require_create(caller, catalog_name, schema_name, Action.CREATE_TABLE)

@@ -1,0 +1,206 @@
+"""The one commit engine of Iceberg tables: lock the table rows by id in a fixed order, plan every
+change (authorization, requirements, the next metadata), then write every change. updateTable is a
+transaction of one table; `POST /transactions/commit` is the same code over many.
+
+A commit of a table that exists is two statements in its transaction: the locking read (table,
+container chain, current metadata and, on PostgreSQL, the caller's grants) and one write (the
+metadata row, the table row and the audit event; commits.one_statement). The UC columns are
+rewritten only when the schema or the partition spec changed."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from django.contrib.postgres.expressions import ArraySubquery
+from django.db import connection, transaction
+from django.db.models import CharField, OuterRef, Q, Value
+from django.db.models.functions import Cast, Concat
+from django.utils import timezone
+
+from catalog import locations, resolve
+from catalog.choices import Privilege, SecurableType, TableType
+from catalog.models import Catalog, Grant, Principal, Schema, Table
+from catalog.services import audit, grants
+from catalog.services import iceberg as catalog_iceberg
+from catalog.services.iceberg import Loaded
+from catalog.services.names import namespace_path, validate_name
+from commits.formats import iceberg as formats
+from commits.iceberg import SWAPPED_FIELDS, moved, new_row, prepare_location, swap
+from commits.one_statement import save_with
+from ucweb.errors import CommitFailed, InvalidParameter, TableDoesNotExist
+
+
+@dataclass
+class Change:
+    levels: list[str]
+    name: str
+    requirements: list
+    updates: list
+
+    @property
+    def key(self) -> tuple:
+        return tuple(self.levels), self.name
+
+    def missing(self) -> TableDoesNotExist:
+        return TableDoesNotExist(f"Table {'.'.join(self.levels)}.{self.name} does not exist.")
+
+
+def parse_change(data, *, identifier=None) -> Change:
+    if not isinstance(data, dict):
+        raise InvalidParameter("A table change must be an object.")
+    if identifier is None:
+        identifier = formats.parse_identifier(data.get("identifier"))
+    return Change(list(identifier[0]), identifier[1], formats.parse_requirements(data.get("requirements")),
+                  formats.parse_updates(data.get("updates")))
+
+
+@dataclass
+class _Planned:
+    """One table change whose requirements hold, with the metadata it leads to; nothing written yet."""
+
+    change: Change
+    table: Table | None  # None: the change creates the table (assert-create)
+    schema: Schema | None
+    metadata: object
+    current: object = None  # the metadata the change starts from (None for a created table)
+    managed: bool = False  # a created table: its location is the managed one the catalog assigned
+
+
+# -- lock, plan, write ---------------------------------------------------------------------------
+def lock(caller: Principal, prefix: str, changes: list[Change]) -> dict:
+    """Locks every table a commit touches, in one fixed order (by id), so that two transactions
+    over the same tables cannot wait on each other.
+
+    The metadata row is locked in the same statement as the table row. PostgreSQL hands a
+    `SELECT ... FOR UPDATE` that waited for another commit the newest version of every row it
+    locks, but joined rows that it does not lock as they were when the statement began: metadata
+    read unlocked in the locking statement could be the version a concurrent commit has just
+    replaced, and a requirement checked against it would pass where it must fail (a lost update).
+    On PostgreSQL the same statement reads the caller's grants on each table's chain."""
+    query = Q(pk__in=[])
+    for change in changes:
+        if change.levels and all(change.levels):
+            query |= Q(schema__path=namespace_path(change.levels), name=change.name)
+    rows = (
+        Table.objects.select_related("schema__catalog", "iceberg")
+        .select_for_update(of=("self", "iceberg"))
+        .filter(query, catalog_iceberg.kind_filter(False), schema__catalog__name=prefix, iceberg__isnull=False)
+        .order_by("id")
+    )
+    if connection.vendor == "postgresql" and not caller.is_metastore_admin:
+        rows = rows.annotate(held_grants=ArraySubquery(
+            Grant.objects.filter(principal=caller.name, securable_id__in=[
+                OuterRef("id"), OuterRef("schema_id"), OuterRef("schema__catalog_id")])
+            .values_list(Concat(Cast("securable_id", CharField()), Value(" "), "privilege"))))
+    return {(tuple(row.schema.levels), row.name): row for row in rows}
+
+
+def _access(caller: Principal, table: Table) -> grants.Access:
+    """The caller's access to a locked table, from the grants its locking read brought along."""
+    pairs = getattr(table, "held_grants", None)
+    if pairs is None or table.schema.parent_id is not None:  # a nested namespace: its parents' grants count too
+        return grants.Access.load(caller, table)
+    held: dict = {}
+    for pair in pairs:
+        securable_id, _, privilege = pair.partition(" ")
+        held.setdefault(uuid.UUID(securable_id), set()).add(privilege)
+    return grants.Access(principal=caller, chain=grants.chain_of(table), _held=held)
+
+
+def _plan(caller: Principal, prefix: str, change: Change, locked: dict) -> _Planned:
+    """Checks access and requirements and computes the next metadata, writing nothing."""
+    table = locked.get(change.key)
+    if table is None:
+        catalog = catalog_iceberg.warehouse(prefix, caller)  # a warehouse the caller may not see does not exist
+        if not any(getattr(r, "type", None) == "assert-create" for r in change.requirements):
+            raise change.missing()
+        return _plan_create(caller, catalog, change)
+    access = _access(caller, table)
+    level = resolve.hidden_level(access, SecurableType.TABLE)
+    if level is not None:
+        if level == len(access.chain) - 1:
+            catalog_iceberg.warehouse(prefix, caller)  # raises the warehouse's own not-found
+        raise resolve.hidden(change.missing())
+    catalog_iceberg.require_any(access, table, Privilege.MODIFY)
+    if not change.requirements and not change.updates:
+        raise InvalidParameter(f"A commit of {table.full_name} needs at least one requirement or update.")
+    current = formats.parse_metadata(table.iceberg.metadata_json)
+    formats.check_requirements(change.requirements, current)
+    metadata = formats.apply_updates(current, change.updates, metadata_location=table.iceberg.metadata_location)
+    grants.require_policy_unchanged_or_owner(access, current.properties, metadata.properties)
+    return _Planned(change, table, None, moved(caller, table, metadata), current=current)
+
+
+def _plan_create(caller: Principal, catalog: Catalog, change: Change) -> _Planned:
+    formats.check_requirements(change.requirements, None)
+    schema = catalog_iceberg.namespace_schema(caller, catalog, change.levels)
+    catalog_iceberg.require_create(caller, schema)
+    validate_name(change.name, iceberg=True)
+    if Table.objects.filter(schema=schema, name=change.name).exists():
+        raise CommitFailed(f"Requirement failed: table {schema.full_name}.{change.name} already exists.")
+    metadata = formats.apply_updates(None, change.updates, metadata_location=None)
+    placed = locations.place_securable(caller=caller, schema=schema, value=metadata.location,
+                                       securable_id=metadata.table_uuid)
+    metadata = metadata.model_copy(update={"location": placed.url})
+    return _Planned(change, None, schema, metadata, managed=placed.managed)
+
+
+def _write(caller: Principal, planned: _Planned) -> Loaded:
+    """Writes the next metadata file of a planned change and swaps it in (the caller's transaction):
+    the metadata row, the table row and the audit event of a table that exists in one statement."""
+    change, table, metadata = planned.change, planned.table, planned.metadata
+    event_details = {"updates": [getattr(u, "action", "") for u in change.updates]}
+    if table is None:
+        table = new_row(caller=caller, schema=planned.schema, name=change.name, table_id=metadata.table_uuid,
+                        location=metadata.location,
+                        table_type=TableType.MANAGED if planned.managed else TableType.EXTERNAL)
+        prepare_location(metadata.location)
+        state = swap(table, metadata, None)
+    else:
+        state = swap(table, metadata, table.iceberg, columns=formats.columns_changed(planned.current, metadata),
+                     save=False)
+    table.updated_at = timezone.now()
+    table.updated_by = caller.name
+    event = audit.event(principal=caller.name, action="commitIcebergTable", securable_type="table",
+                        securable_name=table.full_name, securable_id=table.id, details=event_details)
+    save_with(table, ["properties", "storage_location", "updated_at", "updated_by"], [event],
+              updates=[(state, SWAPPED_FIELDS)] if planned.table is not None else ())
+    config = catalog_iceberg.storage_config(table.storage_location)
+    return Loaded(table, state.metadata_location, state.metadata_json, config)
+
+
+def commit(caller: Principal, prefix: str, changes: list[Change]) -> list[Loaded]:
+    """All changes or none, each table at most once."""
+    seen = set()
+    for change in changes:
+        if change.key in seen:
+            raise InvalidParameter(f"Table {'.'.join(change.levels)}.{change.name} appears twice in one transaction.")
+        seen.add(change.key)
+    with transaction.atomic():
+        locked = lock(caller, prefix, changes)
+        # Every requirement of every table is checked before any metadata file is written, so a
+        # transaction that fails leaves no trace in storage either.
+        planned = [_plan(caller, prefix, change, locked) for change in changes]
+        return [_write(caller, item) for item in planned]
+
+
+def commit_table(*, caller: Principal, prefix: str, namespace: str, name: str, body: dict) -> Loaded:
+    try:
+        change = parse_change(body, identifier=(catalog_iceberg.namespace_levels(namespace), name))
+    except InvalidParameter:
+        catalog_iceberg.warehouse(prefix, caller)  # a warehouse that does not exist answers that first
+        raise
+    return commit(caller, prefix, [change])[0]
+
+
+def commit_transaction(*, caller: Principal, prefix: str, body: dict) -> None:
+    try:
+        table_changes = body.get("table-changes")
+        if not isinstance(table_changes, list) or not table_changes:
+            raise InvalidParameter("table-changes must be a non-empty array.")
+        changes = [parse_change(item) for item in table_changes]
+    except InvalidParameter:
+        catalog_iceberg.warehouse(prefix, caller)  # a warehouse that does not exist answers that first
+        raise
+    commit(caller, prefix, changes)

@@ -1,0 +1,528 @@
+"""Shared test cases of the Unity Catalog API, one declaration per securable (NetBox's
+`APIViewTestCases` are the model).
+
+A test module declares a securable by subclassing `SecurableAPITests` (and `django.test.TestCase`)
+with its paths, request bodies, the privileges of each operation and the order in which the
+server checks them. From that the class gets:
+
+- create, list, get, update and delete as a metastore admin, each checked for what it did;
+- the authorization matrix of every operation: anonymous, no grants, exactly the grants it needs
+  and each of them missing, the same grants on a container (inherited), every privilege but no
+  ownership, the owner (with and without USE on the containers), the owners of the schema and
+  catalog above it, and a metastore admin. Each call is checked for its status and error code,
+  that a refusal changed nothing and was audited as DENIED (mutations), that a success did what
+  it says and was audited, and that a listing shows the object exactly when the role may see it;
+- a pinned number of queries for get and list (tests/query_counts.json).
+
+What a role may see and do is restated here on its own, from the rules in the README (and
+catalog/resolve.py): the expected answer is never read from the server's code. Shared data is
+built once per class (`setUpTestData`); each role runs in a savepoint that is rolled back.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from django.db import connection, transaction
+from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
+from rest_framework.test import APIClient
+
+from catalog.choices import PRIVILEGES_BY_SECURABLE, AuditOutcome
+from catalog.models import (
+    AuditEvent,
+    Catalog,
+    Credential,
+    ExternalLocation,
+    Function,
+    Grant,
+    ModelVersion,
+    Principal,
+    RegisteredModel,
+    Schema,
+    Table,
+    Volume,
+)
+from tests.helpers import UC, grant, rows
+from tests.query_pins import assert_query_count
+
+USE_CATALOG, USE_SCHEMA = "USE CATALOG", "USE SCHEMA"
+LANDING_URL = "s3://lake/landing"
+IAM_ROLE = {"role_arn": "arn:aws:iam::123456789012:role/lake"}
+
+# -- references: "<securable type>:<full name>" ------------------------------------------------
+METASTORE = "metastore:ucweb"
+CATALOG = "catalog:shop"
+SCHEMA = "schema:shop.sales"
+IN_SCHEMA = {"table": Table, "volume": Volume, "function": Function, "registered_model": RegisteredModel}
+# Inside a schema, the privileges that make an object visible (at any level of its chain).
+SEEN_WITH = {"table": ("SELECT", "MODIFY"), "volume": ("READ VOLUME",), "function": ("EXECUTE",),
+             "registered_model": ("EXECUTE",)}
+NOT_FOUND = {
+    "catalog": "CATALOG_DOES_NOT_EXIST", "schema": "SCHEMA_DOES_NOT_EXIST", "table": "TABLE_DOES_NOT_EXIST",
+    "volume": "VOLUME_DOES_NOT_EXIST", "function": "FUNCTION_DOES_NOT_EXIST",
+    "registered_model": "RESOURCE_DOES_NOT_EXIST", "credential": "CREDENTIAL_DOES_NOT_EXIST",
+    "external_location": "EXTERNAL_LOCATION_DOES_NOT_EXIST",
+}
+
+
+def split(ref: str) -> tuple[str, str]:
+    kind, name = ref.split(":", 1)
+    return kind, name
+
+
+def chain(ref: str) -> list[str]:
+    """`ref` followed by its containers, innermost first (the metastore contains nothing here:
+    its grants are not inherited)."""
+    kind, name = split(ref)
+    parts = name.split(".")
+    if kind in IN_SCHEMA:
+        return [ref, f"schema:{parts[0]}.{parts[1]}", f"catalog:{parts[0]}"]
+    if kind == "schema":
+        return [ref, f"catalog:{parts[0]}"]
+    return [ref]
+
+
+def row_of(ref: str):
+    kind, name = split(ref)
+    parts = name.split(".")
+    if kind == "catalog":
+        return Catalog.objects.get(name=name)
+    if kind == "schema":
+        return Schema.objects.get(catalog__name=parts[0], name=parts[1])
+    if kind in IN_SCHEMA:
+        return IN_SCHEMA[kind].objects.get(schema__catalog__name=parts[0], schema__name=parts[1], name=parts[2])
+    if kind == "model_version":
+        return ModelVersion.objects.get(model__schema__catalog__name=parts[0], model__schema__name=parts[1],
+                                        model__name=parts[2], version=int(parts[3]))
+    return {"credential": Credential, "external_location": ExternalLocation}[kind].objects.get(name=name)
+
+
+def make_owner(principal: str, ref: str) -> None:
+    row = row_of(ref)
+    type(row).objects.filter(id=row.id).update(owner=principal)
+
+
+@dataclass(frozen=True)
+class Role:
+    name: str
+    grants: tuple = ()  # ((ref, privilege), ...)
+    owns: str | None = None
+    admin: bool = False
+    anonymous: bool = False
+    # What the declaration itself implies for the role: allowed with exactly the grants an
+    # operation needs (or the same inherited from a container), as the owner or an admin; refused
+    # with any one of them missing. Checked against the rules, so that a declaration cannot need
+    # too much or too little unnoticed.
+    declared: str | None = None
+
+    def owns_any(self, ref: str) -> bool:
+        return self.admin or self.owns in chain(ref)
+
+    def holds(self, privilege: str, ref: str) -> bool:
+        """Admin, owner of `ref` or a container, or a grant on `ref` or a container."""
+        return self.owns_any(ref) or any((link, privilege) in self.grants for link in chain(ref))
+
+    def hidden(self, ref: str) -> str | None:
+        """None when the role sees `ref`; otherwise the error code of the outermost level it does
+        not see (what is invisible answers as missing)."""
+        kind, _ = split(ref)
+        if self.admin or kind == "metastore":
+            return None
+        if kind in ("credential", "external_location"):
+            seen = self.owns == ref or any(link == ref for link, _ in self.grants)
+            return None if seen else NOT_FOUND[kind]
+        for level in reversed(chain(ref)):
+            level_kind, _ = split(level)
+            needs = {"catalog": (USE_CATALOG,), "schema": (USE_SCHEMA,)}.get(level_kind) or SEEN_WITH[level_kind]
+            if not any(self.holds(privilege, level) for privilege in needs):
+                return NOT_FOUND[level_kind]
+        return None
+
+
+# A check the server makes, in order: ("see", ref), or ("allow", ((privilege or None, ref), ...)):
+# one of the alternatives held (None: ownership of ref or a container).
+def see(ref: str) -> tuple:
+    return ("see", ref)
+
+
+def allow(*alternatives: tuple) -> tuple:
+    return ("allow", alternatives)
+
+
+def own(ref: str) -> tuple:
+    return allow((None, ref))
+
+
+@dataclass(frozen=True)
+class Op:
+    name: str
+    method: str
+    path: str
+    body: dict | None = None
+    checks: tuple = ()
+    # Exactly the grants a non-owner needs; None when only ownership lets one do it.
+    needed: tuple | None = ()
+    # The securable an owner owns, and the USE grants an owner still needs to reach it.
+    owned: str | None = None
+    action: str | None = None  # audit action of a successful mutation; None for reads
+    # A listing: (key of the list in the response, ref of the object that must show exactly when
+    # the role sees it).
+    lists: tuple | None = None
+    done: Callable[[], bool] = field(default=lambda: True, compare=False)
+
+    def expected(self, role: Role) -> tuple[int, str | None]:
+        if role.anonymous:
+            return 401, "UNAUTHENTICATED"
+        for kind, subject in self.checks:
+            if kind == "see":
+                code = role.hidden(subject)
+                if code is not None:
+                    return 404, code
+            elif not any(role.owns_any(ref) if privilege is None else role.holds(privilege, ref)
+                         for privilege, ref in subject):
+                return 403, "PERMISSION_DENIED"
+        return 200, None
+
+
+def use_grants(ref: str) -> tuple:
+    """The USE privileges that reaching `ref` needs (on its containers)."""
+    grants = []
+    for link in chain(ref)[1:]:
+        kind, _ = split(link)
+        grants.append((link, USE_CATALOG if kind == "catalog" else USE_SCHEMA))
+    return tuple(reversed(grants))
+
+
+def _lift(grants: tuple, to: str) -> tuple:
+    """The same privileges granted on container `to` instead of inside it, where `to` takes them."""
+    lifted = []
+    for ref, privilege in grants:
+        if to in chain(ref) and privilege in PRIVILEGES_BY_SECURABLE[split(to)[0]]:
+            ref = to
+        lifted.append((ref, privilege))
+    return tuple(dict.fromkeys(lifted))
+
+
+def roles_for(op: Op, every_privilege: tuple):
+    yield Role("anonymous", anonymous=True)
+    yield Role("nobody")
+    if op.needed:
+        yield Role("exactly the grants", op.needed, declared="allowed")
+        for index, (ref, privilege) in enumerate(op.needed):
+            rest = op.needed[:index] + op.needed[index + 1:]
+            yield Role(f"without {privilege} on {ref}", rest, declared="refused")
+        for container in (SCHEMA, CATALOG):
+            lifted = _lift(op.needed, container)
+            if lifted != op.needed:
+                yield Role(f"inherited from {container}", lifted, declared="allowed")
+    yield Role("every privilege, no ownership", every_privilege)
+    if op.owned:
+        yield Role(f"owner of {op.owned}", use_grants(op.owned), owns=op.owned, declared="allowed")
+        if use_grants(op.owned):
+            yield Role(f"owner of {op.owned} without USE", owns=op.owned)
+    if op.owned != SCHEMA and op.owned != CATALOG and split(op.owned or METASTORE)[0] in IN_SCHEMA:
+        yield Role("owner of the schema", ((CATALOG, USE_CATALOG),), owns=SCHEMA)
+    if op.owned != CATALOG:
+        yield Role("owner of the catalog", owns=CATALOG)
+    yield Role("admin", admin=True, declared="allowed")
+
+
+def snapshot() -> dict:
+    """Every row of the namespace and governance tables but the audit log and tokens."""
+    return rows(Principal, Catalog, Schema, Table, Volume, Function, RegisteredModel, ModelVersion, Credential,
+                ExternalLocation, Grant)
+
+
+class _Rollback(Exception):
+    pass
+
+
+class SecurableAPITests:
+    """Mixed into `django.test.TestCase` by each declaration. Declarations set:
+
+    kind            the securable type of the permissions API ("volume", ...)
+    ref             the object built for the class ("volume:shop.sales.raw")
+    setup           [(path, body), ...] posted by the admin after shop and shop.sales exist
+    list_path, list_key, detail_path
+    create_body, created (ref of what create makes), create_checks, create_needs
+    get_checks, get_needs
+    update_body, updated (the fields a GET shows after the update)
+    delete_path (default detail_path)
+    """
+
+    kind: str
+    ref: str
+    setup: list = []
+    list_path: str
+    list_key: str
+    detail_path: str
+    delete_path: str | None = None
+    create_path: str
+    create_body: dict
+    created: str
+    create_checks: tuple
+    create_needs: tuple
+    create_action: str
+    get_checks: tuple
+    get_needs: tuple
+    update_body: dict | None = None
+    updated: dict | None = None
+    update_action: str | None = None
+    delete_action: str
+    list_checks: tuple = ()
+    list_needs: tuple = ()
+    name_field: str = "name"
+    conflict_status: int = 409  # creating what exists
+    # What an owner owns to be allowed to create one (None: nobody below the metastore).
+    create_owner: str | None = None
+    # The securable whose ownership and visibility govern the object (a model version: its model).
+    governed_by: str | None = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.update_body is None:  # a securable without an update operation
+            cls.test_update = cls.test_authorization_update = None
+        elif cls.test_update is None:  # declared below a base that has none
+            cls.test_update = SecurableAPITests.test_update
+            cls.test_authorization_update = SecurableAPITests.test_authorization_update
+
+    @classmethod
+    def setUpClass(cls):
+        cls._storage = tempfile.TemporaryDirectory()
+        cls.enterClassContext(override_settings(UCWEB_STORAGE_ROOT=f"file://{cls._storage.name}"))
+        super().setUpClass()
+
+    @classmethod
+    def tearDownClass(cls):
+        super().tearDownClass()
+        cls._storage.cleanup()
+
+    @classmethod
+    def setUpTestData(cls):
+        from django.core.management import call_command
+
+        from catalog.services import principals
+
+        call_command("bootstrap", verbosity=0)
+        admin = principals.ensure_principal(name="admin", admin=True)
+        for name in ("bob", "dave"):
+            principals.ensure_principal(name=name)
+        cls.admin_token = principals.issue_token(principal=admin)
+        cls.bob_token = principals.issue_token(principal=Principal.objects.get(name="bob"))
+        client = cls.client_with(cls.admin_token)
+        for path, body in [("/catalogs", {"name": "shop"}), ("/schemas", {"name": "sales", "catalog_name": "shop"}),
+                           *cls.setup]:
+            response = client.post(f"{UC}{path}", body, format="json")
+            assert response.status_code == 200, (path, response.content)
+
+    @staticmethod
+    def client_with(token: str | None) -> APIClient:
+        client = APIClient()
+        if token is not None:
+            client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+        return client
+
+    def call(self, client: APIClient, method: str, path: str, body=None):
+        if body is None:
+            return getattr(client, method)(f"{UC}{path}")
+        return getattr(client, method)(f"{UC}{path}", body, format="json")
+
+    # -- the operations ----------------------------------------------------------------------------
+    def operations(self) -> dict[str, Op]:
+        ops = {
+            "create": Op("create", "post", self.create_path, self.create_body, self.create_checks, self.create_needs,
+                         owned=self.create_owner, action=self.create_action,
+                         done=lambda: self.exists(self.created)),
+            "list": Op("list", "get", self.list_path, checks=self.list_checks, needed=self.list_needs,
+                       owned=self.governor, lists=(self.list_key, self.governor)),
+            "get": Op("get", "get", self.detail_path, checks=self.get_checks, needed=self.get_needs,
+                      owned=self.governor),
+            "delete": Op("delete", "delete", self.delete_path or self.detail_path,
+                         checks=(see(self.governor), own(self.governor)), needed=None, owned=self.governor,
+                         action=self.delete_action, done=lambda: not self.exists(self.ref)),
+        }
+        if self.update_body is not None:
+            ops["update"] = Op("update", "patch", self.detail_path, self.update_body,
+                               (see(self.governor), own(self.governor)), needed=None, owned=self.governor,
+                               action=self.update_action, done=self.was_updated)
+        return ops
+
+    @property
+    def governor(self) -> str:
+        return self.governed_by or self.ref
+
+    def shown_name(self, ref: str):
+        """How the object of `ref` is named in a response (its `name_field`)."""
+        return split(ref)[1].split(".")[-1]
+
+    def exists(self, ref: str) -> bool:
+        try:
+            row_of(ref)
+        except Exception:
+            return False
+        return True
+
+    def was_updated(self) -> bool:
+        response = self.call(self.client_with(self.admin_token), "get", self.detail_path)
+        return response.status_code == 200 and all(response.json().get(k) == v for k, v in self.updated.items())
+
+    def every_privilege(self) -> tuple:
+        refs = [METASTORE, CATALOG, SCHEMA, *[r for r in chain(self.governor) if r not in (CATALOG, SCHEMA)]]
+        return tuple((ref, privilege) for ref in refs for privilege in sorted(PRIVILEGES_BY_SECURABLE[split(ref)[0]]))
+
+    # -- running one role --------------------------------------------------------------------------
+    def check_role(self, op: Op, role: Role) -> str | None:
+        """Run `op` as `role` in a savepoint that is rolled back; the mismatch, or None."""
+        try:
+            with transaction.atomic():
+                problem = self._check_role(op, role)
+                raise _Rollback(problem)
+        except _Rollback as rollback:
+            return rollback.args[0]
+
+    def _check_role(self, op: Op, role: Role) -> str | None:
+        if role.anonymous:
+            client = self.client_with(None)
+        elif role.admin:
+            client = self.client_with(self.admin_token)
+        else:
+            client = self.client_with(self.bob_token)
+            by_ref: dict = {}
+            for ref, privilege in role.grants:
+                by_ref.setdefault(ref, []).append(privilege)
+            for ref, privileges in by_ref.items():
+                kind, name = split(ref)
+                grant("bob", kind, name, *privileges)
+            if role.owns:
+                make_owner("bob", role.owns)
+        principal = "admin" if role.admin else "bob"
+        before = snapshot()
+        last_event = AuditEvent.objects.order_by("-id").values_list("id", flat=True).first() or 0
+
+        response = self.call(client, op.method, op.path, op.body)
+
+        events = [(e.principal, e.action, e.outcome)
+                  for e in AuditEvent.objects.filter(id__gt=last_event).order_by("id")]
+        status, code = op.expected(role)
+        if response.status_code != status:
+            return f"status {response.status_code}, expected {status}: {response.content[:300]!r}"
+        body = response.json()
+        if status != 200:
+            if set(body) != {"error_code", "message", "details"} or body["error_code"] != code:
+                return f"error {body}, expected {code}"
+            if snapshot() != before:
+                return "a refused request changed the database"
+            if status == 401:
+                return f"an unauthenticated request was audited: {events}" if events else None
+            want = [(principal, AuditOutcome.DENIED)] if op.action else []
+            refused = [(p, outcome) for p, _, outcome in events]
+            return None if refused == want else f"audit {events}, expected {want}"
+        if op.action:
+            if not op.done():
+                return "answered 200 but did not happen"
+            if events != [(principal, op.action, AuditOutcome.SUCCESS)]:
+                return f"audit {events}, expected {[(principal, op.action, 'SUCCESS')]}"
+            return None
+        if snapshot() != before or events:
+            return "a read changed the database or was audited"
+        if op.lists:
+            key, governor = op.lists
+            names = [item[self.name_field] for item in body.get(key, [])]
+            shown = self.shown_name(self.ref) in names
+            if shown != (role.hidden(governor) is None):
+                return f"listing shows {names}; the role {'sees' if not shown else 'does not see'} {governor}"
+        return None
+
+    def run_matrix(self, name: str) -> None:
+        op = self.operations()[name]
+        failures = []
+        for role in roles_for(op, self.every_privilege()):
+            # For a listing, allowed means that it shows the object.
+            allowed = op.expected(role)[0] == 200 and (op.lists is None or role.hidden(op.lists[1]) is None)
+            if role.declared and allowed != (role.declared == "allowed"):
+                failures.append(f"{op.name} as {role.name}: the declaration says {role.declared}, its checks do not")
+            problem = self.check_role(op, role)
+            if problem:
+                failures.append(f"{op.name} as {role.name}: {problem}")
+        assert not failures, "\n".join(failures)
+
+    # -- the tests ----------------------------------------------------------------------------------
+    def test_create(self):
+        admin = self.client_with(self.admin_token)
+        response = self.call(admin, "post", self.create_path, self.create_body)
+        assert response.status_code == 200, response.content
+        assert self.exists(self.created)
+        assert row_of(self.created).created_by == "admin"
+        event = AuditEvent.objects.order_by("-id").first()
+        assert (event.principal, event.action, event.outcome) == ("admin", self.create_action, AuditOutcome.SUCCESS)
+        before = snapshot()
+        again = self.call(admin, "post", self.create_path, self.create_body)
+        assert again.status_code == self.conflict_status, again.content
+        assert snapshot() == before
+
+    def test_list_pages(self):
+        """Page by page (one item a page), the listing holds every object once, in order."""
+        admin = self.client_with(self.admin_token)
+        everything = self.call(admin, "get", self.list_path).json()[self.list_key]
+        names, token = [], None
+        for _ in range(len(everything) + 1):
+            separator = "&" if "?" in self.list_path else "?"
+            page = self.call(admin, "get", f"{self.list_path}{separator}max_results=1"
+                             + (f"&page_token={token}" if token else "")).json()
+            assert len(page[self.list_key]) <= 1
+            names += [item[self.name_field] for item in page[self.list_key]]
+            token = page.get("next_page_token")
+            if not token:
+                break
+        assert names == [item[self.name_field] for item in everything]
+        assert self.shown_name(self.ref) in names
+
+    def test_get(self):
+        response = self.call(self.client_with(self.admin_token), "get", self.detail_path)
+        assert response.status_code == 200, response.content
+        assert response.json()[self.name_field] == self.shown_name(self.ref)
+
+    def test_update(self):
+        response = self.call(self.client_with(self.admin_token), "patch", self.detail_path, self.update_body)
+        assert response.status_code == 200, response.content
+        assert self.was_updated()
+
+    def test_delete(self):
+        admin = self.client_with(self.admin_token)
+        response = self.call(admin, "delete", self.delete_path or self.detail_path)
+        assert response.status_code == 200, response.content
+        assert not self.exists(self.ref)
+        response = self.call(admin, "get", self.detail_path)
+        assert response.status_code == 404, response.content
+
+    def test_authorization_create(self):
+        self.run_matrix("create")
+
+    def test_authorization_list(self):
+        self.run_matrix("list")
+
+    def test_authorization_get(self):
+        self.run_matrix("get")
+
+    def test_authorization_update(self):
+        self.run_matrix("update")
+
+    def test_authorization_delete(self):
+        self.run_matrix("delete")
+
+    def test_query_counts(self):
+        """get and list as a principal holding exactly the grants that get needs."""
+        for ref, privilege in self.get_needs:
+            kind, name = split(ref)
+            grant("bob", kind, name, privilege)
+        bob = self.client_with(self.bob_token)
+        for pin, path in ((f"uc get {self.kind}", self.detail_path), (f"uc list {self.list_key}", self.list_path)):
+            self.call(bob, "get", path)  # warm: the token cache
+            with CaptureQueriesContext(connection) as queries:
+                response = self.call(bob, "get", path)
+            assert response.status_code == 200, response.content
+            assert_query_count(pin, len(queries.captured_queries))
+

@@ -1,0 +1,119 @@
+"""What test modules share: the API prefix, granting privileges, free ports, waiting on a
+condition, and starting and stopping the servers that tests run in subprocesses."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+UC = "/api/2.1/unity-catalog"
+
+
+def grant(principal: str, securable_type: str, full_name: str, *privileges: str) -> dict:
+    """Grant `privileges` on a securable to `principal` (created if missing), as a metastore admin
+    would: through the permissions endpoint, so what a test sets up is what a client could.
+    Returns the securable's privilege assignments."""
+    from rest_framework.test import APIClient
+
+    from catalog.services import principals
+
+    # Enums of the SDK or of catalog.choices are sent as their values.
+    securable_type = getattr(securable_type, "value", securable_type)
+    privileges = [getattr(privilege, "value", privilege) for privilege in privileges]
+    principals.ensure_principal(name=principal)
+    admin = principals.ensure_principal(name="admin", admin=True)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {principals.issue_token(principal=admin)}")
+    response = client.patch(f"{UC}/permissions/{securable_type}/{full_name}",
+                            {"changes": [{"principal": principal, "add": privileges}]}, format="json")
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def rows(*models) -> dict:
+    """Every row of `models`, to compare the database before and after a request."""
+    return {model.__name__: sorted(repr(row) for row in model.objects.values_list()) for model in models}
+
+
+def free_ports(count: int) -> list[int]:
+    # Every socket stays open until all are chosen, so the same port is not handed out twice.
+    sockets = []
+    try:
+        for _ in range(count):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.bind(("127.0.0.1", 0))
+            sockets.append(sock)
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def free_port() -> int:
+    return free_ports(1)[0]
+
+
+def wait_for(predicate, *, timeout: float = 30, interval: float = 0.2):
+    """The first true value of `predicate()`; fails after `timeout` seconds (named by the
+    predicate's docstring)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout} s waiting for {predicate.__doc__ or predicate}")
+
+
+def die_with_parent() -> None:
+    """`preexec_fn` of a server subprocess: its own process group (so `stop_process` reaches every
+    process it starts) and, on Linux, SIGKILL when the test process dies, so an aborted run
+    leaves no server behind."""
+    os.setsid()
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(Exception):
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            pr_set_pdeathsig = 1
+            libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
+
+
+def _signal_group(pid: int, signum: int) -> bool:
+    """Send `signum` to process group `pid`; False when no process of it is left."""
+    try:
+        os.killpg(pid, signum)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def stop_process(process: subprocess.Popen | None, *, grace: float) -> None:
+    """Stop a subprocess started in its own process group (`die_with_parent` or
+    `start_new_session=True`) and everything it started: SIGTERM, `grace` seconds to exit, then
+    SIGKILL; returns once no process of the group is left (none holds a port or a database
+    connection any more)."""
+    if process is None:
+        return
+    if process.poll() is None:
+        _signal_group(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            _signal_group(process.pid, signal.SIGKILL)
+            process.wait(timeout=30)
+    # What the leader started may outlive it for a moment; a group of zombies nobody reaps
+    # answers signals too, hence the bound after SIGKILL.
+    deadline, killed = time.monotonic() + grace, False
+    while _signal_group(process.pid, 0):
+        if time.monotonic() > deadline:
+            if killed:
+                return
+            _signal_group(process.pid, signal.SIGKILL)
+            deadline, killed = time.monotonic() + 30, True
+        time.sleep(0.05)
