@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from kombu import pools
 from django.db import connection
 
 from catalog.models import StagingTable, Table
@@ -41,6 +42,9 @@ def forget_connections(app):
         app._pool.force_close_all()
     app._pool = None
     app.amqp._producer_pool = None
+    # The pools closed above stay in kombu's registry, keyed by broker: without a reset the next
+    # task sent to the same broker (eager tasks acquire a producer too) gets the closed pool.
+    pools.reset()
 
 
 @pytest.fixture
