@@ -103,3 +103,9 @@ def page_if_asked(queryset, query_params, *, key: str = "name"):
         return list(queryset.order_by(key)), None
     return paginate(queryset, max_results=query_params.get("pageSize"),
                     page_token=query_params.get("pageToken") or None, key=key)
+
+
+def paginate_versions(queryset, *, max_results, page_token):
+    """Keyset pagination of model versions by number."""
+    return paginate(queryset, max_results=max_results, page_token=page_token, key="version", numeric=True,
+                    maximum=SPEC_MAXIMUM["model_versions"])

@@ -33,7 +33,8 @@ from rest_framework.test import APIClient
 
 from catalog.choices import PRIVILEGES_BY_SECURABLE, AuditOutcome, Privilege, SecurableType
 from catalog.models import AuditEvent, Catalog, Column, Grant, Metastore, Principal, Schema, Table
-from catalog.services import catalogs, credentials, external_locations, principals, schemas, securables, tables
+from catalog.resolve import securable_row
+from catalog.services import catalogs, credentials, external_locations, principals, schemas, tables
 from tests.helpers import UC, grant, rows
 
 
@@ -63,7 +64,7 @@ def ref_type(ref: str) -> str:
 
 
 def resolve(ref: str):
-    return securables.resolve(ref_type(ref), ref.removeprefix(LOCATION))
+    return securable_row(ref_type(ref), ref.removeprefix(LOCATION))
 
 
 def grant_on(principal: str, ref: str, *privileges: str) -> None:

@@ -24,7 +24,7 @@ from django.db.models import F, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
 
-from catalog import asset_selectors, authz, pagination, resolve
+from catalog import authz, pagination, resolve
 from catalog.authz import Action
 from catalog.choices import ModelVersionStatus, SecurableType
 from catalog.models import ModelVersion, Principal, RegisteredModel
@@ -146,7 +146,7 @@ def create_version(
     full_name = f"{catalog_name}.{schema_name}.{model_name}"
     model, _ = _model_for_writing(caller, full_name)
     # The model row is the lock that numbers versions: concurrent creators queue here.
-    model = asset_selectors.get_registered_model(full_name, for_update=True)
+    model = resolve.securable_row(SecurableType.REGISTERED_MODEL, full_name, for_update=True)
     model.last_version += 1
     model.save(update_fields=["last_version"])
     number = model.last_version
@@ -171,7 +171,7 @@ def visible_versions(*, caller: Principal, full_name: str):
 
 def get_version(*, caller: Principal, full_name: str, version) -> ModelVersion:
     model = get_model(caller=caller, full_name=full_name)
-    return asset_selectors.get_model_version(model, version)
+    return resolve.get_model_version(model, version)
 
 
 VERSION_UPDATABLE = recipes.Updatable(
@@ -184,7 +184,7 @@ VERSION_UPDATABLE = recipes.Updatable(
 def update_version(*, caller: Principal, full_name: str, version, fields: dict) -> ModelVersion:
     model, access = resolve.registered_model(caller, full_name)
     authz.require(caller, model, Action.UPDATE, access=access)
-    row = asset_selectors.get_model_version(model, version, for_update=True)
+    row = resolve.get_model_version(model, version, for_update=True)
     recipes.apply_common_fields(row, fields, VERSION_UPDATABLE, caller=caller, access=access)
     row.save()
     audit.record(
@@ -198,17 +198,17 @@ def update_version(*, caller: Principal, full_name: str, version, fields: dict) 
 def finalize_version(*, caller: Principal, full_name: str, version, body: dict) -> ModelVersion:
     """PENDING_REGISTRATION → READY. The body's full_name and version, when given, must name the
     same version as the path."""
-    number = asset_selectors.parse_version(version)
+    number = resolve.parse_version(version)
     if body.get("full_name") is not None:
         if not isinstance(body["full_name"], str):
             raise InvalidParameter("full_name must be a string.")
         if split_full_name(body["full_name"], 3, what="registered model") != split_full_name(
                 full_name, 3, what="registered model"):
             raise InvalidParameter("full_name in the body names another model than the path.")
-    if body.get("version") is not None and asset_selectors.parse_version(body["version"]) != number:
+    if body.get("version") is not None and resolve.parse_version(body["version"]) != number:
         raise InvalidParameter("version in the body differs from the version in the path.")
     model, _ = _model_for_writing(caller, full_name)
-    row = asset_selectors.get_model_version(model, number, for_update=True)
+    row = resolve.get_model_version(model, number, for_update=True)
     if row.status != ModelVersionStatus.PENDING_REGISTRATION:
         raise InvalidParameter(
             f"Model version {model.full_name}/{number} is {row.status}; only a PENDING_REGISTRATION version "
@@ -228,7 +228,7 @@ def finalize_version(*, caller: Principal, full_name: str, version, body: dict) 
 def delete_version(*, caller: Principal, full_name: str, version) -> None:
     model, access = resolve.registered_model(caller, full_name)
     authz.require(caller, model, Action.DELETE, access=access)
-    row = asset_selectors.get_model_version(model, version, for_update=True)
+    row = resolve.get_model_version(model, version, for_update=True)
     number = row.version
     row.delete()
     audit.record(

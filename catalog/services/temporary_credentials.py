@@ -16,7 +16,7 @@ then the one vendor (catalog.storage.credentials) vends for the securable's own 
 
 from __future__ import annotations
 
-from catalog import asset_selectors, locations, resolve
+from catalog import locations, resolve
 from catalog.choices import (
     ModelVersionOperation,
     ModelVersionStatus,
@@ -115,12 +115,12 @@ def for_model_version(*, caller: Principal, catalog_name, schema_name, model_nam
     row = None
     if operation == ModelVersionOperation.READ_MODEL_VERSION:
         access.require(access.has(Privilege.EXECUTE), f"Missing EXECUTE on registered model {model.full_name}.")
-        row = asset_selectors.get_model_version(model, version)
+        row = resolve.get_model_version(model, version)
     else:
         access.require(can_write_versions(access),
                        f"Only the owner of registered model {model.full_name} or a holder of CREATE MODEL on its "
                        "schema may write its versions.")
-        row = asset_selectors.get_model_version(model, version)
+        row = resolve.get_model_version(model, version)
         if row.status != ModelVersionStatus.PENDING_REGISTRATION:
             raise InvalidParameter(f"Model version {model.full_name}/{row.version} is {row.status}; write "
                                    "credentials are only vended while it is PENDING_REGISTRATION.")

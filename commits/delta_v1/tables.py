@@ -11,7 +11,7 @@ import json
 from django.db import transaction
 from django.utils import timezone
 
-from catalog import resolve, selectors
+from catalog import pagination, resolve
 from catalog.choices import DataSourceFormat, Privilege, SecurableType, TableOperation, TableType
 from catalog.models import Principal, StagingTable, Table
 from catalog.services import audit, grants, managed_tables as staging_tables, tables
@@ -139,8 +139,8 @@ def table_for(caller: Principal, catalog: str, schema: str, name: str, *, for_up
         queryset = queryset.prefetch_related("columns")
     table = queryset.filter(schema__catalog__name=catalog, schema__path=quote_part(schema), name=name).first()
     if table is None:
-        selectors.get_schema(catalog, schema)
-        raise selectors.table_not_found(catalog, schema, name)
+        resolve.get_schema(catalog, schema)
+        raise resolve.table_not_found(catalog, quote_part(schema), name)
     return table
 
 
@@ -152,9 +152,9 @@ def access_to(caller: Principal, table: Table) -> grants.Access:
     if level is not None:
         catalog_name, schema_name = table.schema.catalog.name, table.schema.name
         raise resolve.hidden([
-            selectors.table_not_found(catalog_name, schema_name, table.name),
-            selectors.schema_not_found(catalog_name, schema_name),
-            selectors.catalog_not_found(catalog_name),
+            resolve.table_not_found(catalog_name, quote_part(schema_name), table.name),
+            resolve.schema_not_found(catalog_name, quote_part(schema_name)),
+            resolve.catalog_not_found(catalog_name),
         ][level])
     grants.require_schema_use(access)
     return access
@@ -193,7 +193,7 @@ def table_exists(*, caller: Principal, catalog: str, schema: str, name: str) -> 
 
 def list_tables(*, caller: Principal, catalog: str, schema: str, max_results=None, page_token=None):
     queryset = tables.visible_tables(caller=caller, catalog_name=catalog, schema_name=schema)
-    items, token = selectors.paginate(queryset, max_results=max_results, page_token=page_token)
+    items, token = pagination.paginate(queryset, max_results=max_results, page_token=page_token)
     body = {"tables": [
         {"name": t.name, "table-type": t.table_type, "data-source-format": t.data_source_format,
          "table-uuid": str(t.id)} for t in items
@@ -215,7 +215,7 @@ def get_config(*, caller: Principal, catalog, protocol_versions) -> dict:
         if not major.isdigit() or not (minor or "0").isdigit():
             raise InvalidParameter(f"protocol-versions: {item.strip()!r} is not a version such as 1.0.")
         offered.append((int(major), int(minor or 0)))
-    selectors.get_catalog(catalog)
+    resolve.get_catalog(catalog)
     if not any(major == SUPPORTED_MAJOR and minor >= SUPPORTED_MINOR for major, minor in offered):
         raise InvalidParameter(
             f"No protocol version in common: the server supports {PROTOCOL_VERSION}, "
@@ -287,7 +287,7 @@ def create_table(*, caller: Principal, catalog: str, schema: str, body: dict) ->
                 raise InvalidParameter(f"location {location!r} is not a storage URL.") from None
             staging = StagingTable.objects.filter(staging_location=staging_location).first()
             if staging is None:
-                selectors.get_schema(catalog, schema)
+                resolve.get_schema(catalog, schema)
                 raise TableDoesNotExist(f"No staging table has the location {location}.")
             check_contract(staging.id, stored, protocol)
             uniform = parse_uniform(body.get("uniform"), location=staging_location)

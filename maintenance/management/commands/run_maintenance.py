@@ -8,7 +8,7 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
-from catalog import selectors
+from catalog import resolve
 from maintenance import runs
 from maintenance.models import MaintenancePlan
 from ucweb.errors import CatalogError
@@ -27,7 +27,7 @@ class Command(BaseCommand):
         table = None
         if full_name:
             try:
-                table = selectors.get_table_by_full_name(full_name)
+                table = resolve.get_table_by_full_name(full_name)
             except CatalogError as exc:
                 raise CommandError(str(exc)) from None
         if operation and table is None:

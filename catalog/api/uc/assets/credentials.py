@@ -5,7 +5,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from catalog import selectors
+from catalog import pagination
 from catalog.api.base import CatalogAPIView
 from catalog.api.uc.assets.common import query
 from catalog.api.uc.serializers import Empty, OwnedInfo, arguments, changes
@@ -121,7 +121,7 @@ class CredentialsView(CatalogAPIView):
     )
     def get(self, request):
         queryset = credentials.visible_credentials(caller=request.user, purpose=query(request, "purpose"))
-        items, token = selectors.paginate(queryset, max_results=query(request, "max_results"),
+        items, token = pagination.paginate(queryset, max_results=query(request, "max_results"),
                                           page_token=query(request, "page_token"))
         return Response(page(items, token, "credentials", CredentialInfo))
 
@@ -161,7 +161,7 @@ class ExternalLocationsView(CatalogAPIView):
                    responses=ListExternalLocationsResponse)
     def get(self, request):
         queryset = external_locations.visible_external_locations(caller=request.user)
-        items, token = selectors.paginate(queryset, max_results=query(request, "max_results"),
+        items, token = pagination.paginate(queryset, max_results=query(request, "max_results"),
                                           page_token=query(request, "page_token"))
         return Response(page(items, token, "external_locations", ExternalLocationInfo))
 

@@ -4,7 +4,7 @@ from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from catalog import selectors
+from catalog import pagination
 from catalog.api.base import CatalogAPIView
 from catalog.api.uc.assets.common import CATALOG_AND_SCHEMA, query
 from catalog.api.uc.serializers import Empty, OwnedInfo, arguments
@@ -107,7 +107,7 @@ class FunctionsView(CatalogAPIView):
             caller=request.user, catalog_name=_required_query(request, "catalog_name"),
             schema_name=_required_query(request, "schema_name"),
         )
-        items, token = selectors.paginate(queryset, max_results=query(request, "max_results"),
+        items, token = pagination.paginate(queryset, max_results=query(request, "max_results"),
                                           page_token=query(request, "page_token"))
         return Response(page(items, token, "functions", FunctionInfo))
 

@@ -5,7 +5,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from catalog import asset_selectors
+from catalog import pagination
 from catalog.api.base import CatalogAPIView
 from catalog.api.uc.assets.common import query
 from catalog.api.uc.serializers import Empty, EpochMillisField, OwnedInfo, arguments, changes
@@ -153,7 +153,7 @@ class ModelVersionsView(CatalogAPIView):
                    responses=ListModelVersionsResponse)
     def get(self, request, full_name):
         queryset = registered_models.visible_versions(caller=request.user, full_name=full_name)
-        items, token = asset_selectors.paginate_versions(
+        items, token = pagination.paginate_versions(
             queryset, max_results=query(request, "max_results"), page_token=query(request, "page_token"))
         return Response(page(items, token, "model_versions", ModelVersionInfo))
 
