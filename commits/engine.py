@@ -26,7 +26,7 @@ from catalog.services import iceberg as catalog_iceberg
 from catalog.services.iceberg import Loaded
 from catalog.services.names import namespace_path, validate_name
 from commits.formats import iceberg as formats
-from commits.iceberg import SWAPPED_FIELDS, moved, new_row, prepare_location, swap
+from commits.iceberg import SWAPPED_FIELDS, moved, new_row, prepare_location, row_id_for, swap
 from commits.one_statement import save_with
 from ucweb.errors import CommitFailed, InvalidParameter, TableDoesNotExist
 
@@ -65,6 +65,7 @@ class _Planned:
     metadata: object
     current: object = None  # the metadata the change starts from (None for a created table)
     managed: bool = False  # a created table: its location is the managed one the catalog assigned
+    table_id: object = None  # a created table: its row's id (commits.iceberg.row_id_for)
 
 
 # -- lock, plan, write ---------------------------------------------------------------------------
@@ -140,10 +141,11 @@ def _plan_create(caller: Principal, catalog: Catalog, change: Change) -> _Planne
     if Table.objects.filter(schema=schema, name=change.name).exists():
         raise CommitFailed(f"Requirement failed: table {schema.full_name}.{change.name} already exists.")
     metadata = formats.apply_updates(None, change.updates, metadata_location=None)
+    table_id = row_id_for(metadata.table_uuid)
     placed = locations.place_securable(caller=caller, schema=schema, value=metadata.location,
-                                       securable_id=metadata.table_uuid)
+                                       securable_id=table_id)
     metadata = metadata.model_copy(update={"location": placed.url})
-    return _Planned(change, None, schema, metadata, managed=placed.managed)
+    return _Planned(change, None, schema, metadata, managed=placed.managed, table_id=table_id)
 
 
 def _write(caller: Principal, planned: _Planned) -> Loaded:
@@ -152,7 +154,7 @@ def _write(caller: Principal, planned: _Planned) -> Loaded:
     change, table, metadata = planned.change, planned.table, planned.metadata
     event_details = {"updates": [getattr(u, "action", "") for u in change.updates]}
     if table is None:
-        table = new_row(caller=caller, schema=planned.schema, name=change.name, table_id=metadata.table_uuid,
+        table = new_row(caller=caller, schema=planned.schema, name=change.name, table_id=planned.table_id,
                         location=metadata.location,
                         table_type=TableType.MANAGED if planned.managed else TableType.EXTERNAL)
         prepare_location(metadata.location)

@@ -68,11 +68,16 @@ def _require_free_name(schema: Schema, name: str) -> None:
         raise TableAlreadyExists(f"Table {schema.full_name}.{name} already exists.")
 
 
+def row_id_for(requested) -> uuid.UUID:
+    """The id a new table's row gets: the uuid its metadata asks for, unless a row holds it already.
+    Decided before the location is placed, because the managed location and the overlap check
+    are keyed by it: a client naming another table's uuid must not be given that table's storage."""
+    if requested is not None and not Table.objects.filter(id=requested).exists():
+        return requested
+    return uuid.uuid4()
+
+
 def new_row(*, caller, schema, name, table_id, location, table_type, view=False) -> Table:
-    if Table.objects.filter(schema=schema, name=name).exists():
-        raise TableAlreadyExists(f"Table {schema.full_name}.{name} already exists.")
-    if Table.objects.filter(id=table_id).exists():
-        table_id = uuid.uuid4()
     try:
         with transaction.atomic():
             return Table.objects.create(
@@ -152,8 +157,6 @@ def _create_table(*, caller: Principal, prefix: str, namespace: str, body: dict)
         location=location, properties=properties, table_uuid=table_id,
     )
     if stage_only:
-        if Table.objects.filter(schema=schema, name=name).exists():
-            raise TableAlreadyExists(f"Table {schema.full_name}.{name} already exists.")
         prepare_location(location)
         return Loaded(None, None, formats.serialize(metadata), catalog_iceberg.storage_config(location))
     with transaction.atomic():
@@ -223,13 +226,14 @@ def _register_table(*, caller: Principal, prefix: str, namespace: str, body: dic
     _require_free_name(schema, name)
     location = locations.registrable_metadata_file(caller=caller, value=location)
     text, metadata = _read_registered_metadata(location)
+    table_id = row_id_for(metadata.table_uuid)
     placed = locations.place_securable(caller=caller, schema=schema, value=metadata.location,
-                                       securable_id=metadata.table_uuid, field="the metadata's location")
+                                       securable_id=table_id, field="the metadata's location")
     if not locations.is_within(location, placed.url):
         raise InvalidParameter(f"metadata-location {location} does not lie in the table location {placed.url} "
                                "that the metadata file names.")
     with transaction.atomic():
-        table = new_row(caller=caller, schema=schema, name=name, table_id=metadata.table_uuid,
+        table = new_row(caller=caller, schema=schema, name=name, table_id=table_id,
                          location=placed.url, table_type=TableType.EXTERNAL)
         IcebergMetadata.objects.create(table=table, metadata_location=location, metadata_json=text)
         replace_columns(table, formats.columns_of(metadata))

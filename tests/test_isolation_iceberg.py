@@ -178,6 +178,17 @@ def test_assert_create_commits_at_a_location_that_is_not_the_callers(world, make
                 caplog, world, what)
         body = {"table-changes": [{"identifier": {"namespace": ["default"], "name": "staged"}, **change(location)}]}
         refused(status, lambda: send("POST", "/transactions/commit", body), caplog, world, what)
+    # Another table's uuid does not make its managed location the new table's own.
+    victim_id = str(Table.objects.get(name="victim").id)
+    assert world.victim.endswith(victim_id)
+    borrowed = [{"action": "assign-uuid", "uuid": victim_id}, *updates[1:],
+                {"action": "set-location", "location": world.victim}]
+    stolen = {"requirements": [{"type": "assert-create"}], "updates": borrowed}
+    refused(400, lambda: send("POST", "/namespaces/default/tables/staged", stolen), caplog, world,
+            "another table's uuid and managed location")
+    body = {"table-changes": [{"identifier": {"namespace": ["default"], "name": "staged"}, **stolen}]}
+    refused(400, lambda: send("POST", "/transactions/commit", body), caplog, world,
+            "another table's uuid and managed location")
     # The location the stage-create assigned is accepted.
     body = {"table-changes": [{"identifier": {"namespace": ["default"], "name": "staged"},
                                **change(metadata["location"])}]}
