@@ -59,6 +59,24 @@ def test_no_credentials_for_a_location_that_is_not_the_securables_own(world, mak
     assert response.status_code == 403 and response.json()["error"]["type"] == "ForbiddenException"
     assert not AuditEvent.objects.filter(action__startswith="generateTemporary", securable_id=table.id).exists()
     assert_quiet(caplog, response.text)
+    # loadTable with delegated access, and remote signing, ask the same vendor: no keys either.
+    table_path = f"{ICEBERG}/v1/unity/namespaces/default/tables/escaped"
+    for mode in ("vended-credentials", "remote-signing"):
+        response = bob.get(table_path, HTTP_X_ICEBERG_ACCESS_DELEGATION=mode)
+        assert response.status_code == 200, response.content
+        config = response.json().get("config", {})
+        assert "s3.access-key-id" not in config and not response.json().get("storage-credentials"), config
+    signed = bob.post(f"{table_path}/sign", {"region": "us-east-1", "method": "GET", "headers": {},
+                                             "uri": world.victim.replace("s3://", "https://s3.local/") + "/data/x"},
+                      format="json")
+    assert signed.status_code in (400, 403), signed.content
+    assert "Authorization" not in signed.json().get("headers", {})
+    # The Delta REST API's table credentials as well.
+    response = bob.get(f"{UC}/delta/v1/catalogs/unity/schemas/default/tables/escaped/credentials",
+                       {"operation": "READ"})
+    assert response.status_code in (403, 404), response.content
+    assert "aws_temp_credentials" not in response.content.decode()
+    assert not AuditEvent.objects.filter(action__startswith="generateTemporary", securable_id=table.id).exists()
 
 
 @pytest.mark.parametrize("world", ["file"], indirect=True)

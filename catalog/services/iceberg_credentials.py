@@ -72,8 +72,10 @@ def _is_s3(location: str | None) -> bool:
         return False
 
 
-def _vend(caller: Principal, table_name: str, table_id, location: str, *, write: bool) -> dict:
-    answer = credentials.vend(location, write=write, caller=caller)
+def _vend(caller: Principal, table_name: str, table, location: str, *, write: bool) -> dict:
+    """`table` is None for a staged create: its location was placed by the create itself."""
+    answer = credentials.vend(location, write=write, caller=caller, securable=table)
+    table_id = table.id if table is not None else None
     config = credentials.s3_config(answer)
     if config:
         audit.record(principal=caller.name, action="vendIcebergCredentials", securable_type=SecurableType.TABLE,
@@ -94,7 +96,7 @@ def _delegate(loaded: iceberg.Loaded, *, caller: Principal, delegation: Delegati
     full_name = table.full_name if table is not None else f"{prefix}.{namespace}.{name}"
     if delegation.vended_credentials:
         try:
-            vended = _vend(caller, full_name, table.id if table is not None else None, location, write=write)
+            vended = _vend(caller, full_name, table, location, write=write)
         except (TemporarilyUnavailable, PermissionDenied, InvalidParameter) as exc:
             logger.warning("No credentials vended for Iceberg table %s: %s", full_name, exc)
             vended = {}
@@ -170,7 +172,7 @@ def load_credentials(*, caller: Principal, prefix: str, namespace: str, name: st
     if not _is_s3(location):
         return answer
     try:
-        vended = _vend(caller, table.full_name, table.id, location, write=_can_write(caller, table))
+        vended = _vend(caller, table.full_name, table, location, write=_can_write(caller, table))
     except TemporarilyUnavailable as exc:
         # An S3 server without STS: the settings without keys, as before vending existed (such a
         # server still serves remote signing).
@@ -240,7 +242,8 @@ def sign_request(*, caller: Principal, prefix: str, namespace: str, name: str, b
     canonical = parse(normalize(location))
     if write is None:
         write = _can_write(caller, table)
-    keys = credentials.signing_keys(canonical.url, write=write, caller=caller)
+    keys = credentials.signing_keys(canonical.url, write=write, caller=caller,
+                                    securable=None if staged is not None else table)
     target = signing.Target(bucket=canonical.bucket, prefix=canonical.key.rstrip("/"), endpoint=keys.endpoint,
                             region=keys.region)
     try:

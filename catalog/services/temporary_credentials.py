@@ -16,7 +16,7 @@ then the one vendor (catalog.storage.credentials) vends for the securable's own 
 
 from __future__ import annotations
 
-from catalog import locations, resolve
+from catalog import resolve
 from catalog.choices import (
     ModelVersionOperation,
     ModelVersionStatus,
@@ -60,8 +60,7 @@ def for_table(*, caller: Principal, table_id, operation) -> dict:
     write = operation == TableOperation.READ_WRITE and access.has(Privilege.MODIFY)
     if not table.storage_location:
         raise InvalidParameter(f"Table {table.full_name} has no storage location.")
-    locations.require_own_location(table.storage_location, own_id=table.id, what=f"table {table.full_name}")
-    answer = vend(table.storage_location, write=write, caller=caller)
+    answer = vend(table.storage_location, write=write, caller=caller, securable=table)
     _record(caller, "generateTemporaryTableCredentials", SecurableType.TABLE, table.full_name, table.id,
             {"operation": operation, "vended": TableOperation.READ_WRITE if write else TableOperation.READ,
              "url": answer["url"]})
@@ -74,8 +73,8 @@ def for_volume(*, caller: Principal, volume_id, operation) -> dict:
     access.require(access.has(Privilege.READ_VOLUME), f"Missing READ VOLUME on volume {volume.full_name}.")
     if operation == VolumeOperation.WRITE_VOLUME:
         access.require(writable_by(access), f"Only the owner of volume {volume.full_name} may write to it.")
-    locations.require_own_location(volume.storage_location, own_id=volume.id, what=f"volume {volume.full_name}")
-    answer = vend(volume.storage_location, write=operation == VolumeOperation.WRITE_VOLUME, caller=caller)
+    answer = vend(volume.storage_location, write=operation == VolumeOperation.WRITE_VOLUME, caller=caller,
+                  securable=volume)
     _record(caller, "generateTemporaryVolumeCredentials", SecurableType.VOLUME, volume.full_name, volume.id,
             {"operation": operation, "url": answer["url"]})
     return answer

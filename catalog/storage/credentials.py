@@ -86,9 +86,19 @@ def sts_for_url(canonical: str) -> vending.StsSettings:
                            "no credential can be vended for it.")
 
 
-def vend(url: str, *, write: bool, caller) -> dict:
+def _require_own(url: str, securable) -> None:
+    """Keys for a securable's storage are never keys for another's: a location that another live
+    securable holds part of gets none (catalog.locations), whichever protocol asks."""
+    if securable is not None:
+        from catalog.locations import require_own_location  # the location rule sits above storage
+
+        require_own_location(url, own_id=securable.id, what=f"{type(securable).__name__.lower()} {securable}")
+
+
+def vend(url: str, *, write: bool, caller, securable=None) -> dict:
     """TemporaryCredentials for `url`, which the caller is already authorized to read (and, with
-    `write`, to change)."""
+    `write`, to change); `securable` is the table or volume whose location `url` is."""
+    _require_own(url, securable)
     try:
         canonical = normalize(url)
         scheme = parse(canonical).scheme
@@ -162,10 +172,11 @@ class _KeyCache:
 _signing_keys = _KeyCache()
 
 
-def signing_keys(canonical: str, *, write: bool, caller) -> SigningKeys:
+def signing_keys(canonical: str, *, write: bool, caller, securable=None) -> SigningKeys:
     """The keys that sign requests for canonical s3:// `canonical` on the caller's behalf (already
     authorized): static keys as configured, or, where storage is reached through a role,
     temporary keys limited to the location, as `vend` would give them."""
+    _require_own(canonical, securable)
     sts = sts_for_url(canonical)
     external = containing_location(canonical)
     endpoint = (external.credential.endpoint_url if external is not None else None) or settings.UCWEB_S3_ENDPOINT_URL
@@ -175,7 +186,7 @@ def signing_keys(canonical: str, *, write: bool, caller) -> SigningKeys:
             return vending.vend(sts, url=canonical, write=write, principal=caller.name,
                                 duration_seconds=lifetime_seconds())
         try:
-            temporary = _signing_keys.get((canonical, write, sts), make)
+            temporary = _signing_keys.get((canonical, write, sts, caller.name), make)
         except vending.VendingError as exc:
             raise TemporarilyUnavailable(f"The token service did not vend signing keys: {exc}") from None
         return SigningKeys(temporary.access_key_id, temporary.secret_access_key, temporary.session_token,

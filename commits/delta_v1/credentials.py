@@ -26,8 +26,8 @@ def table_credentials(*, caller: Principal, catalog: str, schema: str, name: str
     require(caller, table, *privileges)
     if not table.storage_location:
         raise UnsupportedTableFormat(f"Table {table.full_name} has no storage location.")
-    answer = vend(
-        table.storage_location, write=operation == TableOperation.READ_WRITE, caller=caller)
+    answer = vend(table.storage_location, write=operation == TableOperation.READ_WRITE, caller=caller,
+                  securable=table)
     audit.record(principal=caller.name, action="generateTemporaryTableCredentials", securable_type="table",
                  securable_name=table.full_name, securable_id=table.id,
                  details={"operation": operation, "url": answer["url"], "api": "delta/v1"})
