@@ -62,7 +62,7 @@ def swap(table: Table, metadata, current: IcebergMetadata | None, *, columns: bo
     return current
 
 
-def _require_free_name(schema: Schema, name: str) -> None:
+def require_free_name(schema: Schema, name: str) -> None:
     """A name that is taken answers "already exists" before anything about the location."""
     if Table.objects.filter(schema=schema, name=name).exists():
         raise TableAlreadyExists(f"Table {schema.full_name}.{name} already exists.")
@@ -149,7 +149,7 @@ def _create_table(*, caller: Principal, prefix: str, namespace: str, body: dict)
     if not isinstance(stage_only, bool):
         raise InvalidParameter("stage-create must be a boolean.")
     catalog_iceberg.require_create(caller, schema)
-    _require_free_name(schema, name)
+    require_free_name(schema, name)
     table_id = uuid.uuid4()
     location, table_type = _location_for(caller, schema, table_id, body.get("location"))
     metadata = formats.create_metadata(
@@ -223,7 +223,7 @@ def _register_table(*, caller: Principal, prefix: str, namespace: str, body: dic
     if body.get("overwrite"):
         raise InvalidParameter("overwrite is not supported: drop the table first.")
     catalog_iceberg.require_create(caller, schema)
-    _require_free_name(schema, name)
+    require_free_name(schema, name)
     location = locations.registrable_metadata_file(caller=caller, value=location)
     text, metadata = _read_registered_metadata(location)
     table_id = row_id_for(metadata.table_uuid)

@@ -14,6 +14,7 @@ import uuid
 from django.db import transaction
 from django.utils import timezone
 
+from catalog import locations
 from catalog.choices import DataSourceFormat, Privilege, TableType
 from catalog.models import Principal, Table
 from catalog.services import audit, grants
@@ -30,7 +31,7 @@ from catalog.services.names import validate_name
 from catalog.services.tables import drop_table_row, replace_columns
 from catalog.storage import StorageError, storage_for
 from commits.formats import iceberg as formats
-from commits.iceberg import new_row
+from commits.iceberg import new_row, require_free_name, row_id_for
 from commits.models import IcebergMetadata
 from ucweb.errors import AlreadyExists, InvalidParameter, TableDoesNotExist
 
@@ -60,14 +61,15 @@ def register_view(*, caller: Principal, prefix: str, namespace: str, body: dict)
         metadata = formats.parse_view_metadata(text)
     except ValueError as exc:
         raise InvalidParameter(f"{location} is not Iceberg view metadata: {exc}") from None
-    _require_location(caller, metadata.location)
+    require_free_name(schema, name)  # a taken name answers "already exists" before the location
+    view_location = _placed(caller, schema, metadata.location)
     try:
         view_id = uuid.UUID(str(metadata.view_uuid))
     except ValueError:
         raise InvalidParameter(f"{location} has a view-uuid that is not a UUID.") from None
     with transaction.atomic():
-        table = new_row(caller=caller, schema=schema, name=name, table_id=view_id,
-                         location=metadata.location, table_type=TableType.VIEW, view=True)
+        table = new_row(caller=caller, schema=schema, name=name, table_id=row_id_for(view_id),
+                         location=view_location, table_type=TableType.VIEW, view=True)
         IcebergMetadata.objects.create(table=table, metadata_location=location, metadata_json=text)
         table.view_definition = formats.view_sql(metadata)
         table.save()
@@ -95,13 +97,17 @@ def _payload(name: str, body: dict) -> tuple[str, dict]:
     return kind, payload
 
 
-def _require_location(caller: Principal, location) -> None:
+def _placed(caller: Principal, schema, location, *, table: Table | None = None) -> str:
     """The table or view location a metadata file declares is where the catalog will vend
-    credentials for and purge: the same rule as the file itself, so that a file in the caller's
-    own external location cannot point the catalog at someone else's storage."""
+    credentials for and purge: it passes the location rule as any table's does (in an external
+    location the caller may use, overlapping no other securable but `table` itself, when it exists),
+    so that a file in the caller's own external location cannot point the catalog at someone
+    else's storage."""
     if not isinstance(location, str) or not location:
         raise InvalidParameter("The metadata declares no location.")
-    require_external_location(caller, location, Privilege.CREATE_EXTERNAL_TABLE)
+    own = (table.id,) if table is not None else ()
+    return locations.place_securable(caller=caller, schema=schema, value=location, exclude_ids=own,
+                                     field="the metadata's location").url
 
 
 def _parse_table(location: str, text: str, table_uuid: str):
@@ -114,12 +120,12 @@ def _parse_table(location: str, text: str, table_uuid: str):
     return metadata
 
 
-def _apply(table: Table, location: str, text: str, metadata, timestamp: int) -> None:
+def _apply(table: Table, location: str, text: str, metadata, timestamp: int, placed: str) -> None:
     IcebergMetadata.objects.update_or_create(table=table, defaults={
         "metadata_location": location, "metadata_json": text, "notification_timestamp": timestamp})
     replace_columns(table, formats.columns_of(metadata))
     table.properties = dict(metadata.properties)
-    table.storage_location = metadata.location
+    table.storage_location = placed
 
 
 def send_notification(*, caller: Principal, prefix: str, namespace: str, name: str, body: dict) -> None:
@@ -134,7 +140,6 @@ def send_notification(*, caller: Principal, prefix: str, namespace: str, name: s
     if kind != "DROP":
         text = _read(caller, location, field="payload.metadata-location")
         metadata = _parse_table(location, text, payload["table-uuid"])
-        _require_location(caller, metadata.location)
     with transaction.atomic():
         table = (Table.objects.select_related("schema__catalog").select_for_update(of=("self",))
                  .filter(schema=schema, name=name).first())
@@ -142,9 +147,10 @@ def send_notification(*, caller: Principal, prefix: str, namespace: str, name: s
             if kind == "DROP":
                 raise TableDoesNotExist(f"Table {schema.name}.{name} does not exist.")
             require_create(caller, schema)
-            table = new_row(caller=caller, schema=schema, name=name, table_id=metadata.table_uuid,
-                             location=metadata.location, table_type=TableType.EXTERNAL)
-            _apply(table, location, text, metadata, timestamp)
+            placed = _placed(caller, schema, metadata.location)
+            table = new_row(caller=caller, schema=schema, name=name, table_id=row_id_for(metadata.table_uuid),
+                             location=placed, table_type=TableType.EXTERNAL)
+            _apply(table, location, text, metadata, timestamp, placed)
             table.save()
             action = "createTableByNotification"
         else:
@@ -169,7 +175,7 @@ def send_notification(*, caller: Principal, prefix: str, namespace: str, name: s
                              securable_name=full_name, securable_id=table_id, details={"timestamp": timestamp})
                 return
             require_any(grants.Access.load(caller, table), table, Privilege.MODIFY)
-            _apply(table, location, text, metadata, timestamp)
+            _apply(table, location, text, metadata, timestamp, _placed(caller, schema, metadata.location, table=table))
             table.updated_at = timezone.now()
             table.updated_by = caller.name
             table.save()

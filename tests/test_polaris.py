@@ -496,6 +496,18 @@ def test_notifications_follow_metadata_another_system_writes(iceberg, catalog_ap
     assert error_of(lambda: api.send_notification(CATALOG, "default", "clicks", notification(
         "UPDATE", "clicks", 300, table_uuid, forged_path.as_uri()))) == (400, "BadRequestException")
     assert iceberg.load_table(("default", "clicks")).metadata_location == second
+    # Nor at another live table's storage in the same external location, by an update or a create.
+    neighbour = iceberg.create_table(("default", "neighbour"), schema=ICEBERG_SCHEMA,
+                                     location=(tmp_path / "external" / "neighbour").as_uri())
+    forged["location"] = neighbour.metadata.location
+    forged_path.write_text(json.dumps(forged))
+    tree = sorted(p for p in (tmp_path / "external").rglob("*") if "forged" not in p.name)
+    for kind, name in (("UPDATE", "clicks"), ("CREATE", "clicks_again")):
+        assert error_of(lambda kind=kind, name=name: api.send_notification(CATALOG, "default", name, notification(
+            kind, name, 400, table_uuid, forged_path.as_uri()))) == (400, "BadRequestException")
+    assert Table.objects.get(name="clicks").storage_location == location
+    assert not Table.objects.filter(name="clicks_again").exists()
+    assert sorted(p for p in (tmp_path / "external").rglob("*") if "forged" not in p.name) == tree
     # A table whose metadata this catalog writes takes no notifications.
     iceberg.create_table(("default", "managed"), schema=ICEBERG_SCHEMA)
     assert error_of(lambda: api.send_notification(CATALOG, "default", "managed", notification(
