@@ -16,7 +16,7 @@ from catalog.choices import DataSourceFormat, Privilege, SecurableType, TableOpe
 from catalog.models import Principal, StagingTable, Table
 from catalog.services import audit, grants, managed_tables as staging_tables, tables
 from catalog.services.common import validate_comment
-from catalog.services.names import quote_part, validate_name
+from catalog.services.names import quote_part, schema_paths, validate_name
 from catalog.storage import InvalidStorageUrl, normalize
 from catalog.storage.credentials import vend
 from commits import delta, managed_tables, rows
@@ -137,7 +137,10 @@ def table_for(caller: Principal, catalog: str, schema: str, name: str, *, for_up
     queryset = rows.tables(caller, for_update=for_update, pending=pending)
     if columns:
         queryset = queryset.prefetch_related("columns")
-    table = queryset.filter(schema__catalog__name=catalog, schema__path=quote_part(schema), name=name).first()
+    paths = schema_paths(schema)  # the paths the name may mean, likelier first (catalog.resolve's rule)
+    found = {row.schema.path: row for row in
+             queryset.filter(schema__catalog__name=catalog, schema__path__in=paths, name=name)}
+    table = next((found[path] for path in paths if path in found), None)
     if table is None:
         resolve.get_schema(catalog, schema)
         raise resolve.table_not_found(catalog, quote_part(schema), name)
