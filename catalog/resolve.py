@@ -344,17 +344,6 @@ def in_schema(caller, securable_type: str, full_name: str, *, for_update: bool =
     return row, access
 
 
-def visible_in_schema(caller, row, securable_type: str) -> grants.Access:
-    """The caller's access to a row found by the caller's own lookup; a row they may not see
-    answers as missing, at the level hidden from them (catalog, schema or the row)."""
-    schema_row = row.schema
-    catalog_name, path = schema_row.catalog.name, schema_row.path
-    _, not_found = IN_SCHEMA[securable_type]
-    return _reveal_in_chain(grants.Access.load(caller, row), securable_type, (
-        not_found(catalog_name, path, row.name), schema_not_found(catalog_name, path),
-        catalog_not_found(catalog_name)))
-
-
 def table(caller, full_name: str, *, for_update: bool = False) -> tuple[Table, grants.Access]:
     return in_schema(caller, SecurableType.TABLE, full_name, for_update=for_update)
 

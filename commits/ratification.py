@@ -39,7 +39,7 @@ from catalog.models import Principal, Table
 from catalog.services import audit
 from catalog.signals import publication_due
 from catalog.storage import StorageError, storage_for
-from commits import managed_tables, publication
+from commits import managed_tables, publication, rows
 from commits.models import DeltaCommit
 from commits.one_statement import save_with
 from commits.staged import StagedCommit, check_maintenance_policy
@@ -79,10 +79,7 @@ class Ratification:
         self._confirm_version_zero()
         if published <= table.latest_published_version:
             return  # already known; backfill reports may arrive late or twice
-        DeltaCommit.objects.filter(table=table, version__lte=published, published_at__isnull=True).update(
-            published_at=timezone.now()
-        )
-        table.latest_published_version = published
+        publication.mark_published(table, published)
         self._trim_history()
         self.change("latest_published_version")
 
@@ -134,8 +131,7 @@ class Ratification:
         before = getattr(self.table, "pending", None)
         if before is None or self.table.latest_published_version != self.published_before:
             return None
-        new = [{name: getattr(row, name) for name in
-                ("version", "timestamp", "file_name", "file_size", "file_modification_timestamp")}
+        new = [{name: getattr(row, name) for name in rows.COMMIT_FIELDS}
                for row in reversed(self.rows) if isinstance(row, DeltaCommit)]
         return new + list(before)
 
