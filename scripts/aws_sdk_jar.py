@@ -66,14 +66,9 @@ def _jars_module():
 
 
 def _cached(directory: Path) -> Path | None:
-    jar, stamp = directory / JAR_NAME, directory / STAMP_NAME
-    if not (jar.is_file() and stamp.is_file()):
-        return None
-    try:
-        recorded = json.loads(stamp.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if recorded.get("recipe") != RECIPE_VERSION or recorded.get("package") != PACKAGE \
+    jar = directory / JAR_NAME
+    recorded = _jars_module().read_stamp(jar, directory / STAMP_NAME)
+    if recorded is None or recorded.get("recipe") != RECIPE_VERSION or recorded.get("package") != PACKAGE \
             or recorded.get("size") != jar.stat().st_size:
         return None
     return jar

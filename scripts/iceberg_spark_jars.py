@@ -586,15 +586,21 @@ def _inputs_key(runtime: Path, jackson: list[Path]) -> dict:
     }
 
 
-def _cached(directory: Path, key: dict) -> Path | None:
-    extra, stamp = directory / EXTRA_JAR_NAME, directory / STAMP_NAME
-    if not (extra.is_file() and stamp.is_file()):
+def read_stamp(jar: Path, stamp: Path) -> dict | None:
+    """What `stamp` recorded when `jar` was built; None when either is missing or the stamp is
+    unreadable (the jar is then built again)."""
+    if not (jar.is_file() and stamp.is_file()):
         return None
     try:
-        recorded = json.loads(stamp.read_text(encoding="utf-8"))
+        return json.loads(stamp.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if recorded.get("inputs") != key or recorded.get("sha256") != _sha256(extra):
+
+
+def _cached(directory: Path, key: dict) -> Path | None:
+    extra = directory / EXTRA_JAR_NAME
+    recorded = read_stamp(extra, directory / STAMP_NAME)
+    if recorded is None or recorded.get("inputs") != key or recorded.get("sha256") != _sha256(extra):
         return None
     return extra
 

@@ -19,6 +19,8 @@ import os
 import uuid
 from dataclasses import dataclass, field
 
+import pytest
+
 from catalog.storage import parse, storage_for
 from tests.helpers import UC, grant
 
@@ -73,6 +75,7 @@ class World:
     secret_table: str = ""  # location of cat_b.s.secret
     secret_metadata: str = ""
     carol_table: str = ""
+    server: object = None  # the S3 server (tests/s3_server.py) of an s3 world
     extra: dict = field(default_factory=dict)
 
     @property
@@ -148,6 +151,26 @@ def build_world(kind: str, root: str, ext: str, *, admin_client) -> World:
     # Data the victims would lose: a data file in each table folder.
     for location in (world.victim, world.secret_table, world.carol_table):
         storage_for(location).put(f"{location}/data/part-0.parquet", SECRET.encode())
+    return world
+
+
+# The stores a world is built on: a fixture parametrized by them calls `world_on`.
+STORES = ["file", pytest.param("s3", marks=pytest.mark.s3)]
+
+
+def world_on(request, *, admin_client, tmp_path) -> World:
+    """The world on the store of `request.param` (one of STORES): managed storage at the test's
+    own root, the external locations in a fresh folder beside it."""
+    if request.param == "file":
+        root = request.getfixturevalue("storage_root").as_uri()
+        ext = (tmp_path / "external").as_uri()
+        server = None
+    else:
+        server = request.getfixturevalue("s3_server")
+        root = request.getfixturevalue("s3_storage_root")
+        ext = server.url(f"ext-{uuid.uuid4().hex[:8]}")
+    world = build_world(request.param, root, ext, admin_client=admin_client)
+    world.server = server
     return world
 
 

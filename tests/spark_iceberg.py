@@ -34,12 +34,15 @@ properties (``{"io-impl": ...}`` -> ``spark.sql.catalog.<name>.io-impl``).
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import logging
 import os
 import sys
 import threading
 from pathlib import Path
+
+import pytest
 
 _SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "iceberg_spark_jars.py"
 
@@ -212,3 +215,36 @@ def stop_iceberg_spark_session() -> None:
         if _session is not None:
             _session.stop()
         _reset()
+
+
+# -- what the Spark test modules share --------------------------------------------------------------
+SPARK_TOKEN = "ucw_spark_test_session_token"
+
+
+def admit_token(token: str = SPARK_TOKEN) -> None:
+    """Let `token` act as the metastore admin. The session keeps sending it while every test has
+    a fresh database, so each test puts it back."""
+    from catalog.models import Principal, Token
+
+    Token.objects.create(key_hash=hashlib.sha256(token.encode()).hexdigest(),
+                         principal=Principal.objects.get(name="admin"))
+
+
+def spark_rows(spark, sql: str) -> list[tuple]:
+    return [tuple(row) for row in spark.sql(sql).collect()]
+
+
+@pytest.fixture(scope="session")
+def spark(live_server):
+    """The shared session with catalog `ucweb` (warehouse unity) on the live server, as SPARK_TOKEN."""
+    session = iceberg_spark_session("ucweb", f"{live_server.url}/api/catalog", "unity", token=SPARK_TOKEN)
+    yield session
+    stop_iceberg_spark_session()
+
+
+@pytest.fixture
+def pyiceberg_catalog(live_server):
+    """pyiceberg on the same catalog as `spark`, with the same token."""
+    from pyiceberg.catalog.rest import RestCatalog
+
+    return RestCatalog("ucweb", uri=f"{live_server.url}/api/catalog", token=SPARK_TOKEN, warehouse="unity")

@@ -5,29 +5,16 @@ assert-table-uuid and assert-etag, then `set-latest-backfilled-version`)."""
 
 from __future__ import annotations
 
-import importlib
-from pathlib import Path
-
-import duckdb
 import pytest
 
 from catalog.models import AuditEvent, Table
 from catalog.storage import join, storage_for
 from commits.models import DeltaCommit
 from tests.delta_v1_client import DeltaV1Client
+from tests.duckdb_sessions import unity_duckdb
 from tests.helpers import UC
 
 pytestmark = pytest.mark.django_db(transaction=True)
-EXTENSIONS = ("httpfs", "delta", "unity_catalog")
-
-
-def extension_path(name: str) -> Path:
-    package = importlib.import_module(f"duckdb_extension_{name}")
-    return Path(package.__file__).parent / "extensions" / f"v{duckdb.__version__}" / f"{name}.duckdb_extension"
-
-
-def sql_string(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
 
 
 @pytest.fixture
@@ -39,17 +26,7 @@ def v1(live_server, bootstrap, make_token, storage_root):
 def duck(live_server, make_token, v1):
     """duck() → a new DuckDB session with the catalog `unity` attached as `lake`."""
     token = make_token("admin", admin=True)
-
-    def connect() -> duckdb.DuckDBPyConnection:
-        con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
-        for name in EXTENSIONS:
-            con.execute(f"LOAD {sql_string(str(extension_path(name)))}")
-        con.execute(f"CREATE SECRET ucweb (TYPE unity_catalog, TOKEN {sql_string(token)}, "
-                    f"ENDPOINT {sql_string(live_server.url)}, AWS_REGION 'us-east-1')")
-        con.execute("ATTACH 'unity' AS lake (TYPE unity_catalog, SECRET ucweb, DEFAULT_SCHEMA 'default')")
-        return con
-
-    return connect
+    return lambda: unity_duckdb(live_server.url, token)
 
 
 def published_versions(location: str) -> list[int]:
@@ -106,13 +83,7 @@ def test_sail_and_duckdb_write_the_same_table_alternately(connect, live_server, 
     token = make_token("admin", admin=True)
 
     def duck_session():
-        con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
-        for name in EXTENSIONS:
-            con.execute(f"LOAD {sql_string(str(extension_path(name)))}")
-        con.execute(f"CREATE SECRET ucweb (TYPE unity_catalog, TOKEN {sql_string(token)}, "
-                    f"ENDPOINT {sql_string(live_server.url)}, AWS_REGION 'us-east-1')")
-        con.execute("ATTACH 'unity' AS lake (TYPE unity_catalog, SECRET ucweb, DEFAULT_SCHEMA 'default')")
-        return con
+        return unity_duckdb(live_server.url, token)
 
     spark = connect()
     spark.sql("CREATE TABLE unity.default.mixed (id INT, city STRING) USING DELTA")

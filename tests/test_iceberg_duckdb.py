@@ -8,9 +8,7 @@ from their files: nothing is downloaded at run time."""
 
 from __future__ import annotations
 
-import importlib
 from datetime import datetime
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import duckdb
@@ -26,22 +24,12 @@ from catalog.models import AuditEvent, Table
 from commits import engine as iceberg_service
 from catalog.services import principals
 from catalog.storage import storage_for
+from tests.duckdb_sessions import ICEBERG_EXTENSIONS, duckdb_with, extension_path, sql_string
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 ICEBERG = "/api/catalog"
 WAREHOUSE = "unity"
-EXTENSIONS = ("httpfs", "avro", "iceberg")
-
-
-def extension_path(name: str) -> Path:
-    """The extension file that the duckdb-extension-<name> package ships for this DuckDB."""
-    package = importlib.import_module(f"duckdb_extension_{name}")
-    return Path(package.__file__).parent / "extensions" / f"v{duckdb.__version__}" / f"{name}.duckdb_extension"
-
-
-def sql_string(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
 
 
 @pytest.fixture(params=["file", pytest.param("s3", marks=pytest.mark.s3)])
@@ -72,9 +60,7 @@ def duck(live_server, bootstrap, make_token, storage):
     """A DuckDB connection with the ucweb warehouse attached as `lake`, as the metastore admin."""
 
     def connect(*, secret_sql: str | None = None) -> duckdb.DuckDBPyConnection:
-        con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
-        for name in EXTENSIONS:
-            con.execute(f"LOAD {sql_string(str(extension_path(name)))}")
+        con = duckdb_with(ICEBERG_EXTENSIONS)
         if secret_sql is None:
             secret_sql = f"CREATE SECRET ucweb (TYPE ICEBERG, TOKEN {sql_string(make_token('admin', admin=True))})"
         con.execute(secret_sql)
@@ -116,13 +102,12 @@ def pyiceberg(live_server, bootstrap, make_token, storage) -> RestCatalog:
 
 
 def test_extensions_load_from_their_packages():
-    con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
-    for name in EXTENSIONS:
+    for name in ICEBERG_EXTENSIONS:
         assert extension_path(name).is_file(), extension_path(name)
-        con.execute(f"LOAD {sql_string(str(extension_path(name)))}")
+    con = duckdb_with(ICEBERG_EXTENSIONS)
     loaded = {row[0] for row in con.execute(
         "SELECT extension_name FROM duckdb_extensions() WHERE loaded").fetchall()}
-    assert set(EXTENSIONS) <= loaded
+    assert set(ICEBERG_EXTENSIONS) <= loaded
 
 
 def test_duckdb_creates_writes_and_reads(duck, pyiceberg, commits, storage):

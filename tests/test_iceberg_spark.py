@@ -2,41 +2,20 @@
 SparkSession serves the whole test run (tests/spark_iceberg.py); every test has a fresh database,
 so the token Spark sends is put back before each test."""
 
-import hashlib
-
-import duckdb
 import pyarrow as pa
 import pytest
-from pyiceberg.catalog.rest import RestCatalog
 
-from catalog.models import Principal, Table, Token
+from catalog.models import Table
+from tests.duckdb_sessions import iceberg_duckdb
+from tests.spark_iceberg import SPARK_TOKEN, admit_token, pyiceberg_catalog, spark  # noqa: F401 - fixtures
+from tests.spark_iceberg import spark_rows as rows
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark, pytest.mark.xdist_group("spark")]
-SPARK_TOKEN = "ucw_spark_test_session_token"
 
 
 @pytest.fixture(autouse=True)
 def spark_principal(bootstrap, storage_root):
-    principal = Principal.objects.get(name="admin")
-    Token.objects.create(key_hash=hashlib.sha256(SPARK_TOKEN.encode()).hexdigest(), principal=principal)
-
-
-@pytest.fixture(scope="session")
-def spark(live_server):
-    from tests.spark_iceberg import iceberg_spark_session, stop_iceberg_spark_session
-
-    session = iceberg_spark_session("ucweb", f"{live_server.url}/api/catalog", "unity", token=SPARK_TOKEN)
-    yield session
-    stop_iceberg_spark_session()
-
-
-@pytest.fixture
-def pyiceberg_catalog(live_server):
-    return RestCatalog("ucweb", uri=f"{live_server.url}/api/catalog", token=SPARK_TOKEN, warehouse="unity")
-
-
-def rows(spark, sql):
-    return [tuple(row) for row in spark.sql(sql).collect()]
+    admit_token()
 
 
 def test_spark_sql_through_the_catalog(spark):
@@ -100,14 +79,7 @@ def test_spark_and_pyiceberg_and_duckdb_read_each_other(spark, pyiceberg_catalog
     table.append(pa.table({"id": pa.array([7, 8], pa.int64()), "name": ["x", "y"]}))
     assert rows(spark, "SELECT id, name FROM ucweb.shared.from_pyiceberg ORDER BY id") == [(7, "x"), (8, "y")]
 
-    from tests.test_iceberg_duckdb import EXTENSIONS, extension_path, sql_string
-
-    connection = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
-    for name in EXTENSIONS:
-        connection.execute(f"LOAD {sql_string(str(extension_path(name)))}")
-    connection.execute(f"CREATE SECRET ucweb (TYPE ICEBERG, TOKEN {sql_string(SPARK_TOKEN)})")
-    connection.execute(f"ATTACH 'unity' AS lake (TYPE ICEBERG, SECRET ucweb, "
-                       f"ENDPOINT {sql_string(live_server.url + '/api/catalog')})")
+    connection = iceberg_duckdb(f"{live_server.url}/api/catalog", SPARK_TOKEN)
     assert connection.sql("SELECT id FROM lake.shared.from_spark ORDER BY id").fetchall() == [(1,), (2,)]
     connection.execute("CREATE TABLE lake.shared.from_duckdb (id BIGINT)")
     connection.execute("INSERT INTO lake.shared.from_duckdb VALUES (42)")

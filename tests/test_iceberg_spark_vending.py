@@ -4,13 +4,14 @@ SparkSession (tests/spark_iceberg.py) gets one catalog per delegation mode."""
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 
 import pytest
 
-from catalog.models import Principal, Table, Token
+from catalog.models import Table
 from tests.seaweedfs_sts import sts_s3_server  # noqa: F401 - the module-scoped server fixture
+from tests.spark_iceberg import admit_token, iceberg_spark_session
+from tests.spark_iceberg import spark_rows as rows
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark, pytest.mark.s3, pytest.mark.xdist_group("spark")]
 SPARK_TOKEN = "ucw_spark_vending_test_token"
@@ -21,21 +22,14 @@ def lake(sts_s3_server, settings, bootstrap):  # noqa: F811
     for name, value in sts_s3_server.env().items():
         setattr(settings, name, value)
     settings.UCWEB_STORAGE_ROOT = sts_s3_server.url(f"spark-{uuid.uuid4().hex[:8]}")
-    principal = Principal.objects.get(name="admin")
-    Token.objects.create(key_hash=hashlib.sha256(SPARK_TOKEN.encode()).hexdigest(), principal=principal)
+    admit_token(SPARK_TOKEN)
     return sts_s3_server
 
 
 def spark_with(live_server, catalog_name: str, delegation: str):
-    from tests.spark_iceberg import iceberg_spark_session
-
     return iceberg_spark_session(catalog_name, f"{live_server.url}/api/catalog", "unity", token=SPARK_TOKEN,
                                  extra_conf={"io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
                                              "header.X-Iceberg-Access-Delegation": delegation})
-
-
-def rows(spark, sql):
-    return [tuple(row) for row in spark.sql(sql).collect()]
 
 
 def insert_select_merge(spark, catalog: str, lake, *, purge: bool):  # noqa: F811

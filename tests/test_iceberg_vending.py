@@ -11,7 +11,6 @@ import uuid
 from urllib.parse import urlsplit
 
 import boto3
-import duckdb
 import pyarrow as pa
 import pytest
 import requests
@@ -27,7 +26,7 @@ from catalog.models import AuditEvent, Catalog, Principal
 from catalog.services import grants
 from catalog.storage import signing
 from tests.seaweedfs_sts import sts_s3_server  # noqa: F401 - the module-scoped server fixture
-from tests.test_iceberg_duckdb import EXTENSIONS, extension_path, sql_string
+from tests.duckdb_sessions import iceberg_duckdb
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.s3, pytest.mark.xdist_group("iceberg_vending")]
 
@@ -215,12 +214,7 @@ def test_without_the_header_nothing_is_vended(lake):
 
 def test_duckdb_attaches_with_default_delegation_and_no_keys(lake, live_server):
     lake.catalog("writer").create_table(("default", "events"), schema=SCHEMA).append(rows((1, "a"), (2, "b")))
-    con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
-    for name in EXTENSIONS:
-        con.execute(f"LOAD {sql_string(str(extension_path(name)))}")
-    con.execute(f"CREATE SECRET ucweb (TYPE ICEBERG, TOKEN {sql_string(lake.token['writer'])})")
-    con.execute(f"ATTACH {sql_string(WAREHOUSE)} AS lake (TYPE ICEBERG, SECRET ucweb, "
-                f"ENDPOINT {sql_string(lake.uri)})")
+    con = iceberg_duckdb(lake.uri, lake.token["writer"], WAREHOUSE)
     assert con.execute("SELECT count(*) FROM lake.default.events").fetchone() == (2,)
     con.execute("INSERT INTO lake.default.events VALUES (3, 'c')")
     assert con.execute("SELECT sum(id) FROM lake.default.events").fetchone() == (6,)

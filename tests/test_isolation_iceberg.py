@@ -22,7 +22,16 @@ from pyiceberg.view.metadata import SQLViewRepresentation, ViewVersion
 
 from catalog.models import Table
 from catalog.storage import parse, storage_for
-from tests.isolation import ICEBERG, SECRET, assert_quiet, build_world, iceberg_table_body, shared_attacks, symlink_to
+from tests.isolation import (
+    ICEBERG,
+    SECRET,
+    STORES,
+    assert_quiet,
+    iceberg_table_body,
+    shared_attacks,
+    symlink_to,
+    world_on,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -30,20 +39,12 @@ SCHEMA = Schema(NestedField(1, "id", LongType(), required=True))
 REFUSED = {400: BadRequestError, 403: ForbiddenError}
 
 
-@pytest.fixture(params=["file", pytest.param("s3", marks=pytest.mark.s3)])
+@pytest.fixture(params=STORES)
 def world(request, live_server, bootstrap, admin_client, tmp_path):
-    if request.param == "file":
-        root = request.getfixturevalue("storage_root").as_uri()
-        ext = (tmp_path / "external").as_uri()
-        client_properties = {}
-    else:
-        server = request.getfixturevalue("s3_server")
-        root = request.getfixturevalue("s3_storage_root")
-        ext = server.url(f"ext-{uuid.uuid4().hex[:8]}")
-        client_properties = {"s3.access-key-id": server.access_key, "s3.secret-access-key": server.secret_key}
-    world = build_world(request.param, root, ext, admin_client=admin_client)
+    world = world_on(request, admin_client=admin_client, tmp_path=tmp_path)
     world.extra["url"] = live_server.url
-    world.extra["client_properties"] = client_properties
+    world.extra["client_properties"] = {} if world.server is None else {
+        "s3.access-key-id": world.server.access_key, "s3.secret-access-key": world.server.secret_key}
     return world
 
 

@@ -5,8 +5,6 @@ planted here directly, and dropped through the API as their owner would."""
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 from django.utils import timezone
 
@@ -14,21 +12,14 @@ from catalog.models import Schema, Table
 from commits.models import IcebergMetadata
 from maintenance.models import PurgeRequest
 from maintenance.purge import request_purge, run_purge
-from tests.isolation import ICEBERG, UC, assert_quiet, build_world, snapshot
+from tests.isolation import ICEBERG, STORES, UC, assert_quiet, snapshot, world_on
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.fixture(params=["file", pytest.param("s3", marks=pytest.mark.s3)])
+@pytest.fixture(params=STORES)
 def world(request, bootstrap, admin_client, tmp_path):
-    if request.param == "file":
-        root = request.getfixturevalue("storage_root").as_uri()
-        ext = (tmp_path / "external").as_uri()
-    else:
-        server = request.getfixturevalue("s3_server")
-        root = request.getfixturevalue("s3_storage_root")
-        ext = server.url(f"ext-{uuid.uuid4().hex[:8]}")
-    return build_world(request.param, root, ext, admin_client=admin_client)
+    return world_on(request, admin_client=admin_client, tmp_path=tmp_path)
 
 
 def legacy_table(name: str, location: str, *, table_type="MANAGED", fmt="DELTA", iceberg_from=None) -> Table:

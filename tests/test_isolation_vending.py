@@ -4,28 +4,19 @@ credentials, through the UC API or the Iceberg API; a table that is its own gets
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 from django.utils import timezone
 
 from catalog.models import AuditEvent, Schema, Table, Volume
 from commits.models import IcebergMetadata
-from tests.isolation import ICEBERG, UC, assert_quiet, build_world
+from tests.isolation import ICEBERG, STORES, UC, assert_quiet, world_on
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.fixture(params=["file", pytest.param("s3", marks=pytest.mark.s3)])
+@pytest.fixture(params=STORES)
 def world(request, bootstrap, admin_client, tmp_path):
-    if request.param == "file":
-        root = request.getfixturevalue("storage_root").as_uri()
-        ext = (tmp_path / "external").as_uri()
-    else:
-        server = request.getfixturevalue("s3_server")
-        root = request.getfixturevalue("s3_storage_root")
-        ext = server.url(f"ext-{uuid.uuid4().hex[:8]}")
-    return build_world(request.param, root, ext, admin_client=admin_client)
+    return world_on(request, admin_client=admin_client, tmp_path=tmp_path)
 
 
 def plant(world):

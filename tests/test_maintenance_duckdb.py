@@ -22,7 +22,8 @@ from django.core.management import call_command
 from catalog.models import AuditEvent, Table
 from commits.models import DeltaCommit
 from maintenance.models import MaintenancePlan
-from tests.test_delta_v1_duckdb import duck, sql_string, v1  # noqa: F401 - the DuckDB fixtures
+from tests.duckdb_sessions import sql_string
+from tests.test_delta_v1_duckdb import duck, v1  # noqa: F401 - the DuckDB fixtures
 
 pytestmark = pytest.mark.django_db(transaction=True)
 Status = MaintenancePlan.Status

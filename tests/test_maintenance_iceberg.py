@@ -12,20 +12,18 @@ import re
 import time
 from pathlib import Path
 
-import duckdb
 import pyarrow as pa
 import pytest
 from django.core.management import call_command
-from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.schema import Schema
 from pyiceberg.types import DoubleType, LongType, NestedField, StringType
 
-from catalog.models import AuditEvent, Principal, Table, Token
+from catalog.models import AuditEvent, Table, Token
 from maintenance.models import MaintenancePlan
-from tests.test_iceberg_duckdb import EXTENSIONS, extension_path, sql_string
+from tests.duckdb_sessions import iceberg_duckdb
+from tests.spark_iceberg import SPARK_TOKEN, admit_token, pyiceberg_catalog, spark  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark, pytest.mark.xdist_group("spark")]
-SPARK_TOKEN = "ucw_spark_test_session_token"
 Status = MaintenancePlan.Status
 SCHEMA = Schema(NestedField(1, "id", LongType(), required=False), NestedField(2, "city", StringType(), required=False),
                 NestedField(3, "amount", DoubleType(), required=False))
@@ -33,23 +31,8 @@ SCHEMA = Schema(NestedField(1, "id", LongType(), required=False), NestedField(2,
 
 @pytest.fixture(autouse=True)
 def spark_principal(bootstrap, storage_root, live_server, settings):
-    principal = Principal.objects.get(name="admin")
-    Token.objects.create(key_hash=hashlib.sha256(SPARK_TOKEN.encode()).hexdigest(), principal=principal)
+    admit_token()
     settings.UCWEB_ICEBERG_CATALOG_URL = f"{live_server.url}/api/catalog"
-
-
-@pytest.fixture(scope="session")
-def spark(live_server):
-    from tests.spark_iceberg import iceberg_spark_session, stop_iceberg_spark_session
-
-    session = iceberg_spark_session("ucweb", f"{live_server.url}/api/catalog", "unity", token=SPARK_TOKEN)
-    yield session
-    stop_iceberg_spark_session()
-
-
-@pytest.fixture
-def catalog(live_server):
-    return RestCatalog("ucweb", uri=f"{live_server.url}/api/catalog", token=SPARK_TOKEN, warehouse="unity")
 
 
 def checksums(table: pa.Table) -> dict:
@@ -68,9 +51,9 @@ def data_files(table) -> list[str]:
 
 
 @pytest.fixture
-def events(catalog):
-    catalog.create_namespace("sales")
-    table = catalog.create_table("sales.events", schema=SCHEMA)
+def events(pyiceberg_catalog):
+    pyiceberg_catalog.create_namespace("sales")
+    table = pyiceberg_catalog.create_table("sales.events", schema=SCHEMA)
     for batch in range(200):
         table.append(pa.table({"id": pa.array(range(batch * 5, batch * 5 + 5), pa.int64()),
                                "city": [f"c{batch % 11}"] * 5, "amount": [batch * 1.5 + i for i in range(5)]}))
@@ -78,25 +61,20 @@ def events(catalog):
 
 
 def duckdb_rows(live_server) -> list[tuple]:
-    con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
-    for name in EXTENSIONS:
-        con.execute(f"LOAD {sql_string(str(extension_path(name)))}")
-    con.execute(f"CREATE SECRET ucweb (TYPE ICEBERG, TOKEN {sql_string(SPARK_TOKEN)})")
-    con.execute(f"ATTACH 'unity' AS lake (TYPE ICEBERG, SECRET ucweb, "
-                f"ENDPOINT {sql_string(live_server.url + '/api/catalog')})")
+    con = iceberg_duckdb(f"{live_server.url}/api/catalog", SPARK_TOKEN)
     try:
         return con.sql("SELECT id, city, amount FROM lake.sales.events ORDER BY id").fetchall()
     finally:
         con.close()
 
 
-def test_compaction_expiry_and_orphans(spark, catalog, events, live_server, capsys):
+def test_compaction_expiry_and_orphans(spark, pyiceberg_catalog, events, live_server, capsys):
     before = events.scan().to_arrow()
     assert before.num_rows == 1000 and len(data_files(events)) == 200
 
     call_command("run_maintenance", "unity.sales.events", "--operation", "OPTIMIZE")
     assert "OPTIMIZE unity.sales.events: SUCCEEDED" in capsys.readouterr().out
-    table = catalog.load_table("sales.events")
+    table = pyiceberg_catalog.load_table("sales.events")
     files = data_files(table)
     assert len(files) == 1  # 1,000 tiny rows: one file of the 128 MiB target
     after = table.scan().to_arrow()
@@ -118,9 +96,10 @@ def test_compaction_expiry_and_orphans(spark, catalog, events, live_server, caps
                       "history.expire.min-snapshots-to-keep": "5"}
     row.save(update_fields=["properties"])
     call_command("run_maintenance", "unity.sales.events", "--operation", "EXPIRE_SNAPSHOTS")
-    table = catalog.load_table("sales.events")
+    table = pyiceberg_catalog.load_table("sales.events")
     assert len(table.metadata.snapshots) == 5
-    assert table.metadata.current_snapshot_id == catalog.load_table("sales.events").metadata.snapshots[-1].snapshot_id
+    latest = pyiceberg_catalog.load_table("sales.events").metadata.snapshots[-1]
+    assert table.metadata.current_snapshot_id == latest.snapshot_id
     assert checksums(table.scan().to_arrow()) == checksums(before)
 
     # Orphans: every file of the table is made four days old; a planted file that no metadata
@@ -146,29 +125,29 @@ def test_compaction_expiry_and_orphans(spark, catalog, events, live_server, caps
         assert local_path(url).exists(), url
     plan = MaintenancePlan.objects.get(operation="REMOVE_ORPHANS")
     assert plan.status == Status.SUCCEEDED and plan.after["orphans_removed"] >= 1
-    assert checksums(catalog.load_table("sales.events").scan().to_arrow()) == checksums(before)
+    assert checksums(pyiceberg_catalog.load_table("sales.events").scan().to_arrow()) == checksums(before)
 
     call_command("run_maintenance", "unity.sales.events", "--operation", "REWRITE_MANIFESTS")
     assert MaintenancePlan.objects.get(operation="REWRITE_MANIFESTS").status == Status.SUCCEEDED
-    assert checksums(catalog.load_table("sales.events").scan().to_arrow()) == checksums(before)
+    assert checksums(pyiceberg_catalog.load_table("sales.events").scan().to_arrow()) == checksums(before)
     # The run's token is gone after the run.
     assert not Token.objects.filter(principal__name="ucweb-maintenance").exists()
 
 
-def test_files_outside_the_table_are_never_deleted(spark, catalog, tmp_path):
+def test_files_outside_the_table_are_never_deleted(spark, pyiceberg_catalog, tmp_path):
     """A snapshot that references a file outside the table's location (pyiceberg add_files can
     register any path) stops expiry and orphan removal: the catalog deletes no file that is not
     the table's own."""
     import pyarrow.parquet as pq
 
-    catalog.create_namespace("sales")
-    table = catalog.create_table("sales.borrowed", schema=SCHEMA)
+    pyiceberg_catalog.create_namespace("sales")
+    table = pyiceberg_catalog.create_table("sales.borrowed", schema=SCHEMA)
     outside = tmp_path / "someone-elses.parquet"
     pq.write_table(pa.table({"id": pa.array([1], pa.int64()), "city": ["x"], "amount": [1.0]}), outside)
     table.add_files([outside.as_uri()])
-    table = catalog.load_table("sales.borrowed")
+    table = pyiceberg_catalog.load_table("sales.borrowed")
     table.overwrite(pa.table({"id": pa.array([2], pa.int64()), "city": ["y"], "amount": [2.0]}))
-    snapshots = len(catalog.load_table("sales.borrowed").metadata.snapshots)
+    snapshots = len(pyiceberg_catalog.load_table("sales.borrowed").metadata.snapshots)
     assert snapshots >= 2
     row = Table.objects.get(name="borrowed")
     row.properties = {**row.properties, "history.expire.max-snapshot-age-ms": "0",
@@ -179,4 +158,4 @@ def test_files_outside_the_table_are_never_deleted(spark, catalog, tmp_path):
         plan = MaintenancePlan.objects.get(operation=operation)
         assert plan.status == Status.SKIPPED and "outside the table location" in plan.outcome, plan.outcome
     assert outside.exists()
-    assert len(catalog.load_table("sales.borrowed").metadata.snapshots) == snapshots
+    assert len(pyiceberg_catalog.load_table("sales.borrowed").metadata.snapshots) == snapshots
