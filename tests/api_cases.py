@@ -6,12 +6,16 @@ with its paths, request bodies, the privileges of each operation and the order i
 server checks them. From that the class gets:
 
 - create, list, get, update and delete as a metastore admin, each checked for what it did;
-- the authorization matrix of every operation: anonymous, no grants, exactly the grants it needs
-  and each of them missing, the same grants on a container (inherited), every privilege but no
-  ownership, the owner (with and without USE on the containers), the owners of the schema and
+- the authorization matrix of every operation, reading and changing the object's permissions
+  included: anonymous, no grants, exactly the grants it needs (or any other set that serves as
+  well) and each of them missing, the same grants on a container (inherited), every privilege but
+  no ownership, the owner (with and without USE on the containers), the owners of the schema and
   catalog above it, and a metastore admin. Each call is checked for its status and error code,
-  that a refusal changed nothing and was audited as DENIED (mutations), that a success did what
-  it says and was audited, and that a listing shows the object exactly when the role may see it;
+  that a refusal changed nothing and was audited as DENIED with its status (mutations), that a
+  success did what it says (what a role creates is its own; what it deletes leaves nothing inside
+  and no grant behind) and was audited, and that a listing shows the object exactly when the role
+  may see it;
+- every operation with each malformed or unknown credential: a 401 that changes nothing;
 - a pinned number of queries for get and list (tests/query_counts.json).
 
 What a role may see and do is restated here on its own, from the rules in the README (and
@@ -26,11 +30,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.db import connection, transaction
+from django.db.models import Q
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
-from catalog.choices import PRIVILEGES_BY_SECURABLE, AuditOutcome
+from catalog.choices import PRIVILEGES_BY_SECURABLE, AuditOutcome, SecurableType
 from catalog.models import (
     AuditEvent,
     Catalog,
@@ -45,6 +50,7 @@ from catalog.models import (
     Table,
     Volume,
 )
+from catalog.resolve import securable_row
 from tests.helpers import UC, grant, rows
 from tests.query_pins import assert_query_count
 
@@ -56,6 +62,9 @@ IAM_ROLE = {"role_arn": "arn:aws:iam::123456789012:role/lake"}
 METASTORE = "metastore:ucweb"
 CATALOG = "catalog:shop"
 SCHEMA = "schema:shop.sales"
+# Authorization headers that name no valid token: each is a 401, whatever the operation.
+BAD_AUTHORIZATION = ("Bearer ucw_not-a-token", "Bearer", "Bearer ", "Basic x", "Basic YWRtaW46YWRtaW4=",
+                     "Token abc", "ucw_abc")
 IN_SCHEMA = {"table": Table, "volume": Volume, "function": Function, "registered_model": RegisteredModel}
 # Inside a schema, the privileges that make an object visible (at any level of its chain).
 SEEN_WITH = {"table": ("SELECT", "MODIFY"), "volume": ("READ VOLUME",), "function": ("EXECUTE",),
@@ -103,6 +112,26 @@ def row_of(ref: str):
 def make_owner(principal: str, ref: str) -> None:
     row = row_of(ref)
     type(row).objects.filter(id=row.id).update(owner=principal)
+
+
+def grant_all(principal: str, grants: tuple) -> None:
+    """Grant each (ref, privilege) of `grants` to `principal`, one request per securable."""
+    by_ref: dict = {}
+    for ref, privilege in grants:
+        by_ref.setdefault(ref, []).append(privilege)
+    for ref, privileges in by_ref.items():
+        kind, name = split(ref)
+        grant(principal, kind, name, *privileges)
+
+
+def grant_to_dave(privilege: str) -> dict:
+    return {"changes": [{"principal": "dave", "add": [privilege], "remove": []}]}
+
+
+def holds(principal: str, ref: str, privilege: str) -> bool:
+    """Whether `principal` holds a grant of `privilege` on the securable of `ref` itself."""
+    securable = securable_row(*split(ref))
+    return Grant.objects.filter(securable_id=securable.id, principal=principal, privilege=privilege).exists()
 
 
 @dataclass(frozen=True)
@@ -165,13 +194,16 @@ class Op:
     checks: tuple = ()
     # Exactly the grants a non-owner needs; None when only ownership lets one do it.
     needed: tuple | None = ()
+    # Other sets of grants that serve as well as `needed` (a table read with MODIFY, not SELECT).
+    alternatives: tuple = ()
     # The securable an owner owns, and the USE grants an owner still needs to reach it.
     owned: str | None = None
     action: str | None = None  # audit action of a successful mutation; None for reads
     # A listing: (key of the list in the response, ref of the object that must show exactly when
     # the role sees it).
     lists: tuple | None = None
-    done: Callable[[], bool] = field(default=lambda: True, compare=False)
+    # After a success by principal `who`: did it do what it says?
+    done: Callable[[str], bool] = field(default=lambda who: True, compare=False)
 
     def expected(self, role: Role) -> tuple[int, str | None]:
         if role.anonymous:
@@ -209,15 +241,16 @@ def _lift(grants: tuple, to: str) -> tuple:
 def roles_for(op: Op, every_privilege: tuple):
     yield Role("anonymous", anonymous=True)
     yield Role("nobody")
-    if op.needed:
-        yield Role("exactly the grants", op.needed, declared="allowed")
-        for index, (ref, privilege) in enumerate(op.needed):
-            rest = op.needed[:index] + op.needed[index + 1:]
-            yield Role(f"without {privilege} on {ref}", rest, declared="refused")
+    for number, needed in enumerate((op.needed, *op.alternatives) if op.needed else ()):
+        which = f" (set {number + 1})" if op.alternatives else ""
+        yield Role(f"exactly the grants{which}", needed, declared="allowed")
+        for index, (ref, privilege) in enumerate(needed):
+            rest = needed[:index] + needed[index + 1:]
+            yield Role(f"without {privilege} on {ref}{which}", rest, declared="refused")
         for container in (SCHEMA, CATALOG):
-            lifted = _lift(op.needed, container)
-            if lifted != op.needed:
-                yield Role(f"inherited from {container}", lifted, declared="allowed")
+            lifted = _lift(needed, container)
+            if lifted != needed:
+                yield Role(f"inherited from {container}{which}", lifted, declared="allowed")
     yield Role("every privilege, no ownership", every_privilege)
     if op.owned:
         yield Role(f"owner of {op.owned}", use_grants(op.owned), owns=op.owned, declared="allowed")
@@ -248,7 +281,8 @@ class SecurableAPITests:
     setup           [(path, body), ...] posted by the admin after shop and shop.sales exist
     list_path, list_key, detail_path
     create_body, created (ref of what create makes), create_checks, create_needs
-    get_checks, get_needs
+    get_checks, get_needs, get_alternatives (other grant sets that let one read it)
+    base_grants     bob's grants in the shared data, whatever the role (see TestTables)
     update_body, updated (the fields a GET shows after the update)
     delete_path (default detail_path)
     """
@@ -268,6 +302,8 @@ class SecurableAPITests:
     create_action: str
     get_checks: tuple
     get_needs: tuple
+    get_alternatives: tuple = ()
+    base_grants: tuple = ()
     update_body: dict | None = None
     updated: dict | None = None
     update_action: str | None = None
@@ -308,7 +344,7 @@ class SecurableAPITests:
 
         call_command("bootstrap", verbosity=0)
         admin = principals.ensure_principal(name="admin", admin=True)
-        for name in ("bob", "dave"):
+        for name in ("bob", "carol", "dave"):
             principals.ensure_principal(name=name)
         cls.admin_token = principals.issue_token(principal=admin)
         cls.bob_token = principals.issue_token(principal=Principal.objects.get(name="bob"))
@@ -317,6 +353,9 @@ class SecurableAPITests:
                            *cls.setup]:
             response = client.post(f"{UC}{path}", body, format="json")
             assert response.status_code == 200, (path, response.content)
+        grant_all("bob", cls.base_grants)
+        # carol reads the object: a delete must take her grants on it (and inside it) along.
+        grant_all("carol", cls.get_needs)
 
     @staticmethod
     def client_with(token: str | None) -> APIClient:
@@ -332,23 +371,37 @@ class SecurableAPITests:
 
     # -- the operations ----------------------------------------------------------------------------
     def operations(self) -> dict[str, Op]:
+        owner_only = (see(self.governor), own(self.governor))
         ops = {
             "create": Op("create", "post", self.create_path, self.create_body, self.create_checks, self.create_needs,
-                         owned=self.create_owner, action=self.create_action,
-                         done=lambda: self.exists(self.created)),
+                         owned=self.create_owner, action=self.create_action, done=self.was_created),
             "list": Op("list", "get", self.list_path, checks=self.list_checks, needed=self.list_needs,
-                       owned=self.governor, lists=(self.list_key, self.governor)),
+                       alternatives=self.list_alternatives(), owned=self.governor,
+                       lists=(self.list_key, self.governor)),
             "get": Op("get", "get", self.detail_path, checks=self.get_checks, needed=self.get_needs,
-                      owned=self.governor),
-            "delete": Op("delete", "delete", self.delete_path or self.detail_path,
-                         checks=(see(self.governor), own(self.governor)), needed=None, owned=self.governor,
-                         action=self.delete_action, done=lambda: not self.exists(self.ref)),
+                      alternatives=self.get_alternatives, owned=self.governor),
+            "delete": Op("delete", "delete", self.delete_path or self.detail_path, checks=owner_only, needed=None,
+                         owned=self.governor, action=self.delete_action, done=lambda who: self.was_deleted()),
         }
         if self.update_body is not None:
-            ops["update"] = Op("update", "patch", self.detail_path, self.update_body,
-                               (see(self.governor), own(self.governor)), needed=None, owned=self.governor,
-                               action=self.update_action, done=self.was_updated)
+            ops["update"] = Op("update", "patch", self.detail_path, self.update_body, owner_only, needed=None,
+                               owned=self.governor, action=self.update_action, done=lambda who: self.was_updated())
+        if self.kind in PRIVILEGES_BY_SECURABLE:
+            # Reading the privileges on the object needs what seeing it needs; changing them needs
+            # ownership.
+            path = f"/permissions/{self.kind}/{split(self.ref)[1]}"
+            granted = next(privilege for ref, privilege in self.get_needs if ref == self.ref)
+            ops["get_permissions"] = Op("get_permissions", "get", path, checks=(see(self.ref),),
+                                        needed=self.get_needs, alternatives=self.get_alternatives, owned=self.ref)
+            ops["update_permissions"] = Op(
+                "update_permissions", "patch", path, grant_to_dave(granted), owner_only, needed=None,
+                owned=self.ref, action="updatePermissions", done=lambda who: holds("dave", self.ref, granted))
         return ops
+
+    def list_alternatives(self) -> tuple:
+        """The other grant sets that show the object in its listing (those that let one read it,
+        where the listing needs what reading needs)."""
+        return self.get_alternatives if self.list_needs == self.get_needs else ()
 
     @property
     def governor(self) -> str:
@@ -364,6 +417,29 @@ class SecurableAPITests:
         except Exception:
             return False
         return True
+
+    def was_created(self, who: str) -> bool:
+        """The created object exists and is its creator's (a model version, which has no owner of
+        its own, records who created it)."""
+        if not self.exists(self.created):
+            return False
+        row = row_of(self.created)
+        return (row.owner if hasattr(row, "owner") else row.created_by) == who
+
+    def was_deleted(self) -> bool:
+        """Gone, with everything inside it and every grant on either."""
+        if self.exists(self.ref):
+            return False
+        kind, name = split(self.ref)
+        parts = name.split(".")
+        inside = {
+            "catalog": [Schema.objects.filter(catalog__name=name)],
+            "schema": [model.objects.filter(schema__catalog__name=parts[0], schema__name=parts[-1])
+                       for model in IN_SCHEMA.values()],
+        }.get(kind, [])
+        grants = Grant.objects.filter(Q(securable_type=kind, securable_name=name) | Q(
+            securable_type__in=[SecurableType.SCHEMA, *IN_SCHEMA], securable_name__startswith=f"{name}."))
+        return not grants.exists() and not any(rows.exists() for rows in inside)
 
     def was_updated(self) -> bool:
         response = self.call(self.client_with(self.admin_token), "get", self.detail_path)
@@ -390,12 +466,7 @@ class SecurableAPITests:
             client = self.client_with(self.admin_token)
         else:
             client = self.client_with(self.bob_token)
-            by_ref: dict = {}
-            for ref, privilege in role.grants:
-                by_ref.setdefault(ref, []).append(privilege)
-            for ref, privileges in by_ref.items():
-                kind, name = split(ref)
-                grant("bob", kind, name, *privileges)
+            grant_all("bob", role.grants)
             if role.owns:
                 make_owner("bob", role.owns)
         principal = "admin" if role.admin else "bob"
@@ -404,7 +475,7 @@ class SecurableAPITests:
 
         response = self.call(client, op.method, op.path, op.body)
 
-        events = [(e.principal, e.action, e.outcome)
+        events = [(e.principal, e.action, e.outcome, e.details)
                   for e in AuditEvent.objects.filter(id__gt=last_event).order_by("id")]
         status, code = op.expected(role)
         if response.status_code != status:
@@ -416,12 +487,15 @@ class SecurableAPITests:
             if snapshot() != before:
                 return "a refused request changed the database"
             if status == 401:
+                if not response["WWW-Authenticate"].startswith("Bearer"):
+                    return f"a 401 challenges with {response['WWW-Authenticate']!r}"
                 return f"an unauthenticated request was audited: {events}" if events else None
-            want = [(principal, AuditOutcome.DENIED)] if op.action else []
-            refused = [(p, outcome) for p, _, outcome in events]
+            want = [(principal, AuditOutcome.DENIED, status)] if op.action else []
+            refused = [(p, outcome, details.get("status")) for p, _, outcome, details in events]
             return None if refused == want else f"audit {events}, expected {want}"
+        events = [event[:3] for event in events]
         if op.action:
-            if not op.done():
+            if not op.done(principal):
                 return "answered 200 but did not happen"
             if events != [(principal, op.action, AuditOutcome.SUCCESS)]:
                 return f"audit {events}, expected {[(principal, op.action, 'SUCCESS')]}"
@@ -436,10 +510,12 @@ class SecurableAPITests:
                 return f"listing shows {names}; the role {'sees' if not shown else 'does not see'} {governor}"
         return None
 
-    def run_matrix(self, name: str) -> None:
-        op = self.operations()[name]
+    def run_matrix(self, *names: str) -> None:
+        self.run_op_matrix(*(self.operations()[name] for name in names))
+
+    def run_op_matrix(self, *ops: Op) -> None:
         failures = []
-        for role in roles_for(op, self.every_privilege()):
+        for op, role in ((op, role) for op in ops for role in roles_for(op, self.every_privilege())):
             # For a listing, allowed means that it shows the object.
             allowed = op.expected(role)[0] == 200 and (op.lists is None or role.hidden(op.lists[1]) is None)
             if role.declared and allowed != (role.declared == "allowed"):
@@ -512,6 +588,29 @@ class SecurableAPITests:
 
     def test_authorization_delete(self):
         self.run_matrix("delete")
+
+    def test_authorization_permissions(self):
+        if self.kind in PRIVILEGES_BY_SECURABLE:
+            self.run_matrix("get_permissions", "update_permissions")
+
+    def test_bad_credentials(self):
+        """Every operation, with each Authorization header that names no valid token."""
+        failures = []
+        for op in self.operations().values():
+            for header in BAD_AUTHORIZATION:
+                client = APIClient()
+                client.credentials(HTTP_AUTHORIZATION=header)
+                before, events = snapshot(), AuditEvent.objects.count()
+                response = self.call(client, op.method, op.path, op.body)
+                body = response.json()
+                if (response.status_code, body.get("error_code")) != (401, "UNAUTHENTICATED") \
+                        or set(body) != {"error_code", "message", "details"}:
+                    failures.append(f"{op.name} with {header!r}: {response.status_code} {body}")
+                elif not response["WWW-Authenticate"].startswith("Bearer"):
+                    failures.append(f"{op.name} with {header!r}: challenged with {response['WWW-Authenticate']!r}")
+                elif snapshot() != before or AuditEvent.objects.count() != events:
+                    failures.append(f"{op.name} with {header!r}: changed the database or was audited")
+        assert not failures, "\n".join(failures)
 
     def test_query_counts(self):
         """get and list as a principal holding exactly the grants that get needs."""

@@ -35,6 +35,25 @@ def grant(principal: str, securable_type: str, full_name: str, *privileges: str)
     return response.json()
 
 
+def external_table_body(name: str, location: str, *, catalog: str = "shop", schema: str = "sales",
+                        **fields) -> dict:
+    """The body that creates EXTERNAL Parquet table `catalog.schema.name` at `location`, with two
+    columns (id, amount); `fields` are added or replace what is here."""
+    return {
+        "name": name,
+        "catalog_name": catalog,
+        "schema_name": schema,
+        "table_type": "EXTERNAL",
+        "data_source_format": "PARQUET",
+        "storage_location": location,
+        "columns": [
+            {"name": "id", "type_name": "LONG", "type_text": "bigint", "position": 0, "nullable": False},
+            {"name": "amount", "type_name": "DOUBLE", "type_text": "double", "position": 1},
+        ],
+        **fields,
+    }
+
+
 def rows(*models) -> dict:
     """Every row of `models`, to compare the database before and after a request."""
     return {model.__name__: sorted(repr(row) for row in model.objects.values_list()) for model in models}

@@ -1,9 +1,11 @@
-"""Create, list, get, update, delete, the authorization matrix and query pins of every Unity
-Catalog securable, from one declaration each (tests/api_cases.py). Tables, whose matrix needs
-external locations and columns, have theirs in tests/test_uc_authz.py."""
+"""Create, list, get, update, delete, the authorization matrix (the object's permissions included)
+and query pins of every Unity Catalog securable, from one declaration each (tests/api_cases.py).
+What the matrix does not cover (what lists show to whom, owners and grants at work, renames) is
+in tests/test_uc_authz.py."""
 
 from django.test import TestCase
 
+from catalog.models import Table
 from tests.api_cases import (
     CATALOG,
     IAM_ROLE,
@@ -12,13 +14,21 @@ from tests.api_cases import (
     SCHEMA,
     USE_CATALOG,
     USE_SCHEMA,
+    Op,
     SecurableAPITests,
     allow,
+    grant_to_dave,
+    holds,
+    own,
     see,
 )
+from tests.helpers import external_table_body
 
 IN_SHOP_SALES = {"catalog_name": "shop", "schema_name": "sales"}
 USE_SHOP_SALES = ((CATALOG, USE_CATALOG), (SCHEMA, USE_SCHEMA))
+# Credential lake and external location landing (on it), as the admin creates them.
+LAKE_AND_LANDING = [("/credentials", {"name": "lake", "aws_iam_role": IAM_ROLE}),
+                    ("/external-locations", {"name": "landing", "url": LANDING_URL, "credential_name": "lake"})]
 
 
 class TestCatalogs(SecurableAPITests, TestCase):
@@ -36,11 +46,33 @@ class TestCatalogs(SecurableAPITests, TestCase):
     update_body = updated = {"comment": "changed"}
     update_action, delete_action = "updateCatalog", "deleteCatalog"
 
+    def operations(self):
+        """The metastore's own operations too: anyone signed in reads its summary and its
+        permissions; only an admin changes them."""
+        path = "/permissions/metastore/ucweb"
+        return {
+            **super().operations(),
+            "get_metastore_summary": Op("get_metastore_summary", "get", "/metastore_summary"),
+            "get_metastore_permissions": Op("get_metastore_permissions", "get", path),
+            "update_metastore_permissions": Op(
+                "update_metastore_permissions", "patch", path, grant_to_dave("CREATE CATALOG"), (own(METASTORE),),
+                needed=None, action="updatePermissions", done=lambda who: holds("dave", METASTORE, "CREATE CATALOG")),
+        }
+
+    def test_authorization_metastore(self):
+        self.run_matrix("get_metastore_summary", "get_metastore_permissions", "update_metastore_permissions")
+
 
 class TestSchemas(SecurableAPITests, TestCase):
+    """Holds a table and a volume: deleting the schema (forced) takes them along."""
+
     kind = "schema"
     ref = SCHEMA
+    setup = [*LAKE_AND_LANDING,
+             ("/tables", external_table_body("trips", f"{LANDING_URL}/trips")),
+             ("/volumes", {"name": "raw", **IN_SHOP_SALES, "volume_type": "MANAGED"})]
     list_path, list_key, detail_path = "/schemas?catalog_name=shop", "schemas", "/schemas/shop.sales"
+    delete_path = "/schemas/shop.sales?force=true"
     create_path, created = "/schemas", "schema:shop.fresh"
     create_body = {"name": "fresh", "catalog_name": "shop"}
     create_checks = (see(CATALOG), allow(("CREATE SCHEMA", CATALOG)))
@@ -55,12 +87,15 @@ class TestSchemas(SecurableAPITests, TestCase):
 
 class InShopSales(SecurableAPITests):
     """What lives in schema shop.sales, declared by its path, its name, the body that creates one
-    named `name`, and the privileges that create and read it (read also makes it visible)."""
+    named `name`, and the privileges that create and read it (read also makes it visible; any of
+    `other_read_privileges` serves as well). `prerequisites` are posted before the object."""
 
     path: str
     name: str
     create_privilege: str
     read_privilege: str
+    other_read_privileges: tuple = ()
+    prerequisites: list = []
 
     @staticmethod
     def body(name: str) -> dict:
@@ -68,7 +103,7 @@ class InShopSales(SecurableAPITests):
 
     def __init_subclass__(cls, **kwargs):
         cls.ref = f"{cls.kind}:shop.sales.{cls.name}"
-        cls.setup = [(cls.path, cls.body(cls.name))]
+        cls.setup = [*cls.prerequisites, (cls.path, cls.body(cls.name))]
         cls.list_path = f"{cls.path}?catalog_name=shop&schema_name=sales"
         cls.detail_path = f"{cls.path}/shop.sales.{cls.name}"
         cls.create_path, cls.created, cls.create_body = cls.path, f"{cls.kind}:shop.sales.fresh", cls.body("fresh")
@@ -76,9 +111,31 @@ class InShopSales(SecurableAPITests):
         cls.create_needs = (*USE_SHOP_SALES, (SCHEMA, cls.create_privilege))
         cls.create_owner = SCHEMA
         cls.list_checks = (see(SCHEMA),)
-        cls.get_checks = (see(cls.ref), allow((cls.read_privilege, cls.ref)))
+        readers = (cls.read_privilege, *cls.other_read_privileges)
+        cls.get_checks = (see(cls.ref), allow(*((privilege, cls.ref) for privilege in readers)))
         cls.list_needs = cls.get_needs = (*USE_SHOP_SALES, (cls.ref, cls.read_privilege))
+        cls.get_alternatives = tuple((*USE_SHOP_SALES, (cls.ref, privilege)) for privilege in cls.other_read_privileges)
         super().__init_subclass__(**kwargs)
+
+
+class TestTables(InShopSales, TestCase):
+    """External tables, in a location where bob may create them whatever the role (the refusal
+    without that privilege is in tests/test_uc_authz.py). MODIFY reads a table as SELECT does;
+    tables have no update operation."""
+
+    kind, path, name, list_key = "table", "/tables", "trips", "tables"
+    create_privilege, read_privilege, other_read_privileges = "CREATE TABLE", "SELECT", ("MODIFY",)
+    create_action, delete_action = "createTable", "deleteTable"
+    conflict_status = 400  # as in the Unity Catalog API of ucweb.errors (the UC SDK expects it)
+    prerequisites = LAKE_AND_LANDING
+    base_grants = (("external_location:landing", "CREATE EXTERNAL TABLE"),)
+
+    @staticmethod
+    def body(name):
+        return external_table_body(name, f"{LANDING_URL}/{name}")
+
+    def was_created(self, who):
+        return super().was_created(who) and Table.objects.filter(name="fresh", columns__name="amount").exists()
 
 
 class TestVolumes(InShopSales, TestCase):
@@ -178,8 +235,7 @@ class TestExternalLocations(SecurableAPITests, TestCase):
     kind = "external_location"
     ref = "external_location:landing"
     CREDENTIAL = "credential:lake"
-    setup = [("/credentials", {"name": "lake", "aws_iam_role": IAM_ROLE}),
-             ("/external-locations", {"name": "landing", "url": LANDING_URL, "credential_name": "lake"})]
+    setup = LAKE_AND_LANDING
     list_path, list_key = "/external-locations", "external_locations"
     detail_path = "/external-locations/landing"
     create_path, created = "/external-locations", "external_location:fresh"
