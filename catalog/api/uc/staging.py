@@ -3,6 +3,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from catalog.api.base import CatalogAPIView
+from catalog.api.uc.serializers import arguments
 from catalog.services import managed_tables
 
 
@@ -31,11 +32,6 @@ class StagingTablesView(CatalogAPIView):
         "table_type MANAGED and storage_location = staging_location.",
     )
     def post(self, request):
-        body = self.body(request)
         staging = managed_tables.create_staging_table(
-            caller=request.user,
-            name=body.get("name"),
-            catalog_name=body.get("catalog_name"),
-            schema_name=body.get("schema_name"),
-        )
+            caller=request.user, **arguments(self.body(request), CreateStagingTable))
         return Response(StagingTableInfo(staging).data)

@@ -1,183 +1,32 @@
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
-from catalog import pagination
 from catalog.api.base import CatalogAPIView
 from catalog.api.uc import serializers as wire
+from catalog.api.uc.resources import CATALOG_AND_SCHEMA, DELETED, Resource, views
 from catalog.models import Metastore
 from catalog.services import catalogs, permissions, schemas, tables
-from catalog.services.common import validate_optional_bool
 from ucweb.errors import MetastoreDoesNotExist
 
-PAGE_PARAMETERS = [
-    OpenApiParameter("max_results", int, description="Page size; 0 or absent: the server default."),
-    OpenApiParameter("page_token", str, description="Token from the previous page's next_page_token."),
-]
-FORCE = OpenApiParameter("force", bool, description="Delete everything inside too.")
-UPDATE_FIELDS = ("comment", "properties", "new_name", "owner")
-# The deletes answer 200 with an empty JSON object, as the Unity Catalog spec says.
-DELETED = {200: OpenApiResponse(OpenApiTypes.OBJECT, description="An empty object.")}
-
-
-def page(items, next_token, key: str, serializer) -> dict:
-    body = {key: serializer(items, many=True).data}
-    if next_token:
-        body["next_page_token"] = next_token
-    return body
-
-
-def listed(request, queryset, key: str, serializer) -> Response:
-    """One page of a Unity Catalog list, `key` naming the list in the answer."""
-    items, token = pagination.paginate(
-        queryset, max_results=request.query_params.get("max_results"),
-        page_token=request.query_params.get("page_token"), maximum=pagination.SPEC_MAXIMUM.get(key),
-    )
-    return Response(page(items, token, key, serializer))
-
-
-class CatalogsView(CatalogAPIView):
-    audit_securable_type = "catalog"
-
-    @extend_schema(operation_id="listCatalogs", tags=["Catalogs"], parameters=PAGE_PARAMETERS,
-                   responses=wire.ListCatalogsResponse)
-    def get(self, request):
-        return listed(request, catalogs.visible_catalogs(caller=request.user), "catalogs", wire.CatalogInfo)
-
-    @extend_schema(operation_id="createCatalog", tags=["Catalogs"], request=wire.CreateCatalog,
-                   responses=wire.CatalogInfo)
-    def post(self, request):
-        body = self.body(request)
-        catalog = catalogs.create_catalog(
-            caller=request.user,
-            name=body.get("name"),
-            comment=body.get("comment"),
-            properties=body.get("properties"),
-            storage_root=body.get("storage_root"),
-        )
-        return Response(wire.CatalogInfo(catalog).data)
-
-
-class CatalogView(CatalogAPIView):
-    audit_securable_type = "catalog"
-
-    @extend_schema(operation_id="getCatalog", tags=["Catalogs"], responses=wire.CatalogInfo)
-    def get(self, request, name):
-        return Response(wire.CatalogInfo(catalogs.get_catalog(caller=request.user, name=name)).data)
-
-    @extend_schema(operation_id="updateCatalog", tags=["Catalogs"], request=wire.UpdateSecurable,
-                   responses=wire.CatalogInfo)
-    def patch(self, request, name):
-        body = self.body(request)
-        fields = {key: body[key] for key in UPDATE_FIELDS if key in body}
-        catalog = catalogs.update_catalog(caller=request.user, name=name, fields=fields)
-        return Response(wire.CatalogInfo(catalog).data)
-
-    @extend_schema(operation_id="deleteCatalog", tags=["Catalogs"], parameters=[FORCE], responses=DELETED)
-    def delete(self, request, name):
-        force = validate_optional_bool(request.query_params.get("force"), field="force")
-        catalogs.delete_catalog(caller=request.user, name=name, force=force)
-        return Response({})
-
-
-class SchemasView(CatalogAPIView):
-    audit_securable_type = "schema"
-
-    @extend_schema(
-        operation_id="listSchemas", tags=["Schemas"], responses=wire.ListSchemasResponse,
-        parameters=[OpenApiParameter("catalog_name", str, required=True), *PAGE_PARAMETERS],
-    )
-    def get(self, request):
-        queryset = schemas.visible_schemas(caller=request.user, catalog_name=_required_query(request, "catalog_name"))
-        return listed(request, queryset, "schemas", wire.SchemaInfo)
-
-    @extend_schema(operation_id="createSchema", tags=["Schemas"], request=wire.CreateSchema,
-                   responses=wire.SchemaInfo)
-    def post(self, request):
-        body = self.body(request)
-        schema = schemas.create_schema(
-            caller=request.user,
-            name=body.get("name"),
-            catalog_name=body.get("catalog_name"),
-            comment=body.get("comment"),
-            properties=body.get("properties"),
-            storage_root=body.get("storage_root"),
-        )
-        return Response(wire.SchemaInfo(schema).data)
-
-
-class SchemaView(CatalogAPIView):
-    audit_securable_type = "schema"
-
-    @extend_schema(operation_id="getSchema", tags=["Schemas"], responses=wire.SchemaInfo)
-    def get(self, request, full_name):
-        return Response(wire.SchemaInfo(schemas.get_schema(caller=request.user, full_name=full_name)).data)
-
-    @extend_schema(operation_id="updateSchema", tags=["Schemas"], request=wire.UpdateSecurable,
-                   responses=wire.SchemaInfo)
-    def patch(self, request, full_name):
-        body = self.body(request)
-        fields = {key: body[key] for key in UPDATE_FIELDS if key in body}
-        schema = schemas.update_schema(caller=request.user, full_name=full_name, fields=fields)
-        return Response(wire.SchemaInfo(schema).data)
-
-    @extend_schema(operation_id="deleteSchema", tags=["Schemas"], parameters=[FORCE], responses=DELETED)
-    def delete(self, request, full_name):
-        force = validate_optional_bool(request.query_params.get("force"), field="force")
-        schemas.delete_schema(caller=request.user, full_name=full_name, force=force)
-        return Response({})
-
-
-class TablesView(CatalogAPIView):
-    audit_securable_type = "table"
-
-    @extend_schema(
-        operation_id="listTables", tags=["Tables"], responses=wire.ListTablesResponse,
-        parameters=[
-            OpenApiParameter("catalog_name", str, required=True),
-            OpenApiParameter("schema_name", str, required=True),
-            *PAGE_PARAMETERS,
-        ],
-    )
-    def get(self, request):
-        queryset = tables.visible_tables(
-            caller=request.user,
-            catalog_name=_required_query(request, "catalog_name"),
-            schema_name=_required_query(request, "schema_name"),
-        )
-        return listed(request, queryset, "tables", wire.TableInfo)
-
-    @extend_schema(operation_id="createTable", tags=["Tables"], request=wire.CreateTable, responses=wire.TableInfo)
-    def post(self, request):
-        body = self.body(request)
-        table = tables.create_table(
-            caller=request.user,
-            name=body.get("name"),
-            catalog_name=body.get("catalog_name"),
-            schema_name=body.get("schema_name"),
-            table_type=body.get("table_type"),
-            data_source_format=body.get("data_source_format"),
-            columns=body.get("columns"),
-            storage_location=body.get("storage_location"),
-            comment=body.get("comment"),
-            properties=body.get("properties"),
-            view_definition=body.get("view_definition"),
-            view_dependencies=body.get("view_dependencies"),
-        )
-        return Response(wire.TableInfo(table).data)
-
-
-class TableView(CatalogAPIView):
-    audit_securable_type = "table"
-
-    @extend_schema(operation_id="getTable", tags=["Tables"], responses=wire.TableInfo)
-    def get(self, request, full_name):
-        return Response(wire.TableInfo(tables.get_table(caller=request.user, full_name=full_name)).data)
-
-    @extend_schema(operation_id="deleteTable", tags=["Tables"], responses=DELETED)
-    def delete(self, request, full_name):
-        tables.delete_table(caller=request.user, full_name=full_name)
-        return Response({})
+CatalogsView, CatalogView = views(Resource(
+    noun="Catalog", tag="Catalogs", info=wire.CatalogInfo, visible=catalogs.visible_catalogs,
+    create=catalogs.create_catalog, create_request=wire.CreateCatalog, get=catalogs.get_catalog,
+    update=catalogs.update_catalog, update_request=wire.UpdateSecurable,
+    delete=catalogs.delete_catalog, force=True, deleted=DELETED, name_argument="name",
+))
+SchemasView, SchemaView = views(Resource(
+    noun="Schema", tag="Schemas", info=wire.SchemaInfo, visible=schemas.visible_schemas,
+    filters=(OpenApiParameter("catalog_name", str, required=True),), create=schemas.create_schema, create_request=wire.CreateSchema,
+    get=schemas.get_schema, update=schemas.update_schema, update_request=wire.UpdateSecurable,
+    delete=schemas.delete_schema, force=True, deleted=DELETED,
+))
+# No PATCH: what a table's format owns changes through its protocol, and the console renames
+# tables and changes their owner (tables.update_table).
+TablesView, TableView = views(Resource(
+    noun="Table", tag="Tables", info=wire.TableInfo, visible=tables.visible_tables, filters=CATALOG_AND_SCHEMA,
+    create=tables.create_table, create_request=wire.CreateTable, get=tables.get_table,
+    delete=tables.delete_table, deleted=DELETED,
+))
 
 
 class PermissionsView(CatalogAPIView):
@@ -212,12 +61,3 @@ class MetastoreSummaryView(CatalogAPIView):
         if metastore is None:
             raise MetastoreDoesNotExist("No metastore has been created; run `manage.py bootstrap`.")
         return Response({"metastore_id": str(metastore.id), "name": metastore.name})
-
-
-def _required_query(request, name: str) -> str:
-    from ucweb.errors import InvalidParameter
-
-    value = request.query_params.get(name)
-    if not value:
-        raise InvalidParameter(f"Query parameter {name} is required.")
-    return value

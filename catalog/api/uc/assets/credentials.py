@@ -1,18 +1,13 @@
 """Unity Catalog API: storage credentials and the external locations they unlock."""
 
 from django.conf import settings
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from drf_spectacular.utils import OpenApiParameter, extend_schema_field
 from rest_framework import serializers
-from rest_framework.response import Response
 
-from catalog import pagination
-from catalog.api.base import CatalogAPIView
-from catalog.api.uc.assets.common import query
-from catalog.api.uc.serializers import Empty, OwnedInfo, arguments, changes
-from catalog.api.uc.views import FORCE, PAGE_PARAMETERS, page
+from catalog.api.uc.resources import Resource, views
+from catalog.api.uc.serializers import OwnedInfo
 from catalog.choices import CredentialPurpose
 from catalog.services import credentials, external_locations
-from catalog.services.common import validate_optional_bool
 
 
 class AwsIamRoleInfo(serializers.Serializer):
@@ -79,11 +74,6 @@ class UpdateCredentialRequest(serializers.Serializer):
     region = serializers.CharField(required=False, allow_null=True)
 
 
-class ListCredentialsResponse(serializers.Serializer):
-    credentials = CredentialInfo(many=True)
-    next_page_token = serializers.CharField(required=False)
-
-
 class ExternalLocationInfo(OwnedInfo):
     name = serializers.CharField()
     id = serializers.CharField()
@@ -107,90 +97,17 @@ class UpdateExternalLocation(serializers.Serializer):
     new_name = serializers.CharField(required=False)
 
 
-class ListExternalLocationsResponse(serializers.Serializer):
-    external_locations = ExternalLocationInfo(many=True)
-    next_page_token = serializers.CharField(required=False)
-
-
-class CredentialsView(CatalogAPIView):
-    audit_securable_type = "credential"
-
-    @extend_schema(
-        operation_id="listCredentials", tags=["Credentials"], responses=ListCredentialsResponse,
-        parameters=[*PAGE_PARAMETERS, OpenApiParameter("purpose", str, enum=CredentialPurpose.values)],
-    )
-    def get(self, request):
-        queryset = credentials.visible_credentials(caller=request.user, purpose=query(request, "purpose"))
-        items, token = pagination.paginate(queryset, max_results=query(request, "max_results"),
-                                          page_token=query(request, "page_token"))
-        return Response(page(items, token, "credentials", CredentialInfo))
-
-    @extend_schema(operation_id="createCredential", tags=["Credentials"], request=CreateCredentialRequest,
-                   responses=CredentialInfo)
-    def post(self, request):
-        credential = credentials.create_credential(caller=request.user,
-                                                   **arguments(self.body(request), CreateCredentialRequest))
-        return Response(CredentialInfo(credential).data)
-
-
-class CredentialView(CatalogAPIView):
-    audit_securable_type = "credential"
-
-    @extend_schema(operation_id="getCredential", tags=["Credentials"], responses=CredentialInfo)
-    def get(self, request, name):
-        return Response(CredentialInfo(credentials.get_credential(caller=request.user, name=name)).data)
-
-    @extend_schema(operation_id="updateCredential", tags=["Credentials"], request=UpdateCredentialRequest,
-                   responses=CredentialInfo)
-    def patch(self, request, name):
-        fields = changes(self.body(request), UpdateCredentialRequest)
-        credential = credentials.update_credential(caller=request.user, name=name, fields=fields)
-        return Response(CredentialInfo(credential).data)
-
-    @extend_schema(operation_id="deleteCredential", tags=["Credentials"], parameters=[FORCE], responses=Empty)
-    def delete(self, request, name):
-        force = validate_optional_bool(query(request, "force"), field="force")
-        credentials.delete_credential(caller=request.user, name=name, force=force)
-        return Response({})
-
-
-class ExternalLocationsView(CatalogAPIView):
-    audit_securable_type = "external_location"
-
-    @extend_schema(operation_id="listExternalLocations", tags=["External Locations"], parameters=PAGE_PARAMETERS,
-                   responses=ListExternalLocationsResponse)
-    def get(self, request):
-        queryset = external_locations.visible_external_locations(caller=request.user)
-        items, token = pagination.paginate(queryset, max_results=query(request, "max_results"),
-                                          page_token=query(request, "page_token"))
-        return Response(page(items, token, "external_locations", ExternalLocationInfo))
-
-    @extend_schema(operation_id="createExternalLocation", tags=["External Locations"],
-                   request=CreateExternalLocation, responses=ExternalLocationInfo)
-    def post(self, request):
-        location = external_locations.create_external_location(
-            caller=request.user, **arguments(self.body(request), CreateExternalLocation))
-        return Response(ExternalLocationInfo(location).data)
-
-
-class ExternalLocationView(CatalogAPIView):
-    audit_securable_type = "external_location"
-
-    @extend_schema(operation_id="getExternalLocation", tags=["External Locations"], responses=ExternalLocationInfo)
-    def get(self, request, name):
-        location = external_locations.get_external_location(caller=request.user, name=name)
-        return Response(ExternalLocationInfo(location).data)
-
-    @extend_schema(operation_id="updateExternalLocation", tags=["External Locations"],
-                   request=UpdateExternalLocation, responses=ExternalLocationInfo)
-    def patch(self, request, name):
-        fields = changes(self.body(request), UpdateExternalLocation)
-        location = external_locations.update_external_location(caller=request.user, name=name, fields=fields)
-        return Response(ExternalLocationInfo(location).data)
-
-    @extend_schema(operation_id="deleteExternalLocation", tags=["External Locations"], parameters=[FORCE],
-                   responses=Empty)
-    def delete(self, request, name):
-        force = validate_optional_bool(query(request, "force"), field="force")
-        external_locations.delete_external_location(caller=request.user, name=name, force=force)
-        return Response({})
+CredentialsView, CredentialView = views(Resource(
+    noun="Credential", tag="Credentials", info=CredentialInfo, visible=credentials.visible_credentials,
+    filters=(OpenApiParameter("purpose", str, enum=CredentialPurpose.values),),
+    create=credentials.create_credential, create_request=CreateCredentialRequest, get=credentials.get_credential,
+    update=credentials.update_credential, update_request=UpdateCredentialRequest,
+    delete=credentials.delete_credential, force=True, name_argument="name",
+))
+ExternalLocationsView, ExternalLocationView = views(Resource(
+    noun="ExternalLocation", tag="External Locations", info=ExternalLocationInfo,
+    visible=external_locations.visible_external_locations, create=external_locations.create_external_location,
+    create_request=CreateExternalLocation, get=external_locations.get_external_location,
+    update=external_locations.update_external_location, update_request=UpdateExternalLocation,
+    delete=external_locations.delete_external_location, force=True, name_argument="name",
+))

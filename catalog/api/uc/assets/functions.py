@@ -1,14 +1,10 @@
 """Unity Catalog API: functions (SQL and external routines registered in a schema)."""
 
-from drf_spectacular.utils import extend_schema, extend_schema_field
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
-from rest_framework.response import Response
 
-from catalog import pagination
-from catalog.api.base import CatalogAPIView
-from catalog.api.uc.assets.common import CATALOG_AND_SCHEMA, query
-from catalog.api.uc.serializers import Empty, OwnedInfo, arguments
-from catalog.api.uc.views import PAGE_PARAMETERS, _required_query, page
+from catalog.api.uc.resources import CATALOG_AND_SCHEMA, Resource, views
+from catalog.api.uc.serializers import OwnedInfo
 from catalog.choices import ColumnTypeName, FunctionParameterMode, FunctionParameterType, RoutineBody, SqlDataAccess
 from catalog.services import functions
 
@@ -92,41 +88,9 @@ class CreateFunctionRequest(serializers.Serializer):
     function_info = CreateFunctionBody()
 
 
-class ListFunctionsResponse(serializers.Serializer):
-    functions = FunctionInfo(many=True)
-    next_page_token = serializers.CharField(required=False)
-
-
-class FunctionsView(CatalogAPIView):
-    audit_securable_type = "function"
-
-    @extend_schema(operation_id="listFunctions", tags=["Functions"],
-                   parameters=[*CATALOG_AND_SCHEMA, *PAGE_PARAMETERS], responses=ListFunctionsResponse)
-    def get(self, request):
-        queryset = functions.visible_functions(
-            caller=request.user, catalog_name=_required_query(request, "catalog_name"),
-            schema_name=_required_query(request, "schema_name"),
-        )
-        items, token = pagination.paginate(queryset, max_results=query(request, "max_results"),
-                                          page_token=query(request, "page_token"))
-        return Response(page(items, token, "functions", FunctionInfo))
-
-    @extend_schema(operation_id="createFunction", tags=["Functions"], request=CreateFunctionRequest,
-                   responses=FunctionInfo)
-    def post(self, request):
-        function = functions.create_function(caller=request.user,
-                                             **arguments(self.body(request), CreateFunctionRequest))
-        return Response(FunctionInfo(function).data)
-
-
-class FunctionView(CatalogAPIView):
-    audit_securable_type = "function"
-
-    @extend_schema(operation_id="getFunction", tags=["Functions"], responses=FunctionInfo)
-    def get(self, request, name):
-        return Response(FunctionInfo(functions.get_function(caller=request.user, full_name=name)).data)
-
-    @extend_schema(operation_id="deleteFunction", tags=["Functions"], responses=Empty)
-    def delete(self, request, name):
-        functions.delete_function(caller=request.user, full_name=name)
-        return Response({})
+# Functions are immutable once created: no PATCH.
+FunctionsView, FunctionView = views(Resource(
+    noun="Function", tag="Functions", info=FunctionInfo, visible=functions.visible_functions,
+    filters=CATALOG_AND_SCHEMA, create=functions.create_function, create_request=CreateFunctionRequest,
+    get=functions.get_function, delete=functions.delete_function,
+))

@@ -7,12 +7,10 @@ from rest_framework.response import Response
 
 from catalog import pagination
 from catalog.api.base import CatalogAPIView
-from catalog.api.uc.assets.common import query
+from catalog.api.uc.resources import PAGE_PARAMETERS, Resource, listed, page_response, views
 from catalog.api.uc.serializers import Empty, EpochMillisField, OwnedInfo, arguments, changes
-from catalog.api.uc.views import FORCE, PAGE_PARAMETERS, page
 from catalog.choices import ModelVersionStatus
 from catalog.services import registered_models
-from catalog.services.common import validate_optional_bool
 
 
 class RegisteredModelInfo(OwnedInfo):
@@ -35,11 +33,6 @@ class UpdateRegisteredModel(serializers.Serializer):
     comment = serializers.CharField(required=False)
     new_name = serializers.CharField(required=False)
     owner = serializers.CharField(required=False)
-
-
-class ListRegisteredModelsResponse(serializers.Serializer):
-    registered_models = RegisteredModelInfo(many=True)
-    next_page_token = serializers.CharField(required=False)
 
 
 class ModelVersionInfo(serializers.Serializer):
@@ -77,59 +70,17 @@ class FinalizeModelVersion(serializers.Serializer):
     version = serializers.IntegerField()
 
 
-class ListModelVersionsResponse(serializers.Serializer):
-    model_versions = ModelVersionInfo(many=True)
-    next_page_token = serializers.CharField(required=False)
-
-
-class RegisteredModelsView(CatalogAPIView):
-    audit_securable_type = "registered_model"
-
-    @extend_schema(
-        operation_id="listRegisteredModels", tags=["RegisteredModels"], responses=ListRegisteredModelsResponse,
-        parameters=[
-            OpenApiParameter("catalog_name", str, description="With schema_name: the models of one schema."),
-            OpenApiParameter("schema_name", str),
-            *PAGE_PARAMETERS,
-        ],
-    )
-    def get(self, request):
-        queryset = registered_models.visible_models(
-            caller=request.user, catalog_name=query(request, "catalog_name"),
-            schema_name=query(request, "schema_name"),
-        )
-        items, token = registered_models.paginate_models(
-            queryset, max_results=query(request, "max_results"), page_token=query(request, "page_token"))
-        return Response(page(items, token, "registered_models", RegisteredModelInfo))
-
-    @extend_schema(operation_id="createRegisteredModel", tags=["RegisteredModels"], request=CreateRegisteredModel,
-                   responses=RegisteredModelInfo)
-    def post(self, request):
-        model = registered_models.create_model(caller=request.user,
-                                               **arguments(self.body(request), CreateRegisteredModel))
-        return Response(RegisteredModelInfo(model).data)
-
-
-class RegisteredModelView(CatalogAPIView):
-    audit_securable_type = "registered_model"
-
-    @extend_schema(operation_id="getRegisteredModel", tags=["RegisteredModels"], responses=RegisteredModelInfo)
-    def get(self, request, full_name):
-        return Response(RegisteredModelInfo(registered_models.get_model(caller=request.user, full_name=full_name)).data)
-
-    @extend_schema(operation_id="updateRegisteredModel", tags=["RegisteredModels"], request=UpdateRegisteredModel,
-                   responses=RegisteredModelInfo)
-    def patch(self, request, full_name):
-        fields = changes(self.body(request), UpdateRegisteredModel)
-        model = registered_models.update_model(caller=request.user, full_name=full_name, fields=fields)
-        return Response(RegisteredModelInfo(model).data)
-
-    @extend_schema(operation_id="deleteRegisteredModel", tags=["RegisteredModels"], parameters=[FORCE],
-                   responses=Empty)
-    def delete(self, request, full_name):
-        force = validate_optional_bool(query(request, "force"), field="force")
-        registered_models.delete_model(caller=request.user, full_name=full_name, force=force)
-        return Response({})
+RegisteredModelsView, RegisteredModelView = views(Resource(
+    noun="RegisteredModel", tag="RegisteredModels", info=RegisteredModelInfo,
+    visible=registered_models.visible_models, paginate=registered_models.paginate_models, filters=(
+        OpenApiParameter("catalog_name", str, description="With schema_name: the models of one schema."),
+        OpenApiParameter("schema_name", str),
+    ),
+    create=registered_models.create_model, create_request=CreateRegisteredModel, get=registered_models.get_model,
+    update=registered_models.update_model, update_request=UpdateRegisteredModel,
+    delete=registered_models.delete_model, force=True,
+))
+VERSION = OpenApiParameter("version", OpenApiTypes.INT64, OpenApiParameter.PATH)
 
 
 class ModelVersionsCreateView(CatalogAPIView):
@@ -150,34 +101,29 @@ class ModelVersionsView(CatalogAPIView):
     audit_securable_type = "registered_model"
 
     @extend_schema(operation_id="listModelVersions", tags=["ModelVersions"], parameters=PAGE_PARAMETERS,
-                   responses=ListModelVersionsResponse)
+                   responses=page_response("ModelVersions", "model_versions", ModelVersionInfo))
     def get(self, request, full_name):
         queryset = registered_models.visible_versions(caller=request.user, full_name=full_name)
-        items, token = pagination.paginate_versions(
-            queryset, max_results=query(request, "max_results"), page_token=query(request, "page_token"))
-        return Response(page(items, token, "model_versions", ModelVersionInfo))
+        return listed(request, queryset, "model_versions", ModelVersionInfo, paginate=pagination.paginate_versions)
 
 
 class ModelVersionView(CatalogAPIView):
     audit_securable_type = "registered_model"
 
-    @extend_schema(operation_id="getModelVersion", tags=["ModelVersions"], responses=ModelVersionInfo,
-                   parameters=[OpenApiParameter("version", OpenApiTypes.INT64, OpenApiParameter.PATH)])
+    @extend_schema(operation_id="getModelVersion", tags=["ModelVersions"], responses=ModelVersionInfo, parameters=[VERSION])
     def get(self, request, full_name, version):
         row = registered_models.get_version(caller=request.user, full_name=full_name, version=version)
         return Response(ModelVersionInfo(row).data)
 
     @extend_schema(operation_id="updateModelVersion", tags=["ModelVersions"], request=UpdateModelVersion,
-                   responses=ModelVersionInfo,
-                   parameters=[OpenApiParameter("version", OpenApiTypes.INT64, OpenApiParameter.PATH)])
+                   responses=ModelVersionInfo, parameters=[VERSION])
     def patch(self, request, full_name, version):
         fields = changes(self.body(request), UpdateModelVersion)
         row = registered_models.update_version(caller=request.user, full_name=full_name, version=version,
                                                fields=fields)
         return Response(ModelVersionInfo(row).data)
 
-    @extend_schema(operation_id="deleteModelVersion", tags=["ModelVersions"], responses=Empty,
-                   parameters=[OpenApiParameter("version", OpenApiTypes.INT64, OpenApiParameter.PATH)])
+    @extend_schema(operation_id="deleteModelVersion", tags=["ModelVersions"], responses=Empty, parameters=[VERSION])
     def delete(self, request, full_name, version):
         registered_models.delete_version(caller=request.user, full_name=full_name, version=version)
         return Response({})
@@ -187,8 +133,7 @@ class FinalizeModelVersionView(CatalogAPIView):
     audit_securable_type = "registered_model"
 
     @extend_schema(operation_id="finalizeModelVersion", tags=["ModelVersions"], request=FinalizeModelVersion,
-                   responses=ModelVersionInfo,
-                   parameters=[OpenApiParameter("version", OpenApiTypes.INT64, OpenApiParameter.PATH)])
+                   responses=ModelVersionInfo, parameters=[VERSION])
     def patch(self, request, full_name, version):
         row = registered_models.finalize_version(caller=request.user, full_name=full_name, version=version,
                                                  body=self.body(request))

@@ -47,41 +47,24 @@ class GenerateTemporaryModelVersionCredential(serializers.Serializer):
     operation = serializers.ChoiceField(choices=ModelVersionOperation.choices)
 
 
-class TemporaryTableCredentialsView(CatalogAPIView):
-    audit_securable_type = "table"
+def _vending_view(securable: str, securable_type: str, request_type, vend):
+    """The view `Temporary<securable>CredentialsView`: POST the request, answer the keys `vend` gives."""
 
-    @extend_schema(operation_id="generateTemporaryTableCredentials", tags=["TemporaryCredentials"],
-                   request=GenerateTemporaryTableCredential, responses=TemporaryCredentials)
+    @extend_schema(operation_id=f"generateTemporary{securable}Credentials", tags=["TemporaryCredentials"],
+                   request=request_type, responses=TemporaryCredentials)
     def post(self, request):
-        wire = arguments(self.body(request), GenerateTemporaryTableCredential)
-        return Response(temporary_credentials.for_table(caller=request.user, **wire))
+        return Response(vend(caller=request.user, **arguments(self.body(request), request_type)))
+
+    return type(f"Temporary{securable}CredentialsView", (CatalogAPIView,),
+                {"audit_securable_type": securable_type, "post": post})
 
 
-class TemporaryVolumeCredentialsView(CatalogAPIView):
-    audit_securable_type = "volume"
-
-    @extend_schema(operation_id="generateTemporaryVolumeCredentials", tags=["TemporaryCredentials"],
-                   request=GenerateTemporaryVolumeCredential, responses=TemporaryCredentials)
-    def post(self, request):
-        wire = arguments(self.body(request), GenerateTemporaryVolumeCredential)
-        return Response(temporary_credentials.for_volume(caller=request.user, **wire))
-
-
-class TemporaryPathCredentialsView(CatalogAPIView):
-    audit_securable_type = "external_location"
-
-    @extend_schema(operation_id="generateTemporaryPathCredentials", tags=["TemporaryCredentials"],
-                   request=GenerateTemporaryPathCredential, responses=TemporaryCredentials)
-    def post(self, request):
-        wire = arguments(self.body(request), GenerateTemporaryPathCredential)
-        return Response(temporary_credentials.for_path(caller=request.user, **wire))
-
-
-class TemporaryModelVersionCredentialsView(CatalogAPIView):
-    audit_securable_type = "registered_model"
-
-    @extend_schema(operation_id="generateTemporaryModelVersionCredentials", tags=["TemporaryCredentials"],
-                   request=GenerateTemporaryModelVersionCredential, responses=TemporaryCredentials)
-    def post(self, request):
-        wire = arguments(self.body(request), GenerateTemporaryModelVersionCredential)
-        return Response(temporary_credentials.for_model_version(caller=request.user, **wire))
+TemporaryTableCredentialsView = _vending_view(
+    "Table", "table", GenerateTemporaryTableCredential, temporary_credentials.for_table)
+TemporaryVolumeCredentialsView = _vending_view(
+    "Volume", "volume", GenerateTemporaryVolumeCredential, temporary_credentials.for_volume)
+TemporaryPathCredentialsView = _vending_view(
+    "Path", "external_location", GenerateTemporaryPathCredential, temporary_credentials.for_path)
+TemporaryModelVersionCredentialsView = _vending_view(
+    "ModelVersion", "registered_model", GenerateTemporaryModelVersionCredential,
+    temporary_credentials.for_model_version)
