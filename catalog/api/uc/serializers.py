@@ -75,11 +75,6 @@ class UpdateSecurable(serializers.Serializer):
     owner = serializers.CharField(required=False)
 
 
-class ListCatalogsResponse(serializers.Serializer):
-    catalogs = CatalogInfo(many=True)
-    next_page_token = serializers.CharField(required=False)
-
-
 class SchemaInfo(SecurableInfo):
     name = serializers.CharField(source="uc_name")
     catalog_name = serializers.CharField(source="catalog.name")
@@ -95,11 +90,6 @@ class CreateSchema(serializers.Serializer):
     comment = serializers.CharField(required=False)
     properties = PropertiesField(required=False)
     storage_root = serializers.CharField(required=False, help_text=ROOT_HELP)
-
-
-class ListSchemasResponse(serializers.Serializer):
-    schemas = SchemaInfo(many=True)
-    next_page_token = serializers.CharField(required=False)
 
 
 class ColumnInfo(serializers.Serializer):
@@ -153,11 +143,6 @@ class CreateTable(serializers.Serializer):
     properties = PropertiesField(required=False)
     view_definition = serializers.CharField(required=False)
     view_dependencies = serializers.JSONField(required=False)
-
-
-class ListTablesResponse(serializers.Serializer):
-    tables = TableInfo(many=True)
-    next_page_token = serializers.CharField(required=False)
 
 
 class PrivilegeAssignment(serializers.Serializer):
