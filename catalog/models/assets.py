@@ -16,11 +16,11 @@ from catalog.choices import (
     VolumeType,
 )
 
-from .base import Securable
+from .base import MetastoreSecurable, SchemaSecurable
 from .namespace import Schema
 
 
-class Volume(Securable):
+class Volume(SchemaSecurable):
     """A folder of files governed like a table. MANAGED volumes live in managed storage and their
     files are purged when the volume is dropped; EXTERNAL volumes point into an external location."""
 
@@ -29,19 +29,8 @@ class Volume(Securable):
     volume_type = models.CharField(max_length=16, choices=VolumeType.choices)
     storage_location = models.TextField()
 
-    class Meta:
-        ordering = ["schema__catalog__name", "schema__path", "name"]
-        constraints = [models.UniqueConstraint(fields=["schema", "name"], name="uniq_volume_name")]
 
-    def __str__(self):
-        return self.full_name
-
-    @property
-    def full_name(self) -> str:
-        return self.schema.child_full_name(self.name)
-
-
-class Function(Securable):
+class Function(SchemaSecurable):
     """A SQL or external (for example Python) routine. Parameters are kept as the validated
     FunctionParameterInfo objects of the request; functions are immutable once created."""
 
@@ -64,19 +53,8 @@ class Function(Securable):
     # FunctionInfo.properties is a JSON-encoded string, unlike the map of the other securables.
     properties_text = models.TextField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["schema__catalog__name", "schema__path", "name"]
-        constraints = [models.UniqueConstraint(fields=["schema", "name"], name="uniq_function_name")]
 
-    def __str__(self):
-        return self.full_name
-
-    @property
-    def full_name(self) -> str:
-        return self.schema.child_full_name(self.name)
-
-
-class RegisteredModel(Securable):
+class RegisteredModel(SchemaSecurable):
     """An MLflow registered model. Its files (every version's artifacts) live under
     `storage_location`, in managed storage."""
 
@@ -87,16 +65,8 @@ class RegisteredModel(Securable):
     # a deleted version's files must never meet the files of a new version at the same path.
     last_version = models.BigIntegerField(default=0)
 
-    class Meta:
-        ordering = ["schema__catalog__name", "schema__path", "name"]
+    class Meta(SchemaSecurable.Meta):
         constraints = [models.UniqueConstraint(fields=["schema", "name"], name="uniq_registered_model_name")]
-
-    def __str__(self):
-        return self.full_name
-
-    @property
-    def full_name(self) -> str:
-        return self.schema.child_full_name(self.name)
 
 
 class ModelVersion(models.Model):
@@ -126,12 +96,11 @@ class ModelVersion(models.Model):
         return f"{self.model.full_name} v{self.version}"
 
 
-class Credential(Securable):
+class Credential(MetastoreSecurable):
     """How ucweb reaches an object store on someone's behalf: an IAM role to assume, static keys
     (for S3-compatible servers), or both (the keys then call STS to assume the role). The secret
     key is stored encrypted (see catalog.services.secrets) and never shown."""
 
-    name = models.CharField(max_length=255, unique=True)
     purpose = models.CharField(max_length=16, choices=CredentialPurpose.choices, default=CredentialPurpose.STORAGE)
     aws_role_arn = models.CharField(max_length=2048, null=True, blank=True)
     aws_external_id = models.CharField(max_length=255, null=True, blank=True)
@@ -140,34 +109,13 @@ class Credential(Securable):
     endpoint_url = models.CharField(max_length=2048, null=True, blank=True)
     region = models.CharField(max_length=64, null=True, blank=True)
 
-    class Meta:
-        ordering = ["name"]
 
-    def __str__(self):
-        return self.name
-
-    @property
-    def full_name(self) -> str:
-        return self.name
-
-
-class ExternalLocation(Securable):
+class ExternalLocation(MetastoreSecurable):
     """A storage prefix that a credential unlocks. No two external locations overlap, and none
     overlaps managed storage, so a URL belongs to at most one of them."""
 
-    name = models.CharField(max_length=255, unique=True)
     url = models.TextField(unique=True)
     credential = models.ForeignKey(Credential, on_delete=models.PROTECT, related_name="external_locations")
-
-    class Meta:
-        ordering = ["name"]
-
-    def __str__(self):
-        return self.name
-
-    @property
-    def full_name(self) -> str:
-        return self.name
 
 
 # -- what goes with a row, however it goes -------------------------------------------------------

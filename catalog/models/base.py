@@ -25,3 +25,38 @@ class Securable(models.Model):
             self.updated_at = self.created_at
             self.updated_by = self.updated_by or self.created_by
         super().save(*args, **kwargs)
+
+
+class MetastoreSecurable(Securable):
+    """A securable named in the metastore itself (a catalog, a credential, an external location):
+    its name is its full name."""
+
+    name = models.CharField(max_length=255, unique=True)
+
+    class Meta(Securable.Meta):
+        abstract = True
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+    @property
+    def full_name(self) -> str:
+        return self.name
+
+
+class SchemaSecurable(Securable):
+    """A securable that lives in a schema (a table, volume, function, registered model or policy):
+    each declares its `schema` and `name`, unique together; its full name is catalog.schema.name."""
+
+    class Meta(Securable.Meta):
+        abstract = True
+        ordering = ["schema__catalog__name", "schema__path", "name"]
+        constraints = [models.UniqueConstraint(fields=["schema", "name"], name="uniq_%(class)s_name")]
+
+    def __str__(self):
+        return self.full_name
+
+    @property
+    def full_name(self) -> str:
+        return self.schema.child_full_name(self.name)

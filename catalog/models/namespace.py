@@ -5,7 +5,7 @@ from django.db import models
 from catalog.choices import ColumnTypeName, DataSourceFormat, TableType
 from catalog.services.names import join_full_name, namespace_levels_of, quote_part
 
-from .base import Securable
+from .base import MetastoreSecurable, Securable, SchemaSecurable
 
 
 class Metastore(models.Model):
@@ -19,20 +19,9 @@ class Metastore(models.Model):
         return self.name
 
 
-class Catalog(Securable):
-    name = models.CharField(max_length=255, unique=True)
+class Catalog(MetastoreSecurable):
     storage_root = models.TextField(blank=True, null=True)
     storage_location = models.TextField(blank=True, null=True)
-
-    class Meta:
-        ordering = ["name"]
-
-    def __str__(self):
-        return self.name
-
-    @property
-    def full_name(self) -> str:
-        return self.name
 
 
 class Schema(Securable):
@@ -109,7 +98,7 @@ class Schema(Securable):
         return cached
 
 
-class Table(Securable):
+class Table(SchemaSecurable):
     """A table of any format and any protocol: Delta, Iceberg, Parquet...; managed, external or a
     view. The Unity Catalog API and the Iceberg REST API read and write the same row."""
 
@@ -130,17 +119,6 @@ class Table(Securable):
     latest_version = models.BigIntegerField(null=True, blank=True)
     latest_published_version = models.BigIntegerField(null=True, blank=True)
     uniform_iceberg = models.JSONField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["schema__catalog__name", "schema__path", "name"]
-        constraints = [models.UniqueConstraint(fields=["schema", "name"], name="uniq_table_name")]
-
-    def __str__(self):
-        return self.full_name
-
-    @property
-    def full_name(self) -> str:
-        return self.schema.child_full_name(self.name)
 
 
 class Column(models.Model):

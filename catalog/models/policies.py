@@ -10,11 +10,11 @@ from django.dispatch import receiver
 
 from catalog.choices import PolicyTargetType, PolicyType
 
-from .base import Securable
+from .base import SchemaSecurable
 from .namespace import Catalog, Schema, Table
 
 
-class Policy(Securable):
+class Policy(SchemaSecurable):
     """`content` is the text the client sent (JSON for the system types); `version` starts at 0
     and grows by one on every update. `comment` holds the policy's description."""
 
@@ -24,17 +24,8 @@ class Policy(Securable):
     content = models.TextField(blank=True, default="")
     version = models.BigIntegerField(default=0)
 
-    class Meta:
-        ordering = ["schema__catalog__name", "schema__path", "name"]
-        constraints = [models.UniqueConstraint(fields=["schema", "name"], name="uniq_policy_name")]
+    class Meta(SchemaSecurable.Meta):
         verbose_name_plural = "policies"
-
-    def __str__(self):
-        return self.full_name
-
-    @property
-    def full_name(self) -> str:
-        return self.schema.child_full_name(self.name)
 
     @property
     def inheritable(self) -> bool:
