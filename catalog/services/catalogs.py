@@ -1,10 +1,10 @@
 from django.db import transaction
 
-from catalog import authz, locations, resolve
+from catalog import authz, resolve
 from catalog.authz import Action
 from catalog.choices import Privilege, SecurableType
 from catalog.models import Catalog, Principal, Schema
-from catalog.services import audit, grants, recipes
+from catalog.services import grants, recipes
 from catalog.services.common import validate_comment, validate_properties, validate_storage_url
 from catalog.services.names import validate_name
 from ucweb.errors import CatalogAlreadyExists, CatalogNotEmpty, PermissionDenied
@@ -37,15 +37,7 @@ def create_catalog(*, caller: Principal, name, comment=None, properties=None, st
         created_by=caller.name,
         storage_root=storage_root,
     )
-    if storage_root:
-        catalog.storage_root, catalog.storage_location = locations.place_root(
-            caller=caller, value=storage_root, kind="catalog", securable_id=catalog.id)
-    catalog.save()
-    audit.record(
-        principal=caller.name, action="createCatalog", securable_type="catalog",
-        securable_name=name, securable_id=catalog.id,
-    )
-    return catalog
+    return recipes.save_created_root(catalog, caller=caller, kind="catalog", action="createCatalog")
 
 
 UPDATABLE = recipes.Updatable(
@@ -73,8 +65,5 @@ def delete_catalog(*, caller: Principal, name: str, force: bool) -> None:
     for schema in schemas.select_related("catalog"):
         drop_schema_contents(schema)
     grants.forget_securables([catalog.id])
-    catalog.delete()
-    audit.record(
-        principal=caller.name, action="deleteCatalog", securable_type="catalog",
-        securable_name=name, securable_id=catalog.id, details={"force": force},
-    )
+    recipes.drop(catalog, caller=caller, action="deleteCatalog", securable_type=SecurableType.CATALOG,
+                 details={"force": force})

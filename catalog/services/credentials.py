@@ -22,7 +22,7 @@ from catalog import authz, resolve
 from catalog.authz import Action
 from catalog.choices import CredentialPurpose, Privilege, SecurableType
 from catalog.models import Credential, ExternalLocation, Principal
-from catalog.services import audit, recipes, secrets
+from catalog.services import recipes, secrets
 from catalog.services.common import validate_comment
 from catalog.services.names import validate_name
 from ucweb.errors import AlreadyExists, InvalidParameter, PermissionDenied
@@ -136,13 +136,11 @@ def create_credential(
     if Credential.objects.filter(name=name).exists():
         raise AlreadyExists(f"Credential '{name}' already exists.")
     credential.save()
-    audit.record(
-        principal=caller.name, action="createCredential", securable_type=SecurableType.CREDENTIAL,
-        securable_name=name, securable_id=credential.id,
+    return recipes.audited(
+        credential, caller=caller, action="createCredential", securable_type=SecurableType.CREDENTIAL,
         details={"purpose": purpose, "aws_iam_role": credential.aws_role_arn,
                  "aws_access_key_id": credential.aws_access_key_id, "endpoint_url": credential.endpoint_url},
     )
-    return credential
 
 
 UPDATABLE = recipes.Updatable(
@@ -182,13 +180,8 @@ def delete_credential(*, caller: Principal, name: str, force: bool) -> None:
         )
     for location in dependents:
         location.delete()
-    credential_id = credential.id
-    credential.delete()
-    audit.record(
-        principal=caller.name, action="deleteCredential", securable_type=SecurableType.CREDENTIAL,
-        securable_name=name, securable_id=credential_id,
-        details={"force": force, "deleted_external_locations": [d.name for d in dependents]},
-    )
+    recipes.drop(credential, caller=caller, action="deleteCredential", securable_type=SecurableType.CREDENTIAL,
+                 details={"force": force, "deleted_external_locations": [d.name for d in dependents]})
 
 
 def secret_access_key(credential: Credential) -> str | None:

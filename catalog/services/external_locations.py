@@ -38,7 +38,7 @@ from catalog.locations import (  # noqa: F401
     require_outside_managed_storage,
 )
 from catalog.models import ExternalLocation, Principal, Table, Volume
-from catalog.services import audit, recipes
+from catalog.services import recipes
 from catalog.services.common import validate_comment
 from catalog.services.names import validate_name
 from ucweb.errors import AlreadyExists, InvalidParameter, PermissionDenied
@@ -96,11 +96,9 @@ def create_external_location(*, caller: Principal, name, url, credential_name, c
         name=name, url=canonical, credential=credential, comment=comment,
         owner=caller.name, created_by=caller.name,
     )
-    audit.record(
-        principal=caller.name, action="createExternalLocation", securable_type=SecurableType.EXTERNAL_LOCATION,
-        securable_name=name, securable_id=location.id, details={"url": canonical, "credential": credential.name},
-    )
-    return location
+    return recipes.audited(location, caller=caller, action="createExternalLocation",
+                           securable_type=SecurableType.EXTERNAL_LOCATION,
+                           details={"url": canonical, "credential": credential.name})
 
 
 def _dependents(url: str) -> list:
@@ -158,9 +156,5 @@ def delete_external_location(*, caller: Principal, name: str, force: bool) -> No
         raise InvalidParameter(
             f"External location {name} holds {_names(dependents)}; drop them first or pass force=true."
         )
-    location_id = location.id
-    location.delete()
-    audit.record(
-        principal=caller.name, action="deleteExternalLocation", securable_type=SecurableType.EXTERNAL_LOCATION,
-        securable_name=name, securable_id=location_id, details={"force": force},
-    )
+    recipes.drop(location, caller=caller, action="deleteExternalLocation",
+                 securable_type=SecurableType.EXTERNAL_LOCATION, details={"force": force})

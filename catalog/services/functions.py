@@ -24,7 +24,7 @@ from catalog.choices import (
     SqlDataAccess,
 )
 from catalog.models import Function, Principal
-from catalog.services import audit
+from catalog.services import recipes
 from catalog.services.names import split_full_name, validate_name
 from catalog.services.schema_assets import (
     reject_nul,
@@ -159,9 +159,7 @@ def visible_functions(*, caller: Principal, catalog_name, schema_name):
 
 
 def get_function(*, caller: Principal, full_name: str) -> Function:
-    function, access = resolve.function(caller, full_name)
-    authz.require(caller, function, Action.READ, access=access)
-    return function
+    return recipes.readable(caller, resolve.function(caller, full_name))
 
 
 @transaction.atomic
@@ -219,21 +217,12 @@ def create_function(*, caller: Principal, function_info) -> Function:
         data_type=data_type, routine_body=routine_body, comment=comment, owner=caller.name,
         created_by=caller.name, updated_at=now, updated_by=caller.name, **fields,
     )
-    audit.record(
-        principal=caller.name, action="createFunction", securable_type=SecurableType.FUNCTION,
-        securable_name=function.full_name, securable_id=function.id,
-        details={"routine_body": routine_body, "external_language": fields["external_language"]},
-    )
-    return function
+    return recipes.audited(function, caller=caller, action="createFunction", securable_type=SecurableType.FUNCTION,
+                           details={"routine_body": routine_body, "external_language": fields["external_language"]})
 
 
 @transaction.atomic
 def delete_function(*, caller: Principal, full_name: str) -> None:
     function, access = resolve.function(caller, full_name, for_update=True)
     authz.require(caller, function, Action.DELETE, access=access)
-    function_id, name = function.id, function.full_name
-    function.delete()
-    audit.record(
-        principal=caller.name, action="deleteFunction", securable_type=SecurableType.FUNCTION,
-        securable_name=name, securable_id=function_id,
-    )
+    recipes.drop(function, caller=caller, action="deleteFunction", securable_type=SecurableType.FUNCTION)

@@ -4,6 +4,10 @@
 grants (of the securable and of everything inside it) and the audit event, in the caller's
 transaction. Each securable describes itself once in an `Updatable`; what only it has (a location's
 url, a credential's keys) is applied by the service before the recipe runs.
+
+`readable(...)`: a securable found by name, once the caller may read it. `audited(...)`: a created
+securable with its audit event (`save_created_root(...)`: a catalog or schema with its managed
+storage). `drop(...)`: the row goes, and its audit event names what it was.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from dataclasses import dataclass
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from catalog import authz, resolve
+from catalog import authz, locations, resolve
 from catalog.authz import Action
 from catalog.models import Principal
 from catalog.services import audit, grants
@@ -91,12 +95,44 @@ def update(row, fields: dict, kind: Updatable, *, caller: Principal, access: aut
     row.save()
     if authz.describe(row) != name_before:  # the grants inside carry the full name; only a rename changes it
         grants.refresh_names(row)
-    audit.record(
-        principal=caller.name, action=kind.audit_action, securable_type=kind.securable_type,
-        securable_name=row.full_name, securable_id=row.id,
-        details=dict(fields) if details is None else details,
-    )
+    return audited(row, caller=caller, action=kind.audit_action, securable_type=kind.securable_type,
+                   details=dict(fields) if details is None else details)
+
+
+def readable(caller: Principal, found: tuple[object, authz.Access]):
+    """The row of `found` (a row and the caller's access to it, as catalog.resolve answers), once
+    the caller may read it."""
+    row, access = found
+    authz.require(caller, row, Action.READ, access=access)
     return row
+
+
+def audited(row, *, caller: Principal, action: str, securable_type: str, details: dict | None = None):
+    """`row`, once the caller's `action` on it is in the audit trail under its full name."""
+    audit.record(principal=caller.name, action=action, securable_type=securable_type,
+                 securable_name=row.full_name, securable_id=row.id, details=details)
+    return row
+
+
+def save_created_root(row, *, caller: Principal, kind: str, action: str):
+    """Saves a new catalog or schema (`kind`) and audits it as `action`: when it names a
+    storage_root, its managed storage is placed there first (catalog.locations.place_root)."""
+    if row.storage_root:
+        row.storage_root, row.storage_location = locations.place_root(
+            caller=caller, value=row.storage_root, kind=kind, securable_id=row.id)
+    row.save()
+    return audited(row, caller=caller, action=action, securable_type=kind)
+
+
+def drop(row, *, caller: Principal, action: str, securable_type: str, details: dict | None = None,
+         delete: Callable[[], object] | None = None) -> None:
+    """Deletes `row`, which the caller may delete, in the caller's transaction: by `delete`, else by
+    its own delete (whose post_delete handlers release its grants and files); then the audit event,
+    with the id and full name the row had."""
+    row_id, name = row.id, row.full_name
+    (delete or row.delete)()
+    audit.record(principal=caller.name, action=action, securable_type=securable_type,
+                 securable_name=name, securable_id=row_id, details=details)
 
 
 def require_create(caller: Principal, catalog_name: str, schema_name: str, action: Action):

@@ -63,9 +63,7 @@ def paginate_models(queryset, *, max_results, page_token):
 
 
 def get_model(*, caller: Principal, full_name: str) -> RegisteredModel:
-    model, access = resolve.registered_model(caller, full_name)
-    authz.require(caller, model, Action.READ, access=access)
-    return model
+    return recipes.readable(caller, resolve.registered_model(caller, full_name))
 
 
 @transaction.atomic
@@ -83,11 +81,8 @@ def create_model(*, caller: Principal, name, catalog_name, schema_name, comment=
         storage_location=managed_location(schema, "models", model_id),
         owner=caller.name, created_by=caller.name, updated_at=now, updated_by=caller.name,
     )
-    audit.record(
-        principal=caller.name, action="createRegisteredModel", securable_type=SecurableType.REGISTERED_MODEL,
-        securable_name=model.full_name, securable_id=model.id,
-    )
-    return model
+    return recipes.audited(model, caller=caller, action="createRegisteredModel",
+                           securable_type=SecurableType.REGISTERED_MODEL)
 
 
 UPDATABLE = recipes.Updatable(
@@ -113,12 +108,8 @@ def delete_model(*, caller: Principal, full_name: str, force: bool) -> None:
         raise InvalidParameter(
             f"Registered model {model.full_name} has {versions} version(s); delete them first or pass force=true."
         )
-    model_id, name = model.id, model.full_name
-    model.delete()
-    audit.record(
-        principal=caller.name, action="deleteRegisteredModel", securable_type=SecurableType.REGISTERED_MODEL,
-        securable_name=name, securable_id=model_id, details={"force": force, "versions": versions},
-    )
+    recipes.drop(model, caller=caller, action="deleteRegisteredModel", securable_type=SecurableType.REGISTERED_MODEL,
+                 details={"force": force, "versions": versions})
 
 
 # -- model versions ------------------------------------------------------------------------------

@@ -1,9 +1,9 @@
 from django.db import transaction
 
-from catalog import locations, resolve
+from catalog import resolve
 from catalog.choices import Privilege, SecurableType
 from catalog.models import Principal, Schema, Table
-from catalog.services import audit, grants, recipes
+from catalog.services import grants, recipes
 from catalog.services.common import validate_comment, validate_properties, validate_storage_url
 from catalog.services.names import quote_part, validate_name
 from ucweb.errors import SchemaAlreadyExists, SchemaNotEmpty
@@ -46,15 +46,7 @@ def create_schema(
     )
     if Schema.objects.filter(catalog=catalog, path=join_path(parent, name)).exists():
         raise SchemaAlreadyExists(f"Schema '{catalog_name}.{join_path(parent, name)}' already exists.")
-    if storage_root:
-        schema.storage_root, schema.storage_location = locations.place_root(
-            caller=caller, value=storage_root, kind="schema", securable_id=schema.id)
-    schema.save()
-    audit.record(
-        principal=caller.name, action="createSchema", securable_type="schema",
-        securable_name=schema.full_name, securable_id=schema.id,
-    )
-    return schema
+    return recipes.save_created_root(schema, caller=caller, kind="schema", action="createSchema")
 
 
 UPDATABLE = recipes.Updatable(
@@ -99,9 +91,5 @@ def delete_schema(*, caller: Principal, full_name: str, force: bool) -> None:
             f"Schema '{schema.full_name}' is not empty; delete its schemas, tables, volumes, functions, models and "
             "policies first or pass force=true."
         )
-    schema_id, name = schema.id, schema.full_name
-    drop_schema_contents(schema)
-    audit.record(
-        principal=caller.name, action="deleteSchema", securable_type="schema",
-        securable_name=name, securable_id=schema_id, details={"force": force},
-    )
+    recipes.drop(schema, caller=caller, action="deleteSchema", securable_type=SecurableType.SCHEMA,
+                 details={"force": force}, delete=lambda: drop_schema_contents(schema))

@@ -5,7 +5,7 @@ from catalog import authz, locations, resolve
 from catalog.authz import Action
 from catalog.choices import DataSourceFormat, Privilege, SecurableType, TableType
 from catalog.models import Principal, Table
-from catalog.services import audit, grants, recipes
+from catalog.services import grants, recipes
 from catalog.services.columns import replace_columns, validate_columns  # noqa: F401 - their former home
 from catalog.services.common import validate_comment, validate_properties, validate_storage_url
 from catalog.services.names import validate_name
@@ -105,12 +105,8 @@ def create_table(
         updated_by=caller.name,
     )
     replace_columns(table, columns)
-    audit.record(
-        principal=caller.name, action="createTable", securable_type="table",
-        securable_name=table.full_name, securable_id=table.id,
-        details={"table_type": table_type, "data_source_format": data_source_format},
-    )
-    return table
+    return recipes.audited(table, caller=caller, action="createTable", securable_type=SecurableType.TABLE,
+                           details={"table_type": table_type, "data_source_format": data_source_format})
 
 
 def drop_table_row(table: Table, *, dropped_by: str = "", purge: bool | None = None) -> None:
@@ -131,12 +127,8 @@ def drop_table_row(table: Table, *, dropped_by: str = "", purge: bool | None = N
 def delete_table(*, caller: Principal, full_name: str) -> None:
     table, access = resolve.table(caller, full_name, for_update=True)
     authz.require(caller, table, Action.DELETE, access=access)
-    table_id, name = table.id, table.full_name
-    drop_table_row(table, dropped_by=caller.name)
-    audit.record(
-        principal=caller.name, action="deleteTable", securable_type="table",
-        securable_name=name, securable_id=table_id,
-    )
+    recipes.drop(table, caller=caller, action="deleteTable", securable_type=SecurableType.TABLE,
+                 delete=lambda: drop_table_row(table, dropped_by=caller.name))
 
 
 UPDATABLE = recipes.Updatable(

@@ -20,7 +20,7 @@ from catalog import authz, locations, resolve
 from catalog.authz import Action
 from catalog.choices import Privilege, SecurableType, VolumeType
 from catalog.models import Principal, Volume
-from catalog.services import audit, recipes
+from catalog.services import recipes
 from catalog.services.names import validate_name
 from catalog.services.schema_assets import managed_location, schema_access, validate_long_comment, visible_in_schema
 from ucweb.errors import AlreadyExists, InvalidParameter
@@ -31,9 +31,7 @@ def visible_volumes(*, caller: Principal, catalog_name, schema_name):
 
 
 def get_volume(*, caller: Principal, full_name: str) -> Volume:
-    volume, access = resolve.volume(caller, full_name)
-    authz.require(caller, volume, Action.READ, access=access)
-    return volume
+    return recipes.readable(caller, resolve.volume(caller, full_name))
 
 
 @transaction.atomic
@@ -67,12 +65,8 @@ def create_volume(
         id=volume_id, schema=schema, name=name, volume_type=volume_type, storage_location=storage_location,
         comment=comment, owner=caller.name, created_by=caller.name, updated_at=now, updated_by=caller.name,
     )
-    audit.record(
-        principal=caller.name, action="createVolume", securable_type=SecurableType.VOLUME,
-        securable_name=volume.full_name, securable_id=volume.id,
-        details={"volume_type": volume_type, "storage_location": storage_location},
-    )
-    return volume
+    return recipes.audited(volume, caller=caller, action="createVolume", securable_type=SecurableType.VOLUME,
+                           details={"volume_type": volume_type, "storage_location": storage_location})
 
 
 UPDATABLE = recipes.Updatable(
@@ -94,12 +88,7 @@ def delete_volume(*, caller: Principal, full_name: str) -> None:
     post_delete handlers of catalog.models.assets, which also run when a schema is dropped)."""
     volume, access = resolve.volume(caller, full_name, for_update=True)
     authz.require(caller, volume, Action.DELETE, access=access)
-    volume_id, name = volume.id, volume.full_name
-    volume.delete()
-    audit.record(
-        principal=caller.name, action="deleteVolume", securable_type=SecurableType.VOLUME,
-        securable_name=name, securable_id=volume_id,
-    )
+    recipes.drop(volume, caller=caller, action="deleteVolume", securable_type=SecurableType.VOLUME)
 
 
 def writable_by(access: authz.Access) -> bool:
