@@ -7,7 +7,6 @@ import uuid
 from urllib.parse import urlencode
 
 from django.contrib import admin
-from django.contrib.admin.utils import unquote
 from django.http import Http404, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -61,11 +60,7 @@ class PrincipalAdmin(ReadOnlyAdmin):
         return super().change_view(request, object_id, form_url, extra_context=extra)
 
     def admin_flag_view(self, request, object_id):
-        if not self.has_view_permission(request):
-            raise Http404
-        principal = self.get_object(request, unquote(object_id))
-        if principal is None:
-            raise Http404
+        principal = self._object(request, object_id)
         if request.method == "POST":
             form = AdminFlagForm(request.POST)
             if form.is_valid():
@@ -179,11 +174,7 @@ class GrantAdmin(ReadOnlyAdmin):
         )
 
     def revoke_view(self, request, object_id):
-        if not self.has_view_permission(request):
-            raise Http404
-        grant = self.get_object(request, unquote(object_id))
-        if grant is None:
-            raise Http404
+        grant = self._object(request, object_id)
         if request.method == "POST":
             self._revoke(request, grant)
             return HttpResponseRedirect(reverse("admin:catalog_grant_changelist"))

@@ -31,6 +31,12 @@ class ReadOnlyAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None):
         return False
 
+    def _object(self, request, object_id):
+        obj = self.get_object(request, unquote(object_id)) if self.has_view_permission(request) else None
+        if obj is None:  # unknown, malformed or not visible: the same answer
+            raise Http404
+        return obj
+
 
 class ReadOnlyInline(admin.TabularInline):
     """Rows shown on their parent's page, never edited there."""
@@ -87,12 +93,6 @@ class SecurableAdmin(ReadOnlyAdmin):
             path("<path:object_id>/rename/", wrap(self.rename_view), name="%s_%s_rename" % info),
             path("<path:object_id>/drop/", wrap(self.drop_view), name="%s_%s_drop" % info),
         ] + super().get_urls()
-
-    def _object(self, request, object_id):
-        obj = self.get_object(request, unquote(object_id)) if self.has_view_permission(request) else None
-        if obj is None:  # unknown, malformed or not visible: the same answer
-            raise Http404
-        return obj
 
     def _back(self, obj):
         return HttpResponseRedirect(reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_change",
