@@ -71,19 +71,24 @@ class LocalStorage(Storage):
         location = self._location(url)
         return location, location.path
 
-    def _write_temp(self, directory: str, data: bytes) -> str:
-        os.makedirs(directory, exist_ok=True)
-        temp_path = os.path.join(directory, f"{TEMP_PREFIX}{uuid.uuid4().hex}")
-        fd = os.open(temp_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+    def _write_new(self, path: str, data: bytes) -> None:
+        """Creates the file `path` holding `data` (FileExistsError if anything is there); a write
+        that fails leaves nothing behind."""
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
         try:
             _write_all(fd, data)
             if self.fsync:
                 os.fsync(fd)
         except BaseException:
             os.close(fd)
-            _unlink_quietly(temp_path)
+            _unlink_quietly(path)
             raise
         os.close(fd)
+
+    def _write_temp(self, directory: str, data: bytes) -> str:
+        os.makedirs(directory, exist_ok=True)
+        temp_path = os.path.join(directory, f"{TEMP_PREFIX}{uuid.uuid4().hex}")
+        self._write_new(temp_path, data)
         return temp_path
 
     # -- Storage ---------------------------------------------------------------------------
@@ -170,18 +175,9 @@ class LocalStorage(Storage):
 
     def _create_exclusive(self, path: str, url: str, data: bytes) -> bool:
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+            self._write_new(path, data)
         except FileExistsError:
             return self._exists_as_object(path, url)
-        try:
-            _write_all(fd, data)
-            if self.fsync:
-                os.fsync(fd)
-        except BaseException:
-            os.close(fd)
-            _unlink_quietly(path)
-            raise
-        os.close(fd)
         return True
 
     def delete(self, url: str) -> None:
