@@ -46,10 +46,11 @@ def _same_location(table: Table, table_uri) -> None:
 def _table(caller: Principal, table_id: str, privilege: str, *, for_update: bool = False) -> tuple[Table, grants.Access]:
     """The table and the caller's access to it, in one query. A table the caller may not see
     answers as one that does not exist (catalog.resolve)."""
-    table = rows.tables(caller, for_update=for_update).filter(id=table_id).first()
+    found = rows.tables(caller, rows.BY_ID, [rows.table_id(table_id)], for_update=for_update)
     missing = TableDoesNotExist(f"Table {table_id} does not exist.")
-    if table is None:
+    if not found:
         raise missing
+    table = found[0]
     access = rows.access(caller, table)
     if resolve.hidden_level(access, SecurableType.TABLE) is not None:
         raise resolve.hidden(missing)

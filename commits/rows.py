@@ -3,22 +3,25 @@ trip: the caller's grants on the table, its schema and its catalog (for the auth
 on request the ratified commits that are not published yet (for the Delta REST API's answer).
 
 A commit's hot path is a handful of queries (tests/query_counts.json); reading the grants in a
-second query made the authorization cost as much as the ratification's own row lock. The two
-subqueries are written as SQL: the ORM's compilation of nested querysets cost more CPU per
-request than the round trips they save."""
+second query made the authorization cost as much as the ratification's own row lock. The
+statement is SQL written once per process (`_statement`): compiling the equivalent queryset
+(select_related, two subqueries, the row lock) cost the ORM more CPU per request than the
+database spent answering it. The rows become model instances as the ORM makes them (`from_db`,
+with the ORM's conversions of the values on this database)."""
 
 from __future__ import annotations
 
-from django.db import connection
-from django.db.models import JSONField, QuerySet
-from django.db.models.expressions import RawSQL
+from functools import lru_cache
 
-from catalog.models import Grant, Principal, Schema, Table
+from django.db import connection
+from django.db.models import JSONField, Model
+
+from catalog.models import Catalog, Column, Grant, Principal, Schema, Table
 from catalog.services import grants
 from commits.models import DeltaCommit
 
 COMMIT_FIELDS = ("version", "timestamp", "file_name", "file_size", "file_modification_timestamp")
-_TABLE, _SCHEMA = Table._meta.db_table, Schema._meta.db_table
+_TABLE, _SCHEMA, _CATALOG = Table._meta.db_table, Schema._meta.db_table, Catalog._meta.db_table
 _HELD = (  # "<securable id> <privilege>" for each grant of the caller on the table, schema or catalog
     f'ARRAY(SELECT g.securable_id::text || \' \' || g.privilege FROM {Grant._meta.db_table} g '
     f'WHERE g.principal = %s AND g.securable_id IN ("{_TABLE}"."id", "{_TABLE}"."schema_id", '
@@ -31,22 +34,128 @@ _PENDING = (  # the commits after latest_published_version, newest first, as one
     f'AND c.version > COALESCE("{_TABLE}"."latest_published_version", 0) '
     f'AND c.version <= "{_TABLE}"."latest_version"), \'[]\'::jsonb)'
 )
+_JOINED = (Table, Schema, Catalog)  # each row: the table, its schema, the schema's catalog
+BY_ID = f'"{_TABLE}"."id" = %s'
 
 
-def tables(caller: Principal, *, for_update: bool = False, pending: bool = False) -> QuerySet:
-    """Tables with their schema and catalog and the caller's privileges on the three. With
-    `for_update` the table row (only it) is locked; with `pending`, `table.pending` lists the
-    commits after latest_published_version, newest first."""
-    queryset = Table.objects.select_related("schema__catalog").order_by()
-    if for_update:
-        queryset = queryset.select_for_update(of=("self",))
-    if connection.vendor != "postgresql":  # the subqueries are PostgreSQL's SQL; `access` reads the grants then
-        return queryset
-    if not caller.is_metastore_admin:
-        queryset = queryset.annotate(held=RawSQL(_HELD, (caller.name,)))
+def by_name(paths: int) -> str:
+    """The condition on a catalog name, one of `paths` schema paths and a table name."""
+    return (f'"{_CATALOG}"."name" = %s AND "{_SCHEMA}"."path" IN ({", ".join(["%s"] * paths)}) '
+            f'AND "{_TABLE}"."name" = %s')
+
+
+def _converters(model: type[Model], alias: str) -> list[tuple[int, list]]:
+    """For each field of `model` whose stored value the ORM converts on this database: its index
+    and the converters (what the query compiler applies to the same column)."""
+    found = []
+    for index, field in enumerate(model._meta.concrete_fields):
+        column = field.get_col(alias)
+        converters = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
+        if converters:
+            found.append((index, [(converter, column) for converter in converters]))
+    return found
+
+
+@lru_cache(maxsize=64)
+def _statement(vendor: str, where: str, for_update: bool, held: bool, pending: bool):
+    """The SELECT of tables with their schema and catalog (and the extra columns asked for), and
+    the conversions of its values, for `vendor`'s database."""
+    quote = connection.ops.quote_name
+    columns = [f"{quote(model._meta.db_table)}.{quote(field.column)}"
+               for model in _JOINED for field in model._meta.concrete_fields]
+    if held:
+        columns.append(_HELD)
     if pending:
-        queryset = queryset.annotate(pending=RawSQL(_PENDING, (), output_field=JSONField()))
-    return queryset
+        columns.append(_PENDING)
+    sql = (f"SELECT {', '.join(columns)} FROM {quote(_TABLE)} "
+           f"INNER JOIN {quote(_SCHEMA)} ON {quote(_SCHEMA)}.{quote('id')} = {quote(_TABLE)}.{quote('schema_id')} "
+           f"INNER JOIN {quote(_CATALOG)} ON {quote(_CATALOG)}.{quote('id')} = {quote(_SCHEMA)}.{quote('catalog_id')} "
+           f"WHERE {where}")
+    if for_update and connection.features.has_select_for_update:
+        sql += f" FOR UPDATE OF {quote(_TABLE)}" if connection.features.has_select_for_update_of else " FOR UPDATE"
+    conversions = [_converters(model, model._meta.db_table) for model in _JOINED]
+    pending_converters = JSONField().get_db_converters(connection)
+    return sql, conversions, pending_converters
+
+
+def _instance(model: type[Model], values: list, conversions) -> Model:
+    for index, converters in conversions:
+        value = values[index]
+        for converter, column in converters:
+            value = converter(value, column, connection)
+        values[index] = value
+    return model.from_db(connection.alias, _attnames(model), values)
+
+
+@lru_cache(maxsize=None)
+def _attnames(model: type[Model]) -> tuple[str, ...]:
+    return tuple(field.attname for field in model._meta.concrete_fields)
+
+
+def tables(caller: Principal, where: str, params: list, *, for_update: bool = False,
+           pending: bool = False) -> list[Table]:
+    """The tables matching `where` (BY_ID or by_name(...), with its params), each with its schema
+    and catalog and the caller's privileges on the three. With `for_update` the table rows (only
+    they) are locked; with `pending`, `table.pending` lists the commits after
+    latest_published_version, newest first. The two extra columns are PostgreSQL's SQL: elsewhere
+    `access` reads the grants itself, and the commits are read when needed."""
+    postgresql = connection.vendor == "postgresql"
+    held = postgresql and not caller.is_metastore_admin
+    pending = postgresql and pending
+    sql, conversions, pending_converters = _statement(connection.vendor, where, for_update, held, pending)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [caller.name, *params] if held else params)
+        found = cursor.fetchall()
+    result = []
+    for row in found:
+        values, start, parts = list(row), 0, []
+        for model, converters in zip(_JOINED, conversions):
+            size = len(model._meta.concrete_fields)
+            parts.append(_instance(model, values[start:start + size], converters))
+            start += size
+        table, schema, catalog = parts
+        Schema.catalog.field.set_cached_value(schema, catalog)
+        Table.schema.field.set_cached_value(table, schema)
+        extra = iter(values[start:])
+        if held:
+            table.held = next(extra)
+        if pending:
+            value = next(extra)
+            for converter in pending_converters:
+                value = converter(value, None, connection)
+            table.pending = value
+        result.append(table)
+    return result
+
+
+def table_id(value) -> object:
+    """A table id as the BY_ID condition takes it on this database."""
+    return Table._meta.pk.get_db_prep_value(value, connection, prepared=False)
+
+
+@lru_cache(maxsize=8)
+def _columns_statement(vendor: str):
+    quote = connection.ops.quote_name
+    table = quote(Column._meta.db_table)
+    columns = ", ".join(f"{table}.{quote(field.column)}" for field in Column._meta.concrete_fields)
+    column = quote(Column.table.field.column)
+    return (f"SELECT {columns} FROM {table} WHERE {table}.{column} = %s ORDER BY {table}.{quote('position')}",
+            _converters(Column, Column._meta.db_table))
+
+
+def read_columns(table: Table) -> None:
+    """Reads the table's columns (one query, no compilation) and leaves them where
+    `prefetch_related("columns")` would: `table.columns.all()` answers from them."""
+    sql, conversions = _columns_statement(connection.vendor)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [table_id(table.pk)])
+        found = [_instance(Column, list(row), conversions) for row in cursor.fetchall()]
+    for column in found:
+        Column.table.field.set_cached_value(column, table)
+    table._prefetched_objects_cache = {}
+    queryset = table.columns.get_queryset()
+    queryset._result_cache, queryset._prefetch_done = found, True  # as prefetch_related leaves it
+    table._prefetched_objects_cache[Column.table.field.remote_field.cache_name] = queryset
 
 
 def access(caller: Principal, table: Table) -> grants.Access:

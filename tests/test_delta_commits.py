@@ -3,6 +3,7 @@ publication, reads, metrics, and every error row of the spec."""
 
 import json
 import uuid
+from unittest import mock
 
 import pytest
 from unitycatalog.client.exceptions import ApiException, BadRequestException, NotFoundException
@@ -475,3 +476,87 @@ def test_commit_history_retention(delta, table, settings):
     kept = sorted(DeltaCommit.objects.filter(table_id=table_id).values_list("version", flat=True))
     assert kept == [6, 7, 8]  # published 7 - 2 = 5 and below trimmed; unpublished 8 kept
     assert delta.snapshot(table_id, location) == (8, sorted(f"p{v}.parquet" for v in range(1, 9)))
+
+
+# -- the hot path's hand-written SQL is the ORM's -------------------------------------------------------
+def _fields_of(row):
+    return {field.attname: getattr(row, field.attname) for field in row._meta.concrete_fields}
+
+
+def test_the_table_row_reads_as_the_orm_reads_it(delta, table, bootstrap):
+    """commits.rows reads tables and columns with SQL written once; the instances hold what the
+    ORM's own queries give (conversions included), and a grantee's privileges come with the row."""
+    from django.db.models import prefetch_related_objects
+
+    from catalog.models import Grant, Principal
+    from commits import rows
+
+    orm = Table.objects.select_related("schema__catalog").get(id=table[0])
+    orm.comment, orm.properties, orm.uniform_iceberg = "c", {"k": "v"}, {"metadata_location": "s3://m"}
+    orm.save()
+    Column.objects.create(table=orm, name="b", type_text="string", type_json='{"type":"string"}', type_name="STRING",
+                          position=11, partition_index=0)
+    Column.objects.create(table=orm, name="a", type_text="bigint", type_json='{"type":"long"}', type_name="LONG",
+                          position=10, nullable=False)
+    admin = Principal.objects.get(name="admin")
+    bob = Principal.objects.create(name="bob")
+    Grant.objects.create(securable_type="table", securable_id=orm.id, securable_name=orm.full_name,
+                         principal="bob", privilege="SELECT")
+    for caller, where, params in [(admin, rows.BY_ID, [rows.table_id(orm.id)]),
+                                  (bob, rows.by_name(2), ["unity", "nothing", "default", orm.name])]:
+        [read] = rows.tables(caller, where, params, for_update=True, pending=True)
+        assert _fields_of(read) == _fields_of(orm)
+        assert _fields_of(read.schema) == _fields_of(orm.schema)
+        assert _fields_of(read.schema.catalog) == _fields_of(orm.schema.catalog)
+        assert read.schema._stored_path == orm.schema.path
+        assert read.pending == []
+        assert rows.access(caller, read).has("SELECT")
+        rows.read_columns(read)
+        prefetch_related_objects([orm], "columns")
+        assert [_fields_of(c) for c in read.columns.all()] == [_fields_of(c) for c in orm.columns.all()]
+        assert [c.name for c in read.columns.all()][-2:] == ["a", "b"]
+        assert read.columns.filter(position=10).count() == 1
+    assert rows.tables(admin, rows.BY_ID, [rows.table_id(uuid.uuid4())]) == []
+
+
+def _plain(statement):
+    """SQL and parameters, with JSON parameters as the values they wrap (adapters do not compare)."""
+    sql, params = statement
+    return sql, [getattr(value, "obj", value) for value in params]
+
+
+def test_the_commit_statement_is_the_orms(table):
+    """commits.one_statement writes each part's SQL once per process; it is the SQL, and the
+    values are the parameters, that the ORM's insert and update compilers make for the same rows."""
+    from django.db import connection
+    from django.db.models import Q
+    from django.db.models.sql import InsertQuery, UpdateQuery
+    from django.utils import timezone
+
+    from catalog.services import audit
+    from commits import one_statement
+
+    row = Table.objects.get(id=table[0])
+    row.properties, row.comment = {"a": "b"}, "c"  # (None is a NULL parameter where the ORM writes NULL)
+    row.uniform_iceberg = {"metadata_location": "s3://x"}
+    commit = DeltaCommit(table=row, version=7, timestamp=1, file_name="f.json", file_size=2,
+                         file_modification_timestamp=3, file_sha256="ab", ratified_by="me", txn_id=None)
+    event = audit.event(principal="me", action="commitDelta", securable_type="table", securable_name="a.b.c",
+                        securable_id=row.id, details={"version": 7})
+    now = timezone.now()
+    for new in (commit, event):
+        meta = new._meta
+        fields = [f for f in meta.local_concrete_fields if not f.generated and f is not meta.auto_field]
+        query = InsertQuery(type(new))
+        query.insert_values(fields, [new])
+        with mock.patch("django.utils.timezone.now", return_value=now):  # the same auto_now_add
+            ours = one_statement._insert(new)
+            [(sql, params)] = query.get_compiler(connection=connection).as_sql()
+        assert _plain(ours) == _plain((sql, params))
+    names = ["latest_version", "updated_at", "updated_by", "properties", "uniform_iceberg", "comment"]
+    query = UpdateQuery(Table)
+    query.add_update_fields([(Table._meta.get_field(name), None, Table._meta.get_field(name).pre_save(row, False))
+                             for name in sorted(names)])
+    query.add_q(Q(pk=row.pk))
+    sql, params = query.get_compiler(connection=connection).as_sql()
+    assert _plain(one_statement._update(row, names)) == _plain((sql, params))

@@ -134,16 +134,16 @@ def table_for(caller: Principal, catalog: str, schema: str, name: str, *, for_up
               pending: bool = False, columns: bool = False) -> Table:
     """The table, with the caller's grants (and on request its unpublished commits and its
     columns) in as few queries as the request allows (commits.rows)."""
-    queryset = rows.tables(caller, for_update=for_update, pending=pending)
-    if columns:
-        queryset = queryset.prefetch_related("columns")
     paths = schema_paths(schema)  # the paths the name may mean, likelier first (catalog.resolve's rule)
-    found = {row.schema.path: row for row in
-             queryset.filter(schema__catalog__name=catalog, schema__path__in=paths, name=name)}
+    found = {row.schema.path: row for row in rows.tables(
+        caller, rows.by_name(len(paths)), [catalog, *paths, name], for_update=for_update, pending=pending)
+    } if paths else {}
     table = next((found[path] for path in paths if path in found), None)
     if table is None:
         resolve.get_schema(catalog, schema)
         raise resolve.table_not_found(catalog, quote_part(schema), name)
+    if columns:
+        rows.read_columns(table)
     return table
 
 

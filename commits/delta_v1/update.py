@@ -22,13 +22,12 @@ commit ratified here is listed there and the other way round.
 from __future__ import annotations
 
 from django.db import transaction
-from django.db.models import prefetch_related_objects
 from django.utils import timezone
 
 from catalog.choices import Privilege
 from catalog.models import Principal, Table
 from catalog.services import grants, tables
-from commits import publication
+from commits import publication, rows
 from commits.delta_v1.tables import describe, etag, require, require_delta, table_for
 from commits.delta_v1.wire import (
     LOG_REPRESENTED, CommitVersionConflict, RequirementFailed, Update, check_contract, millis, parse_columns,
@@ -186,6 +185,5 @@ def update_table(*, caller: Principal, catalog: str, schema: str, name: str, bod
 
 def _after(table: Table) -> dict:
     """The loadTable answer for a row already read (and, after an update, saved)."""
-    table._prefetched_objects_cache = {}
-    prefetch_related_objects([table], "columns")
+    rows.read_columns(table)
     return describe(table)
