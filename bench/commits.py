@@ -6,8 +6,8 @@ the legacy `/delta/commit` (seed 000) and the Delta REST API `/delta/v1` updateT
     make bench                      # or: .venv/bin/python bench/commits.py --seconds 10
 
 It creates a database (`ucweb_bench` on the local PostgreSQL unless BENCH_DATABASE_URL says
-otherwise), serves ucweb with gunicorn on a free port, creates managed Delta tables through the
-API, then runs writers that each propose `latest + 1` on a random table of the set (re-reading
+otherwise), serves ucweb as `make run` does (bench/harness.py) on a free port, creates managed
+Delta tables through the API, then runs writers that each propose `latest + 1` on a random table of the set (re-reading
 the latest version after a 409), and prints a Markdown table. Writers and server share the
 machine, so the numbers are for this machine, not a ceiling of the design.
 """
@@ -26,45 +26,15 @@ import tempfile
 import threading
 import time
 import uuid
-from pathlib import Path
 from urllib.parse import urlparse
 
 import urllib3
-from harness import ROOT, Server, free_port, manage, recreate_database
-
-UC = "/api/2.1/unity-catalog"
+from harness import UC, create_delta_table, run_concurrently, start
 
 
 def create_tables(base: str, token: str, count: int) -> list[tuple[str, str, str]]:
-    from catalog.storage import join, storage_for  # the server's own storage code
-
-    http = urllib3.PoolManager()
-    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
-    tables = []
-    for index in range(count):
-        name = f"bench_{index}"
-        staging = http.request("POST", f"{base}{UC}/staging-tables", headers=headers, body=json.dumps(
-            {"name": name, "catalog_name": "unity", "schema_name": "default"})).json()
-        now = int(time.time() * 1000)
-        actions = [
-            {"commitInfo": {"inCommitTimestamp": now, "operation": "CREATE TABLE"}},
-            {"protocol": {"minReaderVersion": 3, "minWriterVersion": 7,
-                          "readerFeatures": ["catalogManaged", "vacuumProtocolCheck"],
-                          "writerFeatures": ["catalogManaged", "inCommitTimestamp", "vacuumProtocolCheck"]}},
-            {"metaData": {"id": str(uuid.uuid4()), "format": {"provider": "parquet", "options": {}},
-                          "schemaString": json.dumps({"type": "struct", "fields": [
-                              {"name": "id", "type": "long", "nullable": True, "metadata": {}}]}),
-                          "partitionColumns": [], "createdTime": now,
-                          "configuration": {"io.unitycatalog.tableId": staging["id"],
-                                            "delta.enableInCommitTimestamps": "true"}}},
-        ]
-        url = join(staging["staging_location"], "_delta_log", "00000000000000000000.json")
-        storage_for(url).put(url, "\n".join(json.dumps(a) for a in actions).encode())
-        table = http.request("POST", f"{base}{UC}/tables", headers=headers, body=json.dumps({
-            "name": name, "catalog_name": "unity", "schema_name": "default", "table_type": "MANAGED",
-            "data_source_format": "DELTA", "storage_location": staging["staging_location"], "columns": []})).json()
-        tables.append((table["table_id"], table["storage_location"], name))
-    return tables
+    fields = [{"name": "id", "type": "long", "nullable": True, "metadata": {}}]
+    return [(*create_delta_table(base, token, f"bench_{index}", fields), f"bench_{index}") for index in range(count)]
 
 
 STAGED_COMMIT = (
@@ -145,14 +115,8 @@ def run_writers(server, token, tables, writers, seconds, api="legacy"):
         with lock:
             results.extend(local)
 
-    threads = [threading.Thread(target=writer, args=(seed,)) for seed in range(writers)]
     cpu_before = server.cpu_seconds()
-    started = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    elapsed = time.perf_counter() - started
+    elapsed = run_concurrently(writer, writers)
     cpu = server.cpu_seconds() - cpu_before
     latencies = sorted(latency for latency, _ in results)
     ok = sum(1 for _, status in results if status == 200)
@@ -208,28 +172,13 @@ def main():
     parser.add_argument("--seconds", type=int, default=10, help="duration of each run")
     parser.add_argument("--writers", default="1,8,32")
     parser.add_argument("--tables", default="1,100")
-    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes (UCWEB_WORKERS)")
     parser.add_argument("--apis", default="legacy,v1", help="commit paths: legacy (/delta/commit), v1 (/delta/v1)")
     args = parser.parse_args()
 
-    database_url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/ucweb_bench")
-    recreate_database(database_url)
-    storage = tempfile.mkdtemp(prefix="ucweb-bench-")
-    env = {**os.environ, "DATABASE_URL": database_url, "UCWEB_STORAGE_ROOT": Path(storage).as_uri(),
-           "UCWEB_MAX_UNPUBLISHED_COMMITS": str(10**9), "UCWEB_VAR_DIR": storage,
-           "BENCH_WORKERS": str(args.workers), "DJANGO_SETTINGS_MODULE": "ucweb.settings"}
-    env.pop("REDIS_URL", None)
-    env.pop("CELERY_BROKER_URL", None)
-    manage(env, "migrate", "--noinput", "-v", "0")
-    manage(env, "bootstrap")
-    token = manage(env, "issue_token", "bench", "--admin").strip().splitlines()[-1]
-    os.environ.update({k: env[k] for k in ("UCWEB_STORAGE_ROOT", "DJANGO_SETTINGS_MODULE", "UCWEB_VAR_DIR")})
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
-
-    server = Server(env, free_port())
+    bench = start("postgres://postgres@127.0.0.1:5432/ucweb_bench", args.workers,
+                  UCWEB_MAX_UNPUBLISHED_COMMITS=str(10**9))
+    server, token, database_url = bench.server, bench.token, bench.database_url
     try:
         table_counts = [int(n) for n in args.tables.split(",")]
         all_tables = create_tables(server.url, token, max(table_counts))
@@ -245,8 +194,9 @@ def main():
     finally:
         server.stop()
 
-    print(f"\nucweb ratified commits, {args.seconds} s per run, gunicorn {args.workers} workers x 16 threads, "
-          f"{os.cpu_count()} CPUs shared by server, writers and PostgreSQL\n")
+    print(f"\nucweb ratified commits, {args.seconds} s per run, served as `make run` serves it "
+          f"(scripts/run_server.sh, {args.workers} workers), {os.cpu_count()} CPUs shared by server, writers and "
+          "PostgreSQL\n")
     print("| path | writers | tables | commits/s | attempts/s | 409s | p50 ms | p99 ms | server CPU ms/commit "
           "| pgbench tps (same txn) | pgbench avg ms | commits/s ÷ pgbench tps |")
     print("|--|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")

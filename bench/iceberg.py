@@ -17,15 +17,13 @@ import argparse
 import json
 import os
 import random
-import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 
 import urllib3
 
-from harness import ROOT, Server, free_port, manage, recreate_database
+from harness import run_concurrently, start
 
 ICEBERG = "/api/catalog/v1/unity"
 SCHEMA = {"type": "struct", "schema-id": 0, "fields": [
@@ -110,13 +108,7 @@ def commit_rate(client, namespace, names, writers, seconds):
             else:
                 cache.pop(name)
 
-    threads = [threading.Thread(target=writer, args=(i,)) for i in range(writers)]
-    started = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    elapsed = time.perf_counter() - started
+    elapsed = run_concurrently(writer, writers)
     return counts["ok"] / elapsed, counts["conflict"], latencies
 
 
@@ -229,22 +221,8 @@ def main():
     parser.add_argument("--peer-only", action="store_true", help="only ucweb beside pyiceberg's SqlCatalog")
     args = parser.parse_args()
 
-    database_url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/ucweb_bench_iceberg")
-    recreate_database(database_url)
-    storage = tempfile.mkdtemp(prefix="ucweb-bench-")
-    env = {**os.environ, "DATABASE_URL": database_url, "UCWEB_STORAGE_ROOT": Path(storage).as_uri(),
-           "UCWEB_VAR_DIR": storage, "BENCH_WORKERS": str(args.workers), "DJANGO_SETTINGS_MODULE": "ucweb.settings"}
-    env.pop("REDIS_URL", None)
-    env.pop("CELERY_BROKER_URL", None)
-    manage(env, "migrate", "--noinput", "-v", "0")
-    manage(env, "bootstrap")
-    token = manage(env, "issue_token", "bench", "--admin").strip().splitlines()[-1]
-    os.environ.update({k: env[k] for k in ("DATABASE_URL", "UCWEB_STORAGE_ROOT", "DJANGO_SETTINGS_MODULE", "UCWEB_VAR_DIR")})
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
-    server = Server(env, free_port())
+    bench = start("postgres://postgres@127.0.0.1:5432/ucweb_bench_iceberg", args.workers)
+    server, token, database_url, storage = bench.server, bench.token, bench.database_url, bench.storage
     rows, peer = [], []
     try:
         peer = peer_rows(server.url, token, database_url, storage, args.seconds)
@@ -306,7 +284,7 @@ def main():
 
 
 def print_tables(args, rows, peer):
-    print(f"\nucweb Iceberg REST, gunicorn {args.workers} workers x 16 threads, {os.cpu_count()} CPUs shared "
+    print(f"\nucweb Iceberg REST, served as `make run` serves it ({args.workers} workers), {os.cpu_count()} CPUs shared "
           f"by server, clients and PostgreSQL\n")
     print("| measurement | p50 ms | p99 ms | rate |")
     print("|---|--:|--:|---|")

@@ -17,19 +17,15 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import os
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
 from pathlib import Path
 
 import urllib3
-from harness import PYTHON, ROOT, Server, free_port, manage, recreate_database
-
-UC = "/api/2.1/unity-catalog"
+from harness import PYTHON, ROOT, UC, create_delta_table, start
 
 
 # -- memory of a process tree ---------------------------------------------------------------------
@@ -94,26 +90,10 @@ def build_delta(base: str, token: str, files: int, rows: int) -> tuple[str, str]
 
     http = urllib3.PoolManager()
     headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
-    staging = http.request("POST", f"{base}{UC}/staging-tables", headers=headers, body=json.dumps(
-        {"name": "delta_small_files", "catalog_name": "unity", "schema_name": "default"})).json()
-    location, table_id = staging["staging_location"], staging["id"]
-    now = int(time.time() * 1000)
-    schema = {"type": "struct", "fields": [{"name": "id", "type": "long", "nullable": True, "metadata": {}},
-                                           {"name": "city", "type": "string", "nullable": True, "metadata": {}}]}
-    actions = [
-        {"commitInfo": {"inCommitTimestamp": now, "operation": "CREATE TABLE"}},
-        {"protocol": {"minReaderVersion": 3, "minWriterVersion": 7,
-                      "readerFeatures": ["catalogManaged", "vacuumProtocolCheck"],
-                      "writerFeatures": ["catalogManaged", "inCommitTimestamp", "vacuumProtocolCheck"]}},
-        {"metaData": {"id": str(uuid.uuid4()), "format": {"provider": "parquet", "options": {}},
-                      "schemaString": json.dumps(schema), "partitionColumns": [], "createdTime": now,
-                      "configuration": {"io.unitycatalog.tableId": table_id, "delta.enableInCommitTimestamps": "true"}}},
-    ]
+    table_id, location = create_delta_table(base, token, "delta_small_files", [
+        {"name": "id", "type": "long", "nullable": True, "metadata": {}},
+        {"name": "city", "type": "string", "nullable": True, "metadata": {}}])
     storage = storage_for(location)
-    storage.put(join(location, "_delta_log", f"{0:020d}.json"), "\n".join(json.dumps(a) for a in actions).encode())
-    http.request("POST", f"{base}{UC}/tables", headers=headers, body=json.dumps({
-        "name": "delta_small_files", "catalog_name": "unity", "schema_name": "default", "table_type": "MANAGED",
-        "data_source_format": "DELTA", "storage_location": location, "columns": []}))
     version, written = 0, 0
     while written < files:
         version += 1
@@ -200,43 +180,27 @@ def main() -> int:
     parser.add_argument("--skip-iceberg", action="store_true")
     args = parser.parse_args()
 
-    database_url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/ucweb_bench_maintenance")
-    recreate_database(database_url)
-    storage = tempfile.mkdtemp(prefix="ucweb-bench-")
-    port = free_port()
-    env = {**os.environ, "DATABASE_URL": database_url, "UCWEB_STORAGE_ROOT": Path(storage).as_uri(),
-           "UCWEB_VAR_DIR": storage, "BENCH_WORKERS": str(args.workers), "DJANGO_SETTINGS_MODULE": "ucweb.settings",
-           "UCWEB_ICEBERG_CATALOG_URL": f"http://127.0.0.1:{port}/api/catalog", "UCWEB_MAX_UNPUBLISHED_COMMITS": "1000"}
-    env.pop("REDIS_URL", None)
-    env.pop("CELERY_BROKER_URL", None)
-    manage(env, "migrate", "--noinput", "-v", "0")
-    manage(env, "bootstrap")
-    token = manage(env, "issue_token", "bench", "--admin").strip().splitlines()[-1]
-    os.environ.update({k: env[k] for k in ("DATABASE_URL", "UCWEB_STORAGE_ROOT", "DJANGO_SETTINGS_MODULE", "UCWEB_VAR_DIR")})
-    sys.path.insert(0, str(ROOT))
-    import django
+    bench = start("postgres://postgres@127.0.0.1:5432/ucweb_bench_maintenance", args.workers,
+                  UCWEB_MAX_UNPUBLISHED_COMMITS="1000")
+    server, token, env = bench.server, bench.token, bench.env
 
-    django.setup()
-    server = Server(env, port)
+    def measure(label: str, name: str, scan, target) -> tuple:
+        """OPTIMIZE of table `name` by the catalog: files, run time, peak memory, scans around it."""
+        scan_before, files_before, result_before = scan(target)
+        seconds, peak, _ = run_measured(env, ["run_maintenance", name, "--operation", "OPTIMIZE"])
+        scan_after, files_after, result_after = scan(target)
+        assert result_after == result_before, (result_before, result_after)
+        return (label, files_before, files_after, f"{seconds:.1f}", f"{peak / 2**20:.0f}",
+                f"{scan_before * 1000:.0f}", f"{scan_after * 1000:.0f}")
+
     rows = []
     try:
         table_id, _ = build_delta(server.url, token, args.files, args.rows_per_file)
-        scan_before, files_before, result_before = delta_scan(table_id)
-        seconds, peak, _ = run_measured(env, ["run_maintenance", "unity.default.delta_small_files",
-                                              "--operation", "OPTIMIZE"])
-        scan_after, files_after, result_after = delta_scan(table_id)
-        assert result_after == result_before, (result_before, result_after)
-        rows.append(("Delta OPTIMIZE (in the worker)", files_before, files_after, f"{seconds:.1f}",
-                     f"{peak / 2**20:.0f}", f"{scan_before * 1000:.0f}", f"{scan_after * 1000:.0f}"))
+        rows.append(measure("Delta OPTIMIZE (in the worker)", "unity.default.delta_small_files", delta_scan, table_id))
         if not args.skip_iceberg:
             catalog = build_iceberg(server.url, token, args.files, args.rows_per_file)
-            scan_before, files_before, result_before = iceberg_scan(catalog)
-            seconds, peak, out = run_measured(env, ["run_maintenance", "unity.bench.iceberg_small_files",
-                                                    "--operation", "OPTIMIZE"])
-            scan_after, files_after, result_after = iceberg_scan(catalog)
-            assert result_after == result_before, (result_before, result_after)
-            rows.append(("Iceberg rewrite_data_files (Spark local[*])", files_before, files_after, f"{seconds:.1f}",
-                         f"{peak / 2**20:.0f}", f"{scan_before * 1000:.0f}", f"{scan_after * 1000:.0f}"))
+            rows.append(measure("Iceberg rewrite_data_files (Spark local[*])", "unity.bench.iceberg_small_files",
+                                iceberg_scan, catalog))
     finally:
         server.stop()
     print(f"\n{args.files} files of {args.rows_per_file} rows; query: count(*) and sum(id) over every live file\n")
