@@ -17,22 +17,15 @@ import pyarrow.parquet as pq
 from catalog.storage import InvalidStorageUrl, StorageObjectNotFound, join, normalize, storage_for
 from commits.formats import delta_log
 from commits.models import DeltaCommit
+from commits.publication import log_file, staged_file
 
 
 def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def commit_url(location: str, version: int) -> str:
-    return join(location, delta_log.commit_path(version))
-
-
 def checkpoint_url(location: str, version: int) -> str:
     return join(location, delta_log.checkpoint_path(version))
-
-
-def staged_url(location: str, file_name: str) -> str:
-    return join(location, delta_log.staged_path(file_name))
 
 
 @dataclass
@@ -142,10 +135,7 @@ def read_state(table, *, version: int | None = None) -> DeltaState:
     staged = {row.version: row.file_name for row in DeltaCommit.objects.filter(
         table_id=table.id, version__gte=start, version__lte=target, published_at__isnull=True).only("version", "file_name")}
     for v in range(start, target + 1):
-        if v in staged:
-            url = staged_url(location, staged[v])
-        else:
-            url = commit_url(location, v)
+        url = staged_file(location, staged[v]) if v in staged else log_file(location, v)
         state.apply(delta_log.parse_actions(storage.read(url)))
         state.version = v
     if checkpoint is not None and start > target:
@@ -158,7 +148,7 @@ def commit_actions(table, version: int) -> list[dict]:
     unpublished, else the published file."""
     location = normalize(table.storage_location)
     row = DeltaCommit.objects.filter(table_id=table.id, version=version, published_at__isnull=True).first()
-    url = staged_url(location, row.file_name) if row else commit_url(location, version)
+    url = staged_file(location, row.file_name) if row else log_file(location, version)
     return delta_log.parse_actions(storage_for(url).read(url))
 
 

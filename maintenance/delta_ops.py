@@ -26,11 +26,10 @@ import pyarrow.parquet as pq
 
 from catalog.storage import join, storage_for
 from commits import delta as delta_commits
-from maintenance import delta_checkpoint, delta_vacuum, publish
 from commits.formats import delta_log
-from maintenance.delta_log_state import (
-    DeltaState, commit_actions, commit_timestamp, now_ms, read_state, staged_url,
-)
+from commits.publication import staged_file
+from maintenance import delta_checkpoint, delta_vacuum, publish
+from maintenance.delta_log_state import DeltaState, commit_actions, commit_timestamp, now_ms, read_state
 from maintenance.errors import Conflict, Skip
 from ucweb.errors import AlreadyExists, ResourceExhausted
 
@@ -78,7 +77,7 @@ def commit_as_catalog(table, ctx, read_version: int, actions: list[dict], *, ope
                 "operationMetrics": {k: str(v) for k, v in metrics.items()}, "engineInfo": "ucweb-maintenance"}
         payload = delta_log.encode_actions([{"commitInfo": info}, *actions])
         file_name = delta_log.staged_file_name(version, str(uuid.uuid4()))
-        staged = staged_url(location, file_name)
+        staged = staged_file(location, file_name)
         storage.put(staged, payload)
         ctx.progress(f"ratifying version {version}")
         try:

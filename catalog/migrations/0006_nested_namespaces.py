@@ -1,7 +1,17 @@
+import re
+
 import django.db.models.deletion
 from django.db import migrations, models
 
-from catalog.services.names import quote_part
+# A frozen copy of catalog.services.names.quote_part as it was when this migration was written:
+# a migration must fill the paths the same way whenever it runs, whatever the live code becomes.
+_NEEDS_QUOTES = re.compile(r"[.\s]")
+
+
+def quote_part(part: str) -> str:
+    if _NEEDS_QUOTES.search(part):
+        return "`" + part.replace("`", "``") + "`"
+    return part
 
 
 def fill_paths(apps, schema_editor):
