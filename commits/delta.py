@@ -32,9 +32,7 @@ REQUIRED_PROPERTIES = (
 )
 
 
-def _same_location(table: Table, table_uri) -> None:
-    if not isinstance(table_uri, str) or not table_uri:
-        raise InvalidParameter("table_uri is required.")
+def _same_location(table: Table, table_uri: str) -> None:
     try:
         matches = normalize(table_uri) == normalize(table.storage_location or "")
     except InvalidStorageUrl:
@@ -63,12 +61,11 @@ def write_commit(*, caller: Principal, body: dict, by_catalog: bool = False) -> 
     """Ratify and/or backfill. `by_catalog` is the catalog's own maintenance commit (OPTIMIZE,
     VACUUM): the same lock, version rule and audit as a client's, without the client maintenance
     policy, which reserves exactly those operations for the catalog. No API view passes it."""
-    table_id = wire.table_id(body.get("table_id"))
-    commit = wire.CommitInfo.parse(body["commit_info"]) if body.get("commit_info") is not None else None
-    published = body.get("latest_published_version", body.get("latest_backfilled_version"))
-    published = wire.integer(published, "latest_published_version", minimum=0, required=False)
-    metadata = wire.MetadataChange.parse(body["metadata"]) if body.get("metadata") is not None else None
-    uniform = wire.parse_uniform(body.get("uniform"))
+    request = wire.read(wire.COMMIT_REQUEST, body)
+    commit, metadata, uniform = request["commit_info"], request["metadata"], request["uniform"]
+    published = request["latest_published_version"]
+    if published is None:
+        published = request["latest_backfilled_version"]
     if commit is None and published is None:
         raise InvalidParameter("At least one of commit_info and latest_published_version is required.")
     if commit is None and (metadata is not None or uniform is not None):
@@ -77,16 +74,19 @@ def write_commit(*, caller: Principal, body: dict, by_catalog: bool = False) -> 
     # The staged file is read before the table is locked (it is named by the client), from the
     # location the request names; under the lock that location is checked to be the table's, so
     # the bytes read here are the ones being ratified (their digest is recorded with the commit).
-    staged = read_staged_commit(body.get("table_uri"), commit.file_name) if commit is not None else None
+    staged = read_staged_commit(request["table_uri"], commit.file_name) if commit is not None else None
     if by_catalog and staged is not None:
         # The catalog's own maintenance commit: the operations the policy reserves are its own.
         staged = dataclasses.replace(staged, operation=None)
 
     with transaction.atomic():
-        table, access = _table(caller, table_id, Privilege.MODIFY, for_update=True)
+        table, access = _table(caller, request["table_id"], Privilege.MODIFY, for_update=True)
         if not is_catalog_managed(table):
             raise InvalidParameter(f"Table {table.full_name} is not a catalog-managed Delta table.")
-        _same_location(table, body.get("table_uri"))
+        _same_location(table, request["table_uri"])
+        if uniform is not None:
+            wire.require_inside_table(uniform["metadata_location"], table.storage_location,
+                                      field="uniform.iceberg.metadata_location")
         ratification = Ratification(table, caller)
         if published is not None:
             ratification.backfill(published)
@@ -124,13 +124,12 @@ def _apply_metadata(ratification: Ratification, metadata: wire.MetadataChange, a
 
 # -- get commits --------------------------------------------------------------------------------------
 def get_commits(*, caller: Principal, params: dict) -> dict:
-    table_id = wire.table_id(params.get("table_id"))
-    start = wire.integer(params.get("start_version"), "start_version", minimum=0, required=False) or 0
-    end = wire.integer(params.get("end_version"), "end_version", minimum=0, required=False)
+    request = wire.read(wire.GET_COMMITS, params)
+    start, end = request["start_version"] or 0, request["end_version"]
     if end is not None and end < start:
         raise InvalidParameter(f"end_version {end} is below start_version {start}.")
-    table, _ = _table(caller, table_id, Privilege.SELECT)
-    _same_location(table, params.get("table_uri"))
+    table, _ = _table(caller, request["table_id"], Privilege.SELECT)
+    _same_location(table, request["table_uri"])
     if not is_catalog_managed(table):
         return {"commits": [], "latest_table_version": -1}
     last = table.latest_version if end is None else min(end, table.latest_version)
@@ -141,10 +140,10 @@ def get_commits(*, caller: Principal, params: dict) -> dict:
 
 # -- metrics ------------------------------------------------------------------------------------------
 def write_metrics(*, caller: Principal, body: dict) -> CommitReport | None:
-    table_id = wire.table_id(body.get("table_id"))
-    values = wire.commit_report(body)
-    table, _ = _table(caller, table_id, Privilege.SELECT)
-    _same_location(table, body.get("table_uri"))
+    request = wire.read(wire.METRICS_REQUEST, body)
+    values = (request["report"] or {}).get("commit_report")
+    table, _ = _table(caller, request["table_id"], Privilege.SELECT)
+    _same_location(table, request["table_uri"])
     if values is None:
         return None
     if not is_catalog_managed(table):

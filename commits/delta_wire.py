@@ -1,11 +1,23 @@
 """The legacy commit API's wire (seed 000 `/delta/commit`, `/delta/preview/commits`,
-`/delta/metrics`): parsing of request bodies into the types the services take. Every rule about
-a value's shape lives here; the services (commits.delta) decide the rest under the row lock."""
+`/delta/metrics`), described once: every body is a `Shape` of `Member`s. `read` checks a body
+against its shape, and the OpenAPI document is generated from the same shapes
+(catalog.api.wire_schema), so what the document promises is what the parser takes. The rules a
+member's type cannot say (a file name that is not a path, a histogram's boundaries) are the
+shape's `build`, here too; the services (commits.delta) decide the rest under the row lock.
+
+A worked reading: `read(COMMIT_REQUEST, {"table_id": "…", "table_uri": "s3://b/t",
+"commit_info": {"version": "3", …}})` checks each member in order, reads the digit string "3" as
+the integer 3 (query parameters arrive as text), builds the nested CommitInfo, and answers a dict
+with every member (None for an absent optional one). `{"commit_info": {"version": 0, …}}` stops
+at `commit_info.version must be at least 1 (is 0).`"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Callable, get_args, get_origin
+from uuid import UUID
 
+from catalog import locations
 from catalog.services.common import validate_properties
 from catalog.services.tables import validate_columns
 from commits.formats import delta_log, delta_types
@@ -32,6 +44,92 @@ def integer(value, field: str, *, minimum: int | None = None, required: bool = T
     return value
 
 
+# -- the vocabulary of a description ------------------------------------------------------------------
+class Columns:
+    """The type of `metadata.schema`: an array of columns (seed 000) or {columns: [...]} (the SDK);
+    a column is a ColumnInfo (`type_name`/`type_text`) or a Delta field (`type`)."""
+
+
+class Properties:
+    """The type of a property map: strings to strings, or {properties: {...}} (the SDK)."""
+
+
+@dataclass(frozen=True)
+class Member:
+    """One member of a JSON object. `type` is int (64-bit; digit strings count), str, UUID,
+    list[int], list[str], list[<Shape>], Columns, Properties or a Shape."""
+
+    name: str
+    type: Any
+    required: bool = False
+    minimum: int | None = None  # of an integer, or of each integer of an array
+    description: str = ""
+
+    def entry(self) -> Member:
+        """What each entry of an array member is read as: present, and under the same minimum."""
+        (kind,) = get_args(self.type)
+        return Member(self.name, kind, required=True, minimum=self.minimum)
+
+
+Spelling = Callable[[str], str]  # a member's name on the wire (the Delta REST API hyphenates)
+At = Callable[[str], str]  # a member's path in the body, for messages: at("file_name") → "commit_info.file_name"
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A JSON object, named as its OpenAPI component. `build(values, data, at)` turns the members
+    read into what the services take (default: the dict of members, None for an absent one)."""
+
+    name: str
+    members: tuple[Member, ...]
+    build: Callable[[dict, dict, At], Any] | None = None
+
+
+def read(shape: Shape, data, where: str = "", *, spelling: Spelling | None = None):
+    """`data` checked against `shape`; `where` is the path of `data` in the body, for messages."""
+    if not isinstance(data, dict):
+        raise InvalidParameter(f"{where or 'The request body'} must be an object.")
+
+    def on_the_wire(name: str) -> str:
+        return spelling(name) if spelling else name
+
+    def at(name: str) -> str:
+        return f"{where}.{on_the_wire(name)}" if where else on_the_wire(name)
+
+    values = {member.name: _value(member, data.get(on_the_wire(member.name)), at(member.name), spelling)
+              for member in shape.members}
+    return shape.build(values, data, at) if shape.build else values
+
+
+def _value(member: Member, value, path: str, spelling: Spelling | None):
+    kind = member.type
+    if value is None:
+        if member.required:
+            raise InvalidParameter(f"{path} is required.")
+        return None
+    if kind is int:
+        return integer(value, path, minimum=member.minimum)
+    if kind is str:
+        if not isinstance(value, str):
+            raise InvalidParameter(f"{path} must be a string.")
+        if member.required and not value:
+            raise InvalidParameter(f"{path} is required.")
+        return value
+    if kind is UUID:
+        return str(parse_uuid(value, field=path))
+    if isinstance(kind, Shape):
+        return read(kind, value, path, spelling=spelling)
+    if get_origin(kind) is list:
+        if not isinstance(value, list):
+            raise InvalidParameter(f"{path} must be an array.")
+        each = member.entry()
+        if each.type is int:  # an array holds JSON numbers (digit strings are for query parameters)
+            return [integer(v, f"{path}[{i}]", minimum=each.minimum, text=False) for i, v in enumerate(value)]
+        return [_value(each, v, f"{path}[{i}]", spelling) for i, v in enumerate(value)]
+    return value  # Columns, Properties: the shape's build reads them
+
+
+# -- commit_info ---------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class CommitInfo:
     version: int
@@ -41,25 +139,23 @@ class CommitInfo:
     file_modification_timestamp: int
 
     @classmethod
-    def parse(cls, data) -> CommitInfo:
-        if not isinstance(data, dict):
-            raise InvalidParameter("commit_info must be an object.")
-        file_name = data.get("file_name")
-        if not isinstance(file_name, str) or not file_name:
-            raise InvalidParameter("commit_info.file_name is required.")
+    def build(cls, values: dict, data: dict, at: At) -> CommitInfo:
+        file_name = values["file_name"]
         if "/" in file_name or "\\" in file_name or file_name in (".", "..") or "\x00" in file_name:
-            raise InvalidParameter("commit_info.file_name must be a single file name, not a path.")
-        return cls(
-            version=integer(data.get("version"), "commit_info.version", minimum=1),
-            timestamp=integer(data.get("timestamp"), "commit_info.timestamp", minimum=1),
-            file_name=file_name,
-            file_size=integer(data.get("file_size"), "commit_info.file_size", minimum=1),
-            file_modification_timestamp=integer(
-                data.get("file_modification_timestamp"), "commit_info.file_modification_timestamp", minimum=1
-            ),
-        )
+            raise InvalidParameter(f"{at('file_name')} must be a single file name, not a path.")
+        return cls(**values)
 
 
+COMMIT_INFO = Shape("DeltaCommitInfo", (
+    Member("version", int, required=True, minimum=1),
+    Member("timestamp", int, required=True, minimum=1),
+    Member("file_name", str, required=True, description="The staged commit's name in _delta_log/_staged_commits/."),
+    Member("file_size", int, required=True, minimum=1),
+    Member("file_modification_timestamp", int, required=True, minimum=1),
+), build=CommitInfo.build)
+
+
+# -- metadata ------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class MetadataChange:
     description: str | None
@@ -68,131 +164,131 @@ class MetadataChange:
     properties: dict | None
 
     @classmethod
-    def parse(cls, data) -> MetadataChange:
-        if not isinstance(data, dict):
-            raise InvalidParameter("metadata must be an object.")
-        description = data.get("description")
-        if description is not None and not isinstance(description, str):
-            raise InvalidParameter("metadata.description must be a string.")
+    def build(cls, values: dict, data: dict, at: At) -> MetadataChange:
         return cls(
-            description=description,
+            description=values["description"],
             has_description="description" in data,
-            columns=_parse_schema(data.get("schema"), data.get("partition_columns")),
-            properties=_parse_properties(data.get("properties")),
+            columns=_columns(values["schema"], values["partition_columns"], at("schema")),
+            properties=_properties(values["properties"], at("properties")),
         )
 
 
-def _parse_schema(schema, partition_columns) -> list[dict] | None:
-    """`schema` arrives as an array of columns (seed 000) or as {columns: [...]} (the SDK); a
-    column is a ColumnInfo (`type_name`/`type_text`) or a Delta field (`type`)."""
+def _columns(schema, partition_columns: list[str] | None, where: str) -> list[dict] | None:
     if schema is None:
         return None
     if isinstance(schema, dict):
         schema = schema.get("columns")
     if not isinstance(schema, list):
-        raise InvalidParameter("metadata.schema must be an array of columns or {columns: [...]}.")
-    if partition_columns is not None and (
-        not isinstance(partition_columns, list) or not all(isinstance(c, str) for c in partition_columns)
-    ):
-        raise InvalidParameter("metadata.partition_columns must be an array of column names.")
+        raise InvalidParameter(f"{where} must be an array of columns or {{columns: [...]}}.")
     columns = []
     for position, column in enumerate(schema):
         if isinstance(column, dict) and "type" in column and "type_name" not in column:
             try:
                 columns.append(delta_types.field_to_column(column, position, partition_columns or []))
             except delta_log.DeltaLogError as exc:
-                raise InvalidParameter(f"metadata.schema: {exc}.") from None
+                raise InvalidParameter(f"{where}: {exc}.") from None
         else:
             columns.append(column)
     return validate_columns(columns)
 
 
-def _parse_properties(properties) -> dict | None:
+def _properties(properties, where: str) -> dict | None:
     if properties is None:
         return None
     if isinstance(properties, dict) and set(properties) == {"properties"} and isinstance(properties["properties"], dict):
         properties = properties["properties"]
-    return validate_properties(properties, field="metadata.properties")
+    return validate_properties(properties, field=where)
 
 
-def parse_uniform(uniform) -> dict | None:
-    if uniform is None:
-        return None
-    iceberg = uniform.get("iceberg") if isinstance(uniform, dict) else None
-    if not isinstance(iceberg, dict):
-        raise InvalidParameter("uniform must be {iceberg: {...}}.")
-    location = iceberg.get("metadata_location")
-    if not isinstance(location, str) or not location:
-        raise InvalidParameter("uniform.iceberg.metadata_location is required.")
-    converted_at = iceberg.get("converted_delta_timestamp")
-    if not isinstance(converted_at, str) or not converted_at:
-        raise InvalidParameter("uniform.iceberg.converted_delta_timestamp is required.")
-    clean = {
-        "metadata_location": location,
-        "converted_delta_version": integer(
-            iceberg.get("converted_delta_version"), "uniform.iceberg.converted_delta_version", minimum=0
-        ),
-        "converted_delta_timestamp": converted_at,
-    }
-    base = integer(iceberg.get("base_converted_delta_version"), "uniform.iceberg.base_converted_delta_version",
-                minimum=0, required=False)
-    if base is not None:
-        clean["base_converted_delta_version"] = base
-    return clean
+METADATA = Shape("DeltaMetadata", (
+    Member("description", str),
+    Member("schema", Columns, description="An array of columns, or {columns: [...]}."),
+    Member("partition_columns", list[str]),
+    Member("properties", Properties, description="A map, or {properties: {...}}."),
+), build=MetadataChange.build)
 
 
-def table_id(value) -> str:
-    return str(parse_uuid(value, field="table_id"))
+# -- uniform -------------------------------------------------------------------------------------------
+def _present(values: dict, data: dict, at: At) -> dict:
+    return {name: value for name, value in values.items() if value is not None}
 
 
-REPORT_COUNTERS = (
-    "num_files_added",
-    "num_bytes_added",
-    "num_clustered_bytes_added",
-    "num_files_removed",
-    "num_bytes_removed",
-    "num_clustered_bytes_removed",
-    "num_rows_inserted",
-    "num_rows_removed",
-    "num_rows_updated",
-)
+def _iceberg(values: dict, data: dict, at: At) -> dict:
+    return values["iceberg"]
 
 
-def histogram(data) -> dict | None:
-    if data is None:
-        return None
-    if not isinstance(data, dict):
-        raise InvalidParameter("file_size_histogram must be an object.")
-    arrays = {}
-    for key in ("sorted_bin_boundaries", "file_counts", "total_bytes"):
-        value = data.get(key)
-        if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-            raise InvalidParameter(f"file_size_histogram.{key} must be an array of integers.")
-        if any(v < 0 for v in value):
-            raise InvalidParameter(f"file_size_histogram.{key} must not hold negative numbers.")
-        arrays[key] = value
-    boundaries = arrays["sorted_bin_boundaries"]
+UNIFORM_ICEBERG = Shape("DeltaUniformIceberg", (
+    Member("metadata_location", str, required=True, description="Inside the table's location."),
+    Member("converted_delta_version", int, required=True, minimum=0),
+    Member("converted_delta_timestamp", str, required=True),
+    Member("base_converted_delta_version", int, minimum=0),
+), build=_present)
+UNIFORM = Shape("DeltaUniform", (Member("iceberg", UNIFORM_ICEBERG, required=True),), build=_iceberg)
+
+
+def require_inside_table(metadata_location: str, table_location: str, *, field: str) -> None:
+    """The one rule for the Iceberg metadata a UniForm table reports, through either Delta API: it
+    lies inside the table's own location. Anything else (another table's directory, a path outside
+    every storage root) would be served to Iceberg readers as this table's metadata."""
+    try:
+        url = locations.canonical(metadata_location, field=field, schemes=None)
+        root = locations.canonical(table_location, schemes=None)
+    except InvalidParameter:
+        url = root = None
+    if url is None or url == root or not locations.is_within(url, root):
+        raise InvalidParameter(f"{field} must be inside the table's location {table_location}.")
+
+
+# -- requests ------------------------------------------------------------------------------------------
+COMMIT_REQUEST = Shape("DeltaCommitRequest", (
+    Member("table_id", UUID, required=True),
+    Member("table_uri", str, required=True),
+    Member("commit_info", COMMIT_INFO),
+    Member("latest_published_version", int, minimum=0),
+    Member("latest_backfilled_version", int, minimum=0, description="The same as latest_published_version."),
+    Member("metadata", METADATA),
+    Member("uniform", UNIFORM),
+))
+
+GET_COMMITS = Shape("DeltaGetCommitsParameters", (
+    Member("table_id", UUID, required=True, description="Also accepted in the JSON body."),
+    Member("table_uri", str, required=True, description="Also accepted in the JSON body."),
+    Member("start_version", int, minimum=0, description="Inclusive; default 0."),
+    Member("end_version", int, minimum=0, description="Inclusive; default the latest version."),
+))
+GET_COMMITS_RESPONSE = Shape("DeltaGetCommitsResponse", (
+    Member("commits", list[COMMIT_INFO], required=True),
+    Member("latest_table_version", int, required=True, description="-1 for a table this catalog does not manage."),
+))
+
+
+def _histogram(values: dict, data: dict, at: At) -> dict:
+    boundaries = values["sorted_bin_boundaries"]
     if not boundaries or boundaries[0] != 0:
-        raise InvalidParameter("file_size_histogram.sorted_bin_boundaries must start at 0.")
+        raise InvalidParameter(f"{at('sorted_bin_boundaries')} must start at 0.")
     if any(later <= earlier for earlier, later in zip(boundaries, boundaries[1:])):
-        raise InvalidParameter("file_size_histogram.sorted_bin_boundaries must be strictly increasing.")
-    if not len(boundaries) == len(arrays["file_counts"]) == len(arrays["total_bytes"]):
-        raise InvalidParameter("file_size_histogram arrays must have the same length.")
-    return arrays
-
-
-def commit_report(body: dict) -> dict | None:
-    """The `report.commit_report` of a metrics request as CommitReport fields (None: no report)."""
-    report = body.get("report")
-    if report is not None and not isinstance(report, dict):
-        raise InvalidParameter("report must be an object.")
-    data = (report or {}).get("commit_report")
-    if data is None:
-        return None
-    if not isinstance(data, dict):
-        raise InvalidParameter("report.commit_report must be an object.")
-    values = {"commit_version": integer(data.get("commit_version"), "commit_report.commit_version", minimum=0)}
-    for key in REPORT_COUNTERS:
-        values[key] = integer(data.get(key), f"commit_report.{key}", minimum=0, required=False)
-    values["file_size_histogram"] = histogram(data.get("file_size_histogram"))
+        raise InvalidParameter(f"{at('sorted_bin_boundaries')} must be strictly increasing.")
+    if not len(boundaries) == len(values["file_counts"]) == len(values["total_bytes"]):
+        raise InvalidParameter(f"{at('file_counts')} and total_bytes must have one entry per bin of "
+                               "sorted_bin_boundaries.")
     return values
+
+
+HISTOGRAM = Shape("Histogram", (
+    Member("sorted_bin_boundaries", list[int], required=True, minimum=0),
+    Member("file_counts", list[int], required=True, minimum=0),
+    Member("total_bytes", list[int], required=True, minimum=0),
+), build=_histogram)
+COMMIT_REPORT = Shape("CommitReport", (
+    Member("commit_version", int, required=True, minimum=0),
+    *(Member(counter, int, minimum=0) for counter in (
+        "num_files_added", "num_bytes_added", "num_clustered_bytes_added", "num_files_removed",
+        "num_bytes_removed", "num_clustered_bytes_removed", "num_rows_inserted", "num_rows_removed",
+        "num_rows_updated")),
+    Member("file_size_histogram", HISTOGRAM),
+))
+METRICS_REQUEST = Shape("DeltaMetricsRequest", (
+    Member("table_id", UUID, required=True),
+    Member("table_uri", str, required=True),
+    Member("report", Shape("Report", (Member("commit_report", COMMIT_REPORT),))),
+))

@@ -228,7 +228,7 @@ def test_metadata_and_uniform_change_the_catalog_view(delta, table, admin_client
         "schema": [{"name": "id", "type": "long", "nullable": False}, {"name": "city", "type": "string"},
                    {"name": "at", "type": "timestamp", "nullable": False}],
         "properties": {"properties": properties},
-    }, uniform={"iceberg": {"metadata_location": "file:///x/metadata/00001.metadata.json",
+    }, uniform={"iceberg": {"metadata_location": location + "/metadata/00001.metadata.json",
                             "converted_delta_version": 1, "converted_delta_timestamp": "2026-02-09T17:00:00.000000Z"}})
     response = post_commit(admin_client, body)
     assert response.status_code == 200, response.content

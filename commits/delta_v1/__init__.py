@@ -1,7 +1,8 @@
 """The UC Delta REST API (managed tables spec 1.0, `/delta/v1`) over the one table model and the
 one ratification (commits.ratification). The views call this facade:
 
-- wire: the errors of this API and the parsing/rendering of its bodies;
+- wire: the errors of this API and the parsing/rendering of its bodies (`hyphenated`: its spelling
+  of what it shares with the legacy commit API's wire, commits.delta_wire);
 - tables: configuration, loadTable, listing, creation, rename, drop, metrics;
 - credentials: storage credentials for tables, staging tables and paths;
 - update: updateTable (requirements, metadata actions, backfill and add-commit).
@@ -17,11 +18,13 @@ from commits.delta_v1.tables import (
     rename_table, report_metrics, table_exists,
 )
 from commits.delta_v1.update import update_table
-from commits.delta_v1.wire import BadRequest, CommitVersionConflict, RequirementFailed, UnsupportedTableFormat
+from commits.delta_v1.wire import (
+    BadRequest, CommitVersionConflict, RequirementFailed, UnsupportedTableFormat, hyphenated,
+)
 
 __all__ = [
     "BadRequest", "CommitVersionConflict", "RequirementFailed", "UnsupportedTableFormat", "catalog_properties",
     "create_staging_table", "create_table", "delete_table", "get_config", "list_tables", "load_table",
     "path_credentials", "rename_table", "report_metrics", "staging_table_credentials", "table_credentials",
-    "table_exists", "update_table",
+    "table_exists", "update_table", "hyphenated",
 ]

@@ -10,8 +10,7 @@ from django.utils import timezone
 
 from catalog.models import Table
 from catalog.services.tables import validate_columns
-from catalog.storage import InvalidStorageUrl, normalize
-from commits.delta_wire import CommitInfo, integer
+from commits.delta_wire import COMMIT_INFO, integer, read, require_inside_table
 from commits.formats import delta_log, delta_types
 from commits.formats import delta_protocol as dp
 from ucweb.errors import AlreadyExists, CatalogError, InvalidParameter
@@ -46,6 +45,11 @@ class RequirementFailed(CatalogError):
 class CommitVersionConflict(AlreadyExists):
     """The proposed version was ratified for another file (or this transaction was ratified
     already under another version)."""
+
+
+def hyphenated(name: str) -> str:
+    """This API's spelling of a member the legacy commit API spells with underscores."""
+    return name.replace("_", "-")
 
 
 def millis(moment) -> int:
@@ -174,12 +178,7 @@ def parse_uniform(value, *, location: str, field: str = "uniform") -> dict | Non
     metadata_location = iceberg.get("metadata-location")
     if not isinstance(metadata_location, str) or not metadata_location:
         raise InvalidParameter(f"{field}.iceberg.metadata-location is required.")
-    try:
-        inside = normalize(metadata_location).startswith(normalize(location).rstrip("/") + "/")
-    except InvalidStorageUrl:
-        inside = False
-    if not inside:
-        raise InvalidParameter(f"{field}.iceberg.metadata-location must be inside the table's location {location}.")
+    require_inside_table(metadata_location, location, field=f"{field}.iceberg.metadata-location")
     clean = {
         "metadata_location": metadata_location,
         "converted_delta_version": json_int(iceberg.get("converted-delta-version"),
@@ -285,11 +284,7 @@ class Update:
             raise InvalidParameter("set-domain-metadata and remove-domain-metadata touch the same domain.")
         self.commit = None
         if "add-commit" in actions:
-            raw = json_object(get("add-commit").get("commit"), "add-commit.commit")
-            self.commit = CommitInfo.parse({
-                "version": raw.get("version"), "timestamp": raw.get("timestamp"), "file_name": raw.get("file-name"),
-                "file_size": raw.get("file-size"), "file_modification_timestamp": raw.get("file-modification-timestamp"),
-            })
+            self.commit = read(COMMIT_INFO, get("add-commit").get("commit"), "add-commit.commit", spelling=hyphenated)
             self.uniform_value = get("add-commit").get("uniform")
         self.backfilled = json_int(get("set-latest-backfilled-version").get("latest-published-version"),
                                "set-latest-backfilled-version.latest-published-version", minimum=0) \

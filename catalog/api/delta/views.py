@@ -10,11 +10,18 @@ from rest_framework.response import Response
 
 from catalog.api.base import CatalogAPIView
 from catalog.api.delta import errors
+from catalog.api.wire_schema import component
 from commits import delta_v1
+from commits.delta_wire import COMMIT_INFO
 
 TAGS = ["Delta REST API (managed tables spec 1.0)"]
 ERROR = OpenApiResponse(OpenApiTypes.OBJECT, description='{"error": {"type": ..., "code": ..., "message": ...}}')
 NO_CONTENT = OpenApiResponse(description="No content.")
+
+
+def answers(body, *refusals: int, status: int = 200) -> dict:
+    """An operation's responses: `body` with `status`, and the Delta error envelope for each refusal."""
+    return {status: body, **dict.fromkeys(refusals, ERROR)}
 
 
 def wire(class_name: str, **fields) -> type[serializers.Serializer]:
@@ -28,10 +35,8 @@ def _json(**kwargs):
     return serializers.JSONField(**kwargs)
 
 
-Commit = wire("DeltaCommit", **{
-    "version": serializers.IntegerField(), "timestamp": serializers.IntegerField(),
-    "file-name": serializers.CharField(), "file-size": serializers.IntegerField(),
-    "file-modification-timestamp": serializers.IntegerField()})
+# The commit of an add-commit, as the legacy commit API's commit_info with this API's spelling.
+Commit = component(COMMIT_INFO, name="DeltaCommit", spelling=delta_v1.hyphenated)
 Metadata = wire("DeltaTableMetadata", **{
     "etag": serializers.CharField(), "table-type": serializers.CharField(), "table-uuid": serializers.UUIDField(),
     "location": serializers.CharField(), "created-time": serializers.IntegerField(),
@@ -84,7 +89,7 @@ class DeltaView(CatalogAPIView):
 
 
 class ConfigView(DeltaView):
-    @extend_schema(operation_id="deltaGetConfig", tags=TAGS, responses={200: Config, 400: ERROR, 404: ERROR},
+    @extend_schema(operation_id="deltaGetConfig", tags=TAGS, responses=answers(Config, 400, 404),
                    parameters=[OpenApiParameter("catalog", str, required=True),
                                OpenApiParameter("protocol-versions", str, required=True,
                                                 description="Comma-separated, e.g. 1.0")])
@@ -95,14 +100,14 @@ class ConfigView(DeltaView):
 
 class StagingTablesView(DeltaView):
     @extend_schema(operation_id="deltaCreateStagingTable", tags=TAGS, request=StagingRequest,
-                   responses={200: StagingResponse, 400: ERROR, 403: ERROR, 404: ERROR, 409: ERROR})
+                   responses=answers(StagingResponse, 400, 403, 404, 409))
     def post(self, request, catalog, schema):
         return Response(delta_v1.create_staging_table(caller=request.user, catalog=catalog, schema=schema,
                                                       body=self.body(request)))
 
 
 class TablesView(DeltaView):
-    @extend_schema(operation_id="deltaListTables", tags=TAGS, responses={200: TableList, 403: ERROR, 404: ERROR},
+    @extend_schema(operation_id="deltaListTables", tags=TAGS, responses=answers(TableList, 403, 404),
                    parameters=[OpenApiParameter("max-results", int), OpenApiParameter("page-token", str)])
     def get(self, request, catalog, schema):
         return Response(delta_v1.list_tables(
@@ -110,7 +115,7 @@ class TablesView(DeltaView):
             max_results=request.query_params.get("max-results"), page_token=request.query_params.get("page-token")))
 
     @extend_schema(operation_id="deltaCreateTable", tags=TAGS, request=CreateTable,
-                   responses={200: LoadTable, 400: ERROR, 403: ERROR, 404: ERROR, 409: ERROR})
+                   responses=answers(LoadTable, 400, 403, 404, 409))
     def post(self, request, catalog, schema):
         return Response(delta_v1.create_table(caller=request.user, catalog=catalog, schema=schema,
                                               body=self.body(request)))
@@ -118,12 +123,12 @@ class TablesView(DeltaView):
 
 class TableView(DeltaView):
     @extend_schema(operation_id="deltaLoadTable", tags=TAGS,
-                   responses={200: LoadTable, 400: ERROR, 403: ERROR, 404: ERROR})
+                   responses=answers(LoadTable, 400, 403, 404))
     def get(self, request, catalog, schema, table):
         return Response(delta_v1.load_table(caller=request.user, catalog=catalog, schema=schema, name=table))
 
-    @extend_schema(operation_id="deltaUpdateTable", tags=TAGS, request=UpdateTable, responses={
-        200: LoadTable, 400: ERROR, 403: ERROR, 404: ERROR, 409: ERROR, 429: ERROR},
+    @extend_schema(operation_id="deltaUpdateTable", tags=TAGS, request=UpdateTable,
+                   responses=answers(LoadTable, 400, 403, 404, 409, 429),
         description="Requirements and updates apply atomically. Replaying an accepted add-commit (same "
         "version and file-name) is a whole-request no-op answered 200. At the bound of unbackfilled "
         "commits the server publishes the oldest ones itself; 429 only when it cannot.")
@@ -131,12 +136,12 @@ class TableView(DeltaView):
         return Response(delta_v1.update_table(caller=request.user, catalog=catalog, schema=schema, name=table,
                                               body=self.body(request)))
 
-    @extend_schema(operation_id="deltaDeleteTable", tags=TAGS, responses={204: NO_CONTENT, 403: ERROR, 404: ERROR})
+    @extend_schema(operation_id="deltaDeleteTable", tags=TAGS, responses=answers(NO_CONTENT, 403, 404, status=204))
     def delete(self, request, catalog, schema, table):
         delta_v1.delete_table(caller=request.user, catalog=catalog, schema=schema, name=table)
         return Response(status=204)
 
-    @extend_schema(operation_id="deltaTableExists", tags=TAGS, responses={204: NO_CONTENT, 404: ERROR})
+    @extend_schema(operation_id="deltaTableExists", tags=TAGS, responses=answers(NO_CONTENT, 404, status=204))
     def head(self, request, catalog, schema, table):
         delta_v1.table_exists(caller=request.user, catalog=catalog, schema=schema, name=table)
         return Response(status=204)
@@ -144,7 +149,7 @@ class TableView(DeltaView):
 
 class TableCredentialsView(DeltaView):
     @extend_schema(operation_id="deltaGetTableCredentials", tags=TAGS, parameters=[OPERATION],
-                   responses={200: Credentials, 400: ERROR, 403: ERROR, 404: ERROR})
+                   responses=answers(Credentials, 400, 403, 404))
     def get(self, request, catalog, schema, table):
         return Response(delta_v1.table_credentials(caller=request.user, catalog=catalog, schema=schema, name=table,
                                                    operation=request.query_params.get("operation")))
@@ -152,7 +157,7 @@ class TableCredentialsView(DeltaView):
 
 class MetricsView(DeltaView):
     @extend_schema(operation_id="deltaReportMetrics", tags=TAGS, request=Metrics,
-                   responses={204: NO_CONTENT, 400: ERROR, 403: ERROR, 404: ERROR})
+                   responses=answers(NO_CONTENT, 400, 403, 404, status=204))
     def post(self, request, catalog, schema, table):
         delta_v1.report_metrics(caller=request.user, catalog=catalog, schema=schema, name=table,
                                 body=self.body(request))
@@ -161,7 +166,7 @@ class MetricsView(DeltaView):
 
 class RenameView(DeltaView):
     @extend_schema(operation_id="deltaRenameTable", tags=TAGS, request=Rename,
-                   responses={204: NO_CONTENT, 400: ERROR, 403: ERROR, 404: ERROR, 409: ERROR})
+                   responses=answers(NO_CONTENT, 400, 403, 404, 409, status=204))
     def post(self, request, catalog, schema, table):
         delta_v1.rename_table(caller=request.user, catalog=catalog, schema=schema, name=table,
                               body=self.body(request))
@@ -170,7 +175,7 @@ class RenameView(DeltaView):
 
 class StagingCredentialsView(DeltaView):
     @extend_schema(operation_id="deltaGetStagingTableCredentials", tags=TAGS,
-                   responses={200: Credentials, 403: ERROR, 404: ERROR})
+                   responses=answers(Credentials, 403, 404))
     def get(self, request, table_id):
         return Response(delta_v1.staging_table_credentials(caller=request.user, table_id=table_id))
 
@@ -178,7 +183,7 @@ class StagingCredentialsView(DeltaView):
 class PathCredentialsView(DeltaView):
     @extend_schema(operation_id="deltaGetTemporaryPathCredentials", tags=TAGS,
                    parameters=[OpenApiParameter("location", str, required=True), OPERATION],
-                   responses={200: Credentials, 400: ERROR, 403: ERROR})
+                   responses=answers(Credentials, 400, 403))
     def get(self, request):
         return Response(delta_v1.path_credentials(caller=request.user, location=request.query_params.get("location"),
                                                   operation=request.query_params.get("operation")))

@@ -1,94 +1,20 @@
 """Catalog-managed Delta commits: /delta/commits, /delta/commit, /delta/metrics (seed 000) and
 /delta/preview/commits (what the Unity Catalog SDK and the Delta connectors call)."""
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import serializers
+from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
 from catalog.api.base import CatalogAPIView
 from catalog.api.uc.serializers import ColumnInfo, Empty, PropertiesField
+from catalog.api.wire_schema import component, query_parameters
 from commits import delta
+from commits import delta_wire as wire
 
-
-class DeltaCommitInfo(serializers.Serializer):
-    version = serializers.IntegerField()
-    timestamp = serializers.IntegerField()
-    file_name = serializers.CharField()
-    file_size = serializers.IntegerField()
-    file_modification_timestamp = serializers.IntegerField()
-
-
-class DeltaMetadata(serializers.Serializer):
-    description = serializers.CharField(required=False)
-    schema = ColumnInfo(many=True, required=False, help_text="An array of columns, or {columns: [...]}.")
-    partition_columns = serializers.ListField(child=serializers.CharField(), required=False)
-    properties = PropertiesField(required=False, help_text="A map, or {properties: {...}}.")
-
-
-class DeltaUniformIceberg(serializers.Serializer):
-    metadata_location = serializers.CharField()
-    converted_delta_version = serializers.IntegerField()
-    converted_delta_timestamp = serializers.CharField()
-    base_converted_delta_version = serializers.IntegerField(required=False)
-
-
-class DeltaUniform(serializers.Serializer):
-    iceberg = DeltaUniformIceberg()
-
-
-class DeltaCommitRequest(serializers.Serializer):
-    table_id = serializers.UUIDField()
-    table_uri = serializers.CharField()
-    commit_info = DeltaCommitInfo(required=False)
-    latest_published_version = serializers.IntegerField(required=False)
-    latest_backfilled_version = serializers.IntegerField(
-        required=False, help_text="The same as latest_published_version."
-    )
-    metadata = DeltaMetadata(required=False)
-    uniform = DeltaUniform(required=False)
-
-
-class DeltaGetCommitsResponse(serializers.Serializer):
-    commits = DeltaCommitInfo(many=True)
-    latest_table_version = serializers.IntegerField()
-
-
-class Histogram(serializers.Serializer):
-    sorted_bin_boundaries = serializers.ListField(child=serializers.IntegerField())
-    file_counts = serializers.ListField(child=serializers.IntegerField())
-    total_bytes = serializers.ListField(child=serializers.IntegerField())
-
-
-class CommitReport(serializers.Serializer):
-    commit_version = serializers.IntegerField()
-    num_files_added = serializers.IntegerField(required=False)
-    num_bytes_added = serializers.IntegerField(required=False)
-    num_clustered_bytes_added = serializers.IntegerField(required=False)
-    num_files_removed = serializers.IntegerField(required=False)
-    num_bytes_removed = serializers.IntegerField(required=False)
-    num_clustered_bytes_removed = serializers.IntegerField(required=False)
-    num_rows_inserted = serializers.IntegerField(required=False)
-    num_rows_removed = serializers.IntegerField(required=False)
-    num_rows_updated = serializers.IntegerField(required=False)
-    file_size_histogram = Histogram(required=False)
-
-
-class Report(serializers.Serializer):
-    commit_report = CommitReport(required=False)
-
-
-class DeltaMetricsRequest(serializers.Serializer):
-    table_id = serializers.UUIDField()
-    table_uri = serializers.CharField()
-    report = Report(required=False)
-
-
-GET_COMMITS_PARAMETERS = [
-    OpenApiParameter("table_id", str, description="Also accepted in the JSON body."),
-    OpenApiParameter("table_uri", str, description="Also accepted in the JSON body."),
-    OpenApiParameter("start_version", int, description="Inclusive; default 0."),
-    OpenApiParameter("end_version", int, description="Inclusive; default the latest version."),
-]
+# The document's components, generated from the descriptions the service parses with.
+FIELDS = {wire.Columns: lambda **options: ColumnInfo(many=True, **options), wire.Properties: PropertiesField}
+DeltaCommitRequest = component(wire.COMMIT_REQUEST, fields=FIELDS)
+DeltaGetCommitsResponse = component(wire.GET_COMMITS_RESPONSE)
+DeltaMetricsRequest = component(wire.METRICS_REQUEST)
 
 
 class DeltaCommitsView(CatalogAPIView):
@@ -97,7 +23,7 @@ class DeltaCommitsView(CatalogAPIView):
     audit_securable_type = "table"
 
     @extend_schema(
-        operation_id="getDeltaCommits", tags=["DeltaCommits"], parameters=GET_COMMITS_PARAMETERS,
+        operation_id="getDeltaCommits", tags=["DeltaCommits"], parameters=query_parameters(wire.GET_COMMITS),
         responses=DeltaGetCommitsResponse,
         description="Ratified commits of a catalog-managed Delta table within [start_version, "
         "end_version], and latest_table_version (-1 for a table this catalog does not manage). "
