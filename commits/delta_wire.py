@@ -4,6 +4,8 @@ against its shape, and the OpenAPI document is generated from the same shapes
 (catalog.api.wire_schema), so what the document promises is what the parser takes. The rules a
 member's type cannot say (a file name that is not a path, a histogram's boundaries) are the
 shape's `build`, here too; the services (commits.delta) decide the rest under the row lock.
+The Delta REST API (commits.delta_v1) reads a commit through COMMIT_INFO in its own spelling, and
+holds a UniForm metadata location to the same rule (`require_inside_table`).
 
 A worked reading: `read(COMMIT_REQUEST, {"table_id": "…", "table_uri": "s3://b/t",
 "commit_info": {"version": "3", …}})` checks each member in order, reads the digit string "3" as
