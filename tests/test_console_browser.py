@@ -182,12 +182,17 @@ def test_inherited_access_on_a_table_and_on_a_principal(console, namespace):
     console.shot("08-check-access")
 
 
-def test_the_forged_mismatched_grant_fails_in_the_browser(console, namespace):
-    other = Table.objects.get(name="not_this_table")
+def fill_the_grant_form(console) -> None:
+    """The console's grant form, filled in (not sent): MODIFY on table sales.orders.ext_orders to bob."""
     console.open("/admin/catalog/grant/add/?securable_type=table", expect="#grant-form")
     console.select("#id_securable", "sales.orders.ext_orders")
     console.select("#id_principal", "bob (user)")
     console.css("#id_privileges input[value='MODIFY']").click()
+
+
+def test_the_forged_mismatched_grant_fails_in_the_browser(console, namespace):
+    other = Table.objects.get(name="not_this_table")
+    fill_the_grant_form(console)
     # The forger edits the page: the table's id under the catalog type, and a free-text name.
     console.driver.execute_script("""
         const form = document.getElementById('grant-form');
@@ -201,10 +206,7 @@ def test_the_forged_mismatched_grant_fails_in_the_browser(console, namespace):
     console.shot("09-forged-grant-refused")
     assert not Grant.objects.exists()
     # The same edit without the type change grants on the picked row, under its own name.
-    console.open("/admin/catalog/grant/add/?securable_type=table", expect="#grant-form")
-    console.select("#id_securable", "sales.orders.ext_orders")
-    console.select("#id_principal", "bob (user)")
-    console.css("#id_privileges input[value='MODIFY']").click()
+    fill_the_grant_form(console)
     console.driver.execute_script("""
         const name = document.createElement('input');
         name.type = 'hidden'; name.name = 'securable_name'; name.value = 'unity.default.not_this_table';

@@ -6,10 +6,8 @@ they are denied, and a READ credential cannot write."""
 from __future__ import annotations
 
 import time
-import uuid
 
 import pytest
-from botocore.exceptions import ClientError
 from unitycatalog.client import TemporaryCredentialsApi
 from unitycatalog.client.exceptions import ApiException, ForbiddenException, NotFoundException
 from unitycatalog.client.models import (
@@ -27,6 +25,7 @@ from catalog.models import AuditEvent
 from catalog.services import principals
 from catalog.storage.vending import escape_iam, session_name, session_policy
 from tests.helpers import UC, grant
+from tests.seaweedfs_sts import allowed, fresh_prefix, register_trips
 from tests.seaweedfs_sts import sts_s3_server  # noqa: F401 - the module-scoped server fixture
 
 # One SeaweedFS with STS for the module (sts_s3_server), so one test process runs it.
@@ -88,25 +87,11 @@ def lake(sts_s3_server, settings, live_server, bootstrap, make_client, uc_sdk): 
     """A credential (the server's static admin keys, which assume the vending role), an external
     location s3://<bucket>/<random>/ext, an EXTERNAL table `unity.default.trips` under it, objects
     inside and outside the table, and managed storage on the same server."""
-    for name, value in sts_s3_server.env().items():
-        setattr(settings, name, value)
-    prefix = f"run-{uuid.uuid4().hex[:8]}"
-    settings.UCWEB_STORAGE_ROOT = sts_s3_server.url(f"{prefix}/managed")
+    prefix = fresh_prefix(sts_s3_server, settings)
     admin = make_client("admin", admin=True)
     location_url = sts_s3_server.url(f"{prefix}/ext")
-    table_url = f"{location_url}/trips"
-    for path, body in [
-        ("/credentials", {"name": "seaweed", "aws_iam_role": {"role_arn": sts_s3_server.role_arn},
-                          "aws_static_keys": {"access_key_id": sts_s3_server.access_key,
-                                              "secret_access_key": sts_s3_server.secret_key},
-                          "endpoint_url": sts_s3_server.endpoint_url}),
-        ("/external-locations", {"name": "ext", "url": location_url, "credential_name": "seaweed"}),
-        ("/tables", {"name": "trips", "catalog_name": "unity", "schema_name": "default", "table_type": "EXTERNAL",
-                     "data_source_format": "PARQUET", "storage_location": table_url,
-                     "columns": [{"name": "id", "type_name": "LONG", "type_text": "bigint", "position": 0}]}),
-    ]:
-        response = admin.post(f"{UC}{path}", body, format="json")
-        assert response.status_code == 200, response.content
+    register_trips(admin, sts_s3_server, prefix, data_source_format="PARQUET",
+                   columns=[{"name": "id", "type_name": "LONG", "type_text": "bigint", "position": 0}])
     s3 = sts_s3_server.client()
     keys = {
         "inside": f"{prefix}/ext/trips/part-0.parquet",
@@ -126,15 +111,6 @@ def s3_with(server, credentials):
     aws = credentials.aws_temp_credentials
     return server.client(access_key=aws.access_key_id, secret_key=aws.secret_access_key,
                          session_token=aws.session_token)
-
-
-def allowed(call) -> bool:
-    try:
-        call()
-        return True
-    except ClientError as exc:
-        assert exc.response["Error"]["Code"] in {"AccessDenied", "403"}, exc.response
-        return False
 
 
 @pytest.mark.django_db(transaction=True)

@@ -48,6 +48,20 @@ def propose(client, table_id, location, version, file_name, size):
     return client.post(f"{UC}/delta/commit", body, format="json")
 
 
+def ratify(client, table_id, location, *, size=None) -> tuple[str, int]:
+    """A staged WRITE commit of version 1 (padded to `size` bytes when given), proposed and
+    ratified; its file name and size."""
+    name = f"{1:020d}.{uuid.uuid4()}.json"
+    size = write_staged(location, name, size=size)
+    assert propose(client, table_id, location, 1, name, size).status_code == 200
+    return name, size
+
+
+def staged_and_published(location, name) -> tuple[str, str]:
+    """The URLs of staged commit `name` and of the published log file of version 1."""
+    return join(location, "_delta_log", "_staged_commits", name), join(location, "_delta_log", f"{1:020d}.json")
+
+
 def refused(client, table_id, location, version, file_name, size, *, status=400):
     before = (state(table_id), tree(location))
     response = propose(client, table_id, location, version, file_name, size)
@@ -87,10 +101,8 @@ def test_a_staged_file_that_is_not_a_delta_commit_is_not_ratified(writer, admin_
 
 def test_the_ratified_bytes_digest_is_recorded(writer, admin_client):
     _, table_id, location = writer
-    name = f"{1:020d}.{uuid.uuid4()}.json"
-    size = write_staged(location, name)
-    assert propose(admin_client, table_id, location, 1, name, size).status_code == 200
-    url = join(location, "_delta_log", "_staged_commits", name)
+    name, _ = ratify(admin_client, table_id, location)
+    url, _ = staged_and_published(location, name)
     digest = hashlib.sha256(storage_for(url).read(url)).hexdigest()
     assert DeltaCommit.objects.get(table_id=table_id, version=1).file_sha256 == digest
 
@@ -110,11 +122,9 @@ def test_a_staged_file_rewritten_after_ratification_is_never_published(writer, a
     """Ratify a WRITE, then replace the staged file by an OPTIMIZE of the same size: the catalog
     does not publish it, raises an alert, and the published log stays without that version."""
     _, table_id, location = writer
-    name = f"{1:020d}.{uuid.uuid4()}.json"
-    size = write_staged(location, name, size=1024)
-    assert propose(admin_client, table_id, location, 1, name, size).status_code == 200
+    name, _ = ratify(admin_client, table_id, location, size=1024)
     write_staged(location, name, operation="OPTIMIZE", size=1024)
-    published = join(location, "_delta_log", f"{1:020d}.json")
+    _, published = staged_and_published(location, name)
 
     assert verify_table(table_id) == 0
     assert not storage_for(published).exists(published)
@@ -126,11 +136,8 @@ def test_a_staged_file_rewritten_after_ratification_is_never_published(writer, a
 
 def test_a_published_file_with_other_bytes_of_the_same_size_is_caught(writer, admin_client):
     _, table_id, location = writer
-    name = f"{1:020d}.{uuid.uuid4()}.json"
-    size = write_staged(location, name, size=1024)
-    assert propose(admin_client, table_id, location, 1, name, size).status_code == 200
-    staged = join(location, "_delta_log", "_staged_commits", name)
-    published = join(location, "_delta_log", f"{1:020d}.json")
+    name, size = ratify(admin_client, table_id, location, size=1024)
+    staged, published = staged_and_published(location, name)
     storage_for(staged).delete(staged)
     forged = json.dumps({"commitInfo": {"operation": "OPTIMIZE"}}).encode()
     storage_for(published).put(published, forged + b" " * (size - len(forged) - 1) + b"\n")
@@ -140,12 +147,9 @@ def test_a_published_file_with_other_bytes_of_the_same_size_is_caught(writer, ad
 
 def test_publish_verify_publishes_exactly_the_ratified_bytes(writer, admin_client):
     _, table_id, location = writer
-    name = f"{1:020d}.{uuid.uuid4()}.json"
-    size = write_staged(location, name)
-    assert propose(admin_client, table_id, location, 1, name, size).status_code == 200
+    name, _ = ratify(admin_client, table_id, location)
     assert verify_table(table_id) == 1
-    staged = join(location, "_delta_log", "_staged_commits", name)
-    published = join(location, "_delta_log", f"{1:020d}.json")
+    staged, published = staged_and_published(location, name)
     assert storage_for(published).read(published) == storage_for(staged).read(staged)
     assert not TableAlert.objects.filter(table_id=table_id).exists()
 
@@ -154,11 +158,9 @@ def test_a_retry_of_a_ratified_commit_needs_no_staged_file(writer, admin_client)
     """After publication a client may delete its staged file; a retry of the same proposal is
     still the idempotent 200 (the commit is already the catalog's)."""
     _, table_id, location = writer
-    name = f"{1:020d}.{uuid.uuid4()}.json"
-    size = write_staged(location, name)
-    assert propose(admin_client, table_id, location, 1, name, size).status_code == 200
+    name, size = ratify(admin_client, table_id, location)
     assert verify_table(table_id) == 1
-    staged = join(location, "_delta_log", "_staged_commits", name)
+    staged, _ = staged_and_published(location, name)
     storage_for(staged).delete(staged)
     assert propose(admin_client, table_id, location, 1, name, size).status_code == 200
     assert DeltaCommit.objects.filter(table_id=table_id).count() == 1

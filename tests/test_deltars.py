@@ -14,7 +14,6 @@ import json
 import os
 import subprocess
 import sys
-import uuid
 
 import pyarrow as pa
 import pytest
@@ -24,7 +23,8 @@ from unitycatalog.client.models import Privilege, SecurableType
 
 from catalog.models import AuditEvent
 from catalog.services import principals
-from tests.helpers import UC, grant
+from tests.helpers import grant
+from tests.seaweedfs_sts import fresh_prefix, register_trips
 from tests.seaweedfs_sts import sts_s3_server  # noqa: F401 - the module-scoped server fixture
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.s3, pytest.mark.xdist_group("deltars")]
@@ -56,12 +56,8 @@ except Exception as exc:
 @pytest.fixture
 def delta_lake(sts_s3_server, settings, live_server, bootstrap, make_client, make_token):  # noqa: F811
     server = sts_s3_server
-    for name, value in server.env().items():
-        setattr(settings, name, value)
-    prefix = f"run-{uuid.uuid4().hex[:8]}"
-    settings.UCWEB_STORAGE_ROOT = server.url(f"{prefix}/managed")
-    location_url = server.url(f"{prefix}/ext")
-    table_url = f"{location_url}/trips"
+    prefix = fresh_prefix(server, settings)
+    table_url = server.url(f"{prefix}/ext/trips")
     endpoint = {"AWS_ENDPOINT_URL": server.endpoint_url, "AWS_ALLOW_HTTP": "true", "AWS_REGION": server.region}
     data = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "city": ["Lyon", "Oslo", "Quito"]})
     write_deltalake(table_url, data, storage_options={
@@ -70,19 +66,9 @@ def delta_lake(sts_s3_server, settings, live_server, bootstrap, make_client, mak
     server.client().put_object(Bucket=server.bucket, Key=f"{prefix}/secret.txt", Body=b"not for readers")
 
     admin = make_client("admin", admin=True)
-    for path, body in [
-        ("/credentials", {"name": "seaweed", "aws_iam_role": {"role_arn": server.role_arn},
-                          "aws_static_keys": {"access_key_id": server.access_key,
-                                              "secret_access_key": server.secret_key},
-                          "endpoint_url": server.endpoint_url}),
-        ("/external-locations", {"name": "ext", "url": location_url, "credential_name": "seaweed"}),
-        ("/tables", {"name": "trips", "catalog_name": "unity", "schema_name": "default", "table_type": "EXTERNAL",
-                     "data_source_format": "DELTA", "storage_location": table_url,
-                     "columns": [{"name": "id", "type_name": "LONG", "type_text": "bigint", "position": 0},
-                                 {"name": "city", "type_name": "STRING", "type_text": "string", "position": 1}]}),
-    ]:
-        response = admin.post(f"{UC}{path}", body, format="json")
-        assert response.status_code == 200, response.content
+    register_trips(admin, server, prefix, data_source_format="DELTA",
+                   columns=[{"name": "id", "type_name": "LONG", "type_text": "bigint", "position": 0},
+                            {"name": "city", "type_name": "STRING", "type_text": "string", "position": 1}])
 
     def read_as(name):
         """Runs the reader as principal `name` in a new process; returns its JSON answer."""

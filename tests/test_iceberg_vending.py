@@ -16,7 +16,6 @@ import pytest
 import requests
 from botocore import UNSIGNED
 from botocore.config import Config
-from botocore.exceptions import ClientError
 from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.io.fsspec import S3V4RestSigner
 from pyiceberg.schema import Schema
@@ -25,6 +24,7 @@ from pyiceberg.types import LongType, NestedField, StringType
 from catalog.models import AuditEvent, Catalog, Principal
 from catalog.services import grants
 from catalog.storage import signing
+from tests.seaweedfs_sts import allowed
 from tests.seaweedfs_sts import sts_s3_server  # noqa: F401 - the module-scoped server fixture
 from tests.duckdb_sessions import iceberg_duckdb
 
@@ -105,15 +105,6 @@ def lake(sts_s3_server, settings, live_server, bootstrap, make_token, caplog):  
         assert not any(secret in record.getMessage() for secret in secrets), record.getMessage()
     for event in AuditEvent.objects.all():
         assert not any(secret in str(event.details) for secret in secrets)
-
-
-def allowed(call) -> bool:
-    try:
-        call()
-        return True
-    except ClientError as exc:
-        assert exc.response["Error"]["Code"] in {"AccessDenied", "403"}, exc.response
-        return False
 
 
 # == vended credentials ================================================================================

@@ -28,7 +28,7 @@ from catalog.storage import join, storage_for
 from maintenance import runs
 from maintenance.models import MaintenancePlan
 from tests.delta_client import DeltaCommitInfo, encode, log_name
-from tests.helpers import wait_for
+from tests.helpers import plant_orphans, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ROOT = Path(__file__).resolve().parent.parent
@@ -172,11 +172,7 @@ def test_optimize_200_small_commits_then_time_travel_then_vacuum(delta, small_ta
     table.properties = {**table.properties, "delta.deletedFileRetentionDuration": "interval 1 hours"}
     table.save(update_fields=["properties"])
     root = Path(location.removeprefix("file://"))
-    old_orphan, fresh_orphan = root / "part-old-orphan.parquet", root / "part-fresh-orphan.parquet"
-    old_orphan.write_bytes(b"orphan")
-    fresh_orphan.write_bytes(b"in flight")
-    two_hours_ago = time.time() - 7200
-    os.utime(old_orphan, (two_hours_ago, two_hours_ago))
+    old_orphan, fresh_orphan = plant_orphans(root)
     call_command("run_maintenance", "unity.default.events", "--operation", "VACUUM")
     assert not old_orphan.exists() and fresh_orphan.exists()
     assert read_rows(delta, table_id, location, version=200).equals(before)

@@ -12,8 +12,6 @@ version is not yet published) name the live files, and DuckDB reads exactly thos
 from __future__ import annotations
 
 import json
-import os
-import time
 from pathlib import Path
 
 import pytest
@@ -23,6 +21,7 @@ from catalog.models import AuditEvent, Table
 from commits.models import DeltaCommit
 from maintenance.models import MaintenancePlan
 from tests.duckdb_sessions import sql_string
+from tests.helpers import plant_orphans
 from tests.test_delta_v1_duckdb import duck, v1  # noqa: F401 - the DuckDB fixtures
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -97,11 +96,7 @@ def test_duckdb_small_commits_optimize_time_travel_vacuum(v1, duck):  # noqa: F8
     # VACUUM inside the retention: the files OPTIMIZE removed a moment ago stay (time travel may
     # read them), an old unreferenced file goes, a fresh unreferenced one (a writer's) stays.
     set_properties(table_id, **{"delta.deletedFileRetentionDuration": "interval 1 hours"})
-    old_orphan, fresh_orphan = root / "part-old-orphan.parquet", root / "part-fresh-orphan.parquet"
-    old_orphan.write_bytes(b"orphan")
-    fresh_orphan.write_bytes(b"in flight")
-    two_hours_ago = time.time() - 7200
-    os.utime(old_orphan, (two_hours_ago, two_hours_ago))
+    old_orphan, fresh_orphan = plant_orphans(root)
     call_command("run_maintenance", "unity.default.events", "--operation", "VACUUM")
     plan = MaintenancePlan.objects.filter(table_id=table_id, operation="VACUUM").first()
     assert plan.status == Status.SUCCEEDED, plan.outcome

@@ -98,6 +98,13 @@ def sdk(bootstrap, uc_sdk, storage_root):
     return uc_sdk
 
 
+def assert_missing(sdk, api_class, read, error_code: str) -> None:
+    """`read` (a call of `api_class` as the admin) finds nothing: a 404 with `error_code`."""
+    with pytest.raises(NotFoundException) as gone:
+        sdk.run(api_class, "admin", read)
+    assert error_code in gone.value.body
+
+
 @pytest.fixture
 def external_root(tmp_path):
     """A folder outside managed storage for external locations."""
@@ -134,9 +141,7 @@ def test_managed_volume_lifecycle(sdk, storage_root):
     renamed = sdk.run(VolumesApi, "admin", lambda api: api.update_volume(
         "shop.sales.raw", UpdateVolumeRequestContent(new_name="bronze", comment="renamed")))
     assert renamed.full_name == "shop.sales.bronze" and renamed.comment == "renamed"
-    with pytest.raises(NotFoundException) as gone:
-        sdk.run(VolumesApi, "admin", lambda api: api.get_volume("shop.sales.raw"))
-    assert "VOLUME_DOES_NOT_EXIST" in gone.value.body
+    assert_missing(sdk, VolumesApi, lambda api: api.get_volume("shop.sales.raw"), "VOLUME_DOES_NOT_EXIST")
 
     with pytest.raises(ApiException) as duplicate:
         sdk.run(VolumesApi, "admin", lambda api: api.create_volume(CreateVolumeRequestContent(
@@ -327,9 +332,7 @@ def test_sql_and_python_functions(sdk):
         sdk.run(FunctionsApi, "bob", lambda api: api.delete_function("shop.sales.score"))
 
     sdk.run(FunctionsApi, "admin", lambda api: api.delete_function("shop.sales.score"))
-    with pytest.raises(NotFoundException) as gone:
-        sdk.run(FunctionsApi, "admin", lambda api: api.get_function("shop.sales.score"))
-    assert "FUNCTION_DOES_NOT_EXIST" in gone.value.body
+    assert_missing(sdk, FunctionsApi, lambda api: api.get_function("shop.sales.score"), "FUNCTION_DOES_NOT_EXIST")
     assert not Grant.objects.filter(securable_type="function").exists()
 
 
@@ -393,9 +396,8 @@ def test_models_and_versions(sdk, storage_root):
     with pytest.raises(BadRequestException):
         sdk.run(RegisteredModelsApi, "admin", lambda api: api.delete_registered_model("shop.sales.attrition"))
     sdk.run(ModelVersionsApi, "admin", lambda api: api.delete_model_version("shop.sales.attrition", 2))
-    with pytest.raises(NotFoundException) as gone:
-        sdk.run(ModelVersionsApi, "admin", lambda api: api.get_model_version("shop.sales.attrition", 2))
-    assert "RESOURCE_DOES_NOT_EXIST" in gone.value.body
+    assert_missing(sdk, ModelVersionsApi, lambda api: api.get_model_version("shop.sales.attrition", 2),
+                   "RESOURCE_DOES_NOT_EXIST")
     # A deleted version's number is not given again (its files may still be being purged).
     assert new_version("file:///tmp/mlruns/3", "attrition").version == 3
     sdk.run(RegisteredModelsApi, "admin", lambda api: api.delete_registered_model("shop.sales.attrition", force=True))
@@ -513,9 +515,7 @@ def test_credentials(sdk, admin_client):
         sdk.run(CredentialsApi, "bob", lambda api: api.delete_credential("warehouse"))
 
     sdk.run(CredentialsApi, "admin", lambda api: api.delete_credential("warehouse"))
-    with pytest.raises(NotFoundException) as gone:
-        sdk.run(CredentialsApi, "admin", lambda api: api.get_credential("warehouse"))
-    assert "CREDENTIAL_DOES_NOT_EXIST" in gone.value.body
+    assert_missing(sdk, CredentialsApi, lambda api: api.get_credential("warehouse"), "CREDENTIAL_DOES_NOT_EXIST")
     assert not Grant.objects.filter(securable_name="warehouse").exists()
 
 
@@ -569,9 +569,8 @@ def test_external_locations(sdk, external_root, storage_root):
     with pytest.raises(BadRequestException):
         sdk.run(CredentialsApi, "admin", lambda api: api.delete_credential("files"))
     sdk.run(ExternalLocationsApi, "admin", lambda api: api.delete_external_location("archive"))
-    with pytest.raises(NotFoundException) as gone:
-        sdk.run(ExternalLocationsApi, "admin", lambda api: api.get_external_location("archive"))
-    assert "EXTERNAL_LOCATION_DOES_NOT_EXIST" in gone.value.body
+    assert_missing(sdk, ExternalLocationsApi, lambda api: api.get_external_location("archive"),
+                   "EXTERNAL_LOCATION_DOES_NOT_EXIST")
     sdk.run(CredentialsApi, "admin", lambda api: api.delete_credential("files", force=True))
     assert not ExternalLocation.objects.exists()
 

@@ -30,6 +30,14 @@ def sdk(bootstrap, uc_sdk):
     return uc_sdk
 
 
+@pytest.fixture
+def trips(sdk):
+    """Catalog shop, schema shop.sales and the external table shop.sales.trips, as the admin made them."""
+    sdk.run(CatalogsApi, "admin", lambda api: api.create_catalog(CreateCatalog(name="shop")))
+    sdk.run(SchemasApi, "admin", lambda api: api.create_schema(CreateSchema(name="sales", catalog_name="shop")))
+    sdk.run(TablesApi, "admin", lambda api: api.create_table(external_table()))
+
+
 def external_table(name="trips", schema="sales", catalog="shop"):
     return CreateTable(
         name=name,
@@ -136,10 +144,7 @@ def test_schema_and_table_lifecycle(sdk):
     assert not Table.objects.filter(schema__catalog__name="shop").exists()
 
 
-def test_catalog_delete_needs_force_when_not_empty(sdk):
-    sdk.run(CatalogsApi, "admin", lambda api: api.create_catalog(CreateCatalog(name="shop")))
-    sdk.run(SchemasApi, "admin", lambda api: api.create_schema(CreateSchema(name="sales", catalog_name="shop")))
-    sdk.run(TablesApi, "admin", lambda api: api.create_table(external_table()))
+def test_catalog_delete_needs_force_when_not_empty(sdk, trips):
     with pytest.raises(BadRequestException):
         sdk.run(CatalogsApi, "admin", lambda api: api.delete_catalog("shop"))
     assert Catalog.objects.filter(name="shop").exists()
@@ -147,20 +152,14 @@ def test_catalog_delete_needs_force_when_not_empty(sdk):
     assert not Catalog.objects.filter(name="shop").exists() and not Table.objects.exists()
 
 
-def test_percent_encoded_full_names(sdk, admin_client):
-    sdk.run(CatalogsApi, "admin", lambda api: api.create_catalog(CreateCatalog(name="shop")))
-    sdk.run(SchemasApi, "admin", lambda api: api.create_schema(CreateSchema(name="sales", catalog_name="shop")))
-    sdk.run(TablesApi, "admin", lambda api: api.create_table(external_table()))
+def test_percent_encoded_full_names(sdk, trips, admin_client):
     response = admin_client.get(f"{UC}/tables/shop%2Esales%2Etrips")
     assert response.status_code == 200, response.content
     assert response.json()["name"] == "trips"
     assert admin_client.get(f"{UC}/schemas/shop%252Esales").json()["full_name"] == "shop.sales"
 
 
-def test_grants_through_the_sdk(sdk):
-    sdk.run(CatalogsApi, "admin", lambda api: api.create_catalog(CreateCatalog(name="shop")))
-    sdk.run(SchemasApi, "admin", lambda api: api.create_schema(CreateSchema(name="sales", catalog_name="shop")))
-    sdk.run(TablesApi, "admin", lambda api: api.create_table(external_table()))
+def test_grants_through_the_sdk(sdk, trips):
 
     # What bob may not see answers as missing (no existence oracle).
     with pytest.raises(NotFoundException):
