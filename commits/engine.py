@@ -62,8 +62,8 @@ class _Planned:
     change: Change
     table: Table | None  # None: the change creates the table (assert-create)
     schema: Schema | None
-    metadata: object
-    current: object = None  # the metadata the change starts from (None for a created table)
+    metadata: formats.Metadata
+    columns: bool = True  # whether the UC columns change (formats.columns_changed)
     managed: bool = False  # a created table: its location is the managed one the catalog assigned
     table_id: object = None  # a created table: its row's id (commits.iceberg.row_id_for)
 
@@ -126,11 +126,10 @@ def _plan(caller: Principal, prefix: str, change: Change, locked: dict) -> _Plan
     catalog_iceberg.require_any(access, table, Privilege.MODIFY)
     if not change.requirements and not change.updates:
         raise InvalidParameter(f"A commit of {table.full_name} needs at least one requirement or update.")
-    current = formats.parse_metadata(table.iceberg.metadata_json)
-    formats.check_requirements(change.requirements, current)
-    metadata = formats.apply_updates(current, change.updates, metadata_location=table.iceberg.metadata_location)
-    grants.require_policy_unchanged_or_owner(access, current.properties, metadata.properties)
-    return _Planned(change, table, None, moved(caller, table, metadata), current=current)
+    step = formats.next_metadata(table.iceberg.metadata_json, change.requirements, change.updates,
+                                 metadata_location=table.iceberg.metadata_location)
+    grants.require_policy_unchanged_or_owner(access, step.properties_before, step.metadata.properties)
+    return _Planned(change, table, None, moved(caller, table, step.metadata), columns=step.columns_changed)
 
 
 def _plan_create(caller: Principal, catalog: Catalog, change: Change) -> _Planned:
@@ -140,11 +139,11 @@ def _plan_create(caller: Principal, catalog: Catalog, change: Change) -> _Planne
     validate_name(change.name, iceberg=True)
     if Table.objects.filter(schema=schema, name=change.name).exists():
         raise CommitFailed(f"Requirement failed: table {schema.full_name}.{change.name} already exists.")
-    metadata = formats.apply_updates(None, change.updates, metadata_location=None)
+    metadata = formats.Metadata(model=formats.apply_updates(None, change.updates, metadata_location=None))
     table_id = row_id_for(metadata.table_uuid)
     placed = locations.place_securable(caller=caller, schema=schema, value=metadata.location,
                                        securable_id=table_id)
-    metadata = metadata.model_copy(update={"location": placed.url})
+    metadata = metadata.with_location(placed.url)
     return _Planned(change, None, schema, metadata, managed=placed.managed, table_id=table_id)
 
 
@@ -160,8 +159,7 @@ def _write(caller: Principal, planned: _Planned) -> Loaded:
         prepare_location(metadata.location)
         state = swap(table, metadata, None)
     else:
-        state = swap(table, metadata, table.iceberg, columns=formats.columns_changed(planned.current, metadata),
-                     save=False)
+        state = swap(table, metadata, table.iceberg, columns=planned.columns, save=False)
     table.updated_at = timezone.now()
     table.updated_by = caller.name
     event = audit.event(principal=caller.name, action="commitIcebergTable", securable_type="table",

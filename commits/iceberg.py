@@ -37,7 +37,7 @@ def write_metadata_file(location: str, payload: str) -> None:
 SWAPPED_FIELDS = ["metadata_location", "metadata_json"]
 
 
-def swap(table: Table, metadata, current: IcebergMetadata | None, *, columns: bool = True,
+def swap(table: Table, metadata: formats.Metadata, current: IcebergMetadata | None, *, columns: bool = True,
          save: bool = True) -> IcebergMetadata:
     """Writes the next metadata file of `table` and points the table at it, in the caller's
     transaction: a new metadata row for a new table, else an update of `current` (read under the
@@ -45,7 +45,7 @@ def swap(table: Table, metadata, current: IcebergMetadata | None, *, columns: bo
     columns and properties follow its metadata; `columns` False when the schema and partition
     spec are the same as before."""
     location = formats.next_metadata_location(metadata.location, current.metadata_location if current else None)
-    payload = formats.serialize(metadata)
+    payload = metadata.text
     write_metadata_file(location, payload)
     if current is None:
         current = IcebergMetadata.objects.create(table=table, metadata_location=location, metadata_json=payload)
@@ -54,9 +54,9 @@ def swap(table: Table, metadata, current: IcebergMetadata | None, *, columns: bo
         if save:
             current.save(update_fields=SWAPPED_FIELDS)
     table.iceberg = current
-    if not isinstance(metadata, formats.ViewMetadata):
+    if not metadata.is_view:
         if columns:
-            replace_columns(table, formats.columns_of(metadata))
+            replace_columns(table, formats.columns_of(metadata.model))
         table.properties = dict(metadata.properties)
     table.storage_location = metadata.location
     return current
@@ -117,14 +117,14 @@ def _location_for(caller: Principal, schema: Schema, table_id, requested) -> tup
     return managed_location(schema, table_id), TableType.MANAGED
 
 
-def moved(caller: Principal, table: Table, metadata):
+def moved(caller: Principal, table: Table, metadata: formats.Metadata) -> formats.Metadata:
     """The metadata of an existing table or view after a `set-location` update has been checked by
     the location rule (with the location in canonical form); unchanged when it does not move."""
     if metadata.location == table.storage_location:
         return metadata
     placed = locations.place_securable(caller=caller, schema=table.schema, value=metadata.location,
                                        securable_id=table.id)
-    return metadata.model_copy(update={"location": placed.url})
+    return metadata.with_location(placed.url)
 
 
 def create_table(*, caller: Principal, prefix: str, namespace: str, body: dict,
@@ -152,13 +152,13 @@ def _create_table(*, caller: Principal, prefix: str, namespace: str, body: dict)
     require_free_name(schema, name)
     table_id = uuid.uuid4()
     location, table_type = _location_for(caller, schema, table_id, body.get("location"))
-    metadata = formats.create_metadata(
+    metadata = formats.Metadata(model=formats.create_metadata(
         schema=body["schema"], partition_spec=body.get("partition-spec"), write_order=body.get("write-order"),
         location=location, properties=properties, table_uuid=table_id,
-    )
+    ))
     if stage_only:
         prepare_location(location)
-        return Loaded(None, None, formats.serialize(metadata), catalog_iceberg.storage_config(location))
+        return Loaded(None, None, metadata.text, catalog_iceberg.storage_config(location))
     with transaction.atomic():
         table = new_row(caller=caller, schema=schema, name=name, table_id=table_id, location=location,
                          table_type=table_type)
@@ -299,7 +299,7 @@ def create_view(*, caller: Principal, prefix: str, namespace: str, body: dict) -
     with transaction.atomic():
         table = new_row(caller=caller, schema=schema, name=name, table_id=view_id, location=location,
                          table_type=TableType.VIEW, view=True)
-        state = swap(table, metadata, None)
+        state = swap(table, formats.Metadata(model=metadata), None)
         table.view_definition = formats.view_sql(metadata)
         table.save()
         audit.record(principal=caller.name, action="createIcebergView", securable_type="table",
@@ -315,10 +315,11 @@ def replace_view(*, caller: Principal, prefix: str, namespace: str, name: str, b
             raise InvalidParameter(f"A commit of view {table.full_name} needs at least one requirement or update.")
         current = formats.parse_view_metadata(table.iceberg.metadata_json)
         formats.check_view_requirements(body.get("requirements"), current)
-        metadata = moved(caller, table, formats.apply_view_updates(current, body.get("updates")))
+        updated = formats.apply_view_updates(current, body.get("updates"))
+        metadata = moved(caller, table, formats.Metadata(model=updated))
         grants.require_policy_unchanged_or_owner(access, current.properties, metadata.properties)
         state = swap(table, metadata, table.iceberg)
-        table.view_definition = formats.view_sql(metadata)
+        table.view_definition = formats.view_sql(metadata.model)
         table.updated_at = timezone.now()
         table.updated_by = caller.name
         table.save()

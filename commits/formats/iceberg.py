@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
@@ -22,6 +23,7 @@ from pyiceberg.exceptions import ValidationError as IcebergValidationError
 from pyiceberg.partitioning import PartitionSpec
 from pyiceberg.schema import Schema
 from pyiceberg.table.metadata import TableMetadata, TableMetadataUtil, TableMetadataV1, new_table_metadata
+from pyiceberg.table.refs import SnapshotRef
 from pyiceberg.table.sorting import SortOrder
 from pyiceberg.table.update import TableRequirement, TableUpdate, update_table_metadata
 from pyiceberg.view.metadata import ViewMetadata
@@ -216,6 +218,281 @@ def parse_metadata(text: str) -> TableMetadata:
 
 def serialize(metadata) -> str:
     return metadata.model_dump_json()
+
+
+# -- the metadata a commit writes -----------------------------------------------------------------
+class Metadata:
+    """The metadata a commit or create writes: its text (serialized once, written to storage,
+    stored and answered as it is) and what the catalog reads of it. It is held either as JSON
+    data (the common updates are applied there, see `next_metadata`) or as pyiceberg's model
+    (tables built or changed by the other updates, views); the other form is made on demand."""
+
+    __slots__ = ("_data", "_model", "_text")
+
+    def __init__(self, *, data: dict | None = None, model=None):
+        self._data, self._model, self._text = data, model, None
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = (json.dumps(self._data, ensure_ascii=False, separators=(",", ":")) if self._data is not None
+                          else serialize(self._model))
+        return self._text
+
+    @property
+    def model(self):
+        if self._model is None:
+            self._model = parse_metadata(self.text)
+        return self._model
+
+    @property
+    def is_view(self) -> bool:
+        return self._data is None and isinstance(self._model, ViewMetadata)
+
+    @property
+    def location(self) -> str:
+        return self._data["location"] if self._data is not None else self._model.location
+
+    @property
+    def properties(self) -> dict:
+        if self._data is not None:
+            return self._data["properties"]
+        return dict(self._model.properties)
+
+    @property
+    def table_uuid(self):
+        return self.model.table_uuid
+
+    def with_location(self, location: str) -> Metadata:
+        if self._data is not None:
+            return Metadata(data={**self._data, "location": location})
+        return Metadata(model=self._model.model_copy(update={"location": location}))
+
+
+@dataclass
+class Step:
+    """What a commit of an existing table does: the properties before (for the policy rule), the
+    metadata after, and whether the table's UC columns change (see `columns_changed`)."""
+
+    properties_before: dict
+    metadata: Metadata
+    columns_changed: bool
+
+
+def next_metadata(text: str, requirements, updates, *, metadata_location: str) -> Step:
+    """Checks `requirements` against the metadata in `text` and applies `updates` to it.
+
+    The updates that a data or property commit sends (snapshots, refs, properties, statistics)
+    are applied to the metadata's JSON form, in one pass, with pyiceberg's rules for each of
+    them (update_table_metadata: the same checks, the same snapshot log, metadata log and
+    last-updated-ms). Anything else, and any commit whose checks fail, is applied through
+    pyiceberg's models, so that rare updates and every error stay exactly pyiceberg's."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if _in_json_form(data) and all(_holds(requirement, data) for requirement in requirements):
+        properties_before = dict(data.get("properties") or {})
+        try:
+            return Step(properties_before, Metadata(data=_apply_json(data, updates, metadata_location)), False)
+        except _ByModel:
+            pass
+    current = parse_metadata(text)
+    check_requirements(requirements, current)
+    metadata = apply_updates(current, updates, metadata_location=metadata_location)
+    return Step(dict(current.properties), Metadata(model=metadata), columns_changed(current, metadata))
+
+
+class _ByModel(Exception):
+    """The commit is left to pyiceberg's models (an update outside the common ones, or a check
+    that fails: the model path raises pyiceberg's own error for it)."""
+
+
+# The keys pyiceberg writes for format version 2: those it always writes (fields with a value by
+# default), and those it writes when they have a value. Metadata with other keys, or without one
+# of the first, is written through the model, which normalises it.
+_V2_ALWAYS = frozenset({
+    "location", "table-uuid", "last-updated-ms", "last-column-id", "schemas", "current-schema-id",
+    "partition-specs", "default-spec-id", "properties", "snapshots", "snapshot-log", "metadata-log",
+    "sort-orders", "default-sort-order-id", "refs", "statistics", "partition-statistics", "format-version",
+    "last-sequence-number",
+})
+_V2_OPTIONAL = frozenset({"last-partition-id", "current-snapshot-id"})
+_JSON_ACTIONS = frozenset({
+    "set-properties", "remove-properties", "add-snapshot", "set-snapshot-ref", "remove-snapshot-ref",
+    "remove-snapshots", "set-statistics", "remove-statistics", "set-partition-statistics",
+    "remove-partition-statistics",
+})
+
+
+def _in_json_form(data) -> bool:
+    """Whether `data` is version 2 metadata as pyiceberg writes it (no key to add, drop or
+    clean up: every property a string, no `current-snapshot-id` of -1, a `main` ref for the
+    current snapshot)."""
+    if not isinstance(data, dict) or data.get("format-version") != 2:
+        return False
+    keys = data.keys()
+    if not _V2_ALWAYS <= keys or not keys <= _V2_ALWAYS | _V2_OPTIONAL:
+        return False
+    properties, refs = data["properties"], data["refs"]
+    if not isinstance(properties, dict) or not all(isinstance(value, str) for value in properties.values()):
+        return False
+    current = data.get("current-snapshot-id")
+    return isinstance(refs, dict) and (current is None or (current != -1 and "main" in refs))
+
+
+def _holds(requirement, data: dict) -> bool:
+    """Whether a requirement holds for JSON metadata; False for one that fails or that is not
+    one of these (the model path then decides, with pyiceberg's message)."""
+    kind = requirement.type
+    if kind == "assert-table-uuid":
+        return str(requirement.uuid) == str(data["table-uuid"]).lower()
+    if kind == "assert-ref-snapshot-id":
+        if not data["snapshots"] and requirement.ref != "main":
+            return False
+        ref = data["refs"].get(requirement.ref)
+        return requirement.snapshot_id == (ref["snapshot-id"] if ref is not None else None)
+    if kind == "assert-current-schema-id":
+        return requirement.current_schema_id == data["current-schema-id"]
+    if kind == "assert-last-assigned-field-id":
+        return requirement.last_assigned_field_id == data["last-column-id"]
+    if kind == "assert-last-assigned-partition-id":
+        return requirement.last_assigned_partition_id == data.get("last-partition-id")
+    if kind == "assert-default-spec-id":
+        return requirement.default_spec_id == data["default-spec-id"]
+    if kind == "assert-default-sort-order-id":
+        return requirement.default_sort_order_id == data["default-sort-order-id"]
+    return False
+
+
+def _without_none(values: dict) -> dict:
+    return {key: value for key, value in values.items() if value is not None}
+
+
+def _apply_json(data: dict, updates, metadata_location: str) -> dict:
+    """pyiceberg's update_table_metadata for the common updates, on JSON metadata (changed in
+    place: it is the caller's own parse). Raises _ByModel for anything else or any failed check."""
+    if not all(update.action in _JSON_ACTIONS for update in updates):
+        raise _ByModel
+    base_updated_ms = data["last-updated-ms"]
+    snapshots = {snapshot["snapshot-id"]: snapshot for snapshot in data["snapshots"]}
+    added: set[int] = set()
+    changed = False
+    for update in updates:
+        action = update.action
+        if action == "set-properties":
+            if update.updates:
+                data["properties"] = {**data["properties"], **update.updates}
+                changed = True
+        elif action == "remove-properties":
+            if update.removals:
+                properties = dict(data["properties"])
+                for key in update.removals:
+                    if key not in properties:
+                        raise _ByModel
+                    del properties[key]
+                data["properties"] = properties
+                changed = True
+        elif action == "add-snapshot":
+            snapshot = update.snapshot
+            sequence_number = snapshot.sequence_number
+            if (not data["schemas"] or not data["partition-specs"] or not data["sort-orders"]
+                    or snapshot.snapshot_id in snapshots or sequence_number is None
+                    or (sequence_number <= data["last-sequence-number"] and snapshot.parent_snapshot_id is not None)):
+                raise _ByModel
+            written = _dump(snapshot)
+            snapshots[snapshot.snapshot_id] = written
+            data["snapshots"] = [*data["snapshots"], written]
+            data["last-updated-ms"] = snapshot.timestamp_ms
+            data["last-sequence-number"] = sequence_number
+            added.add(snapshot.snapshot_id)
+            changed = True
+        elif action == "set-snapshot-ref":
+            try:
+                ref = _dump(SnapshotRef(snapshot_id=update.snapshot_id, snapshot_ref_type=update.type,
+                                        min_snapshots_to_keep=update.min_snapshots_to_keep,
+                                        max_snapshot_age_ms=update.max_snapshot_age_ms,
+                                        max_ref_age_ms=update.max_ref_age_ms))
+            except (ValidationError, IcebergValidationError, ValueError):
+                raise _ByModel from None
+            existing = data["refs"].get(update.ref_name)
+            if existing is not None and _without_none(existing) == ref:
+                continue
+            snapshot = snapshots.get(update.snapshot_id)
+            if snapshot is None:
+                raise _ByModel
+            if update.snapshot_id in added:
+                data["last-updated-ms"] = snapshot["timestamp-ms"]
+            if update.ref_name == "main":
+                data["current-snapshot-id"] = update.snapshot_id
+                if update.snapshot_id not in added:
+                    data["last-updated-ms"] = _now_ms()
+                data["snapshot-log"] = [*data["snapshot-log"],
+                                        {"snapshot-id": update.snapshot_id, "timestamp-ms": data["last-updated-ms"]}]
+            data["refs"] = {**data["refs"], update.ref_name: ref}
+            changed = True
+        elif action == "remove-snapshot-ref":
+            changed = _remove_ref(data, update.ref_name, snapshots) or changed
+        elif action == "remove-snapshots":
+            removed = set(update.snapshot_ids)
+            statistics_removed = [s["snapshot-id"] for s in data["statistics"] if s["snapshot-id"] in removed]
+            if not removed <= snapshots.keys() or len(statistics_removed) != len(set(statistics_removed)):
+                raise _ByModel  # pyiceberg fails on an unknown id, and on two statistics files of one snapshot
+            for name, ref in list(data["refs"].items()):
+                if ref["snapshot-id"] in removed:
+                    _remove_ref(data, name, snapshots)
+            data["statistics"] = [s for s in data["statistics"] if s["snapshot-id"] not in removed]
+            kept = []
+            for snapshot in data["snapshots"]:
+                if snapshot["snapshot-id"] in removed:
+                    continue
+                if snapshot.get("parent-snapshot-id") in removed:
+                    snapshot = {key: value for key, value in snapshot.items() if key != "parent-snapshot-id"}
+                kept.append(snapshot)
+            data["snapshots"] = kept
+            snapshots = {snapshot["snapshot-id"]: snapshot for snapshot in kept}
+            data["snapshot-log"] = [entry for entry in data["snapshot-log"] if entry["snapshot-id"] not in removed]
+            changed = True
+        elif action in ("set-statistics", "set-partition-statistics"):
+            field, statistics = (("statistics", update.statistics) if action == "set-statistics"
+                                 else ("partition-statistics", update.partition_statistics))
+            data[field] = [*(s for s in data[field] if s["snapshot-id"] != statistics.snapshot_id), _dump(statistics)]
+            changed = True
+        else:  # remove-statistics, remove-partition-statistics
+            field = "statistics" if action == "remove-statistics" else "partition-statistics"
+            kept = [s for s in data[field] if s["snapshot-id"] != update.snapshot_id]
+            if len(kept) == len(data[field]):
+                raise _ByModel
+            data[field] = kept
+            changed = True
+    if changed and metadata_location:
+        try:
+            kept_entries = max(1, int(data["properties"].get(_PREVIOUS_VERSIONS_MAX) or _PREVIOUS_VERSIONS_DEFAULT))
+        except ValueError:
+            raise _ByModel from None
+        log = data["metadata-log"]
+        data["metadata-log"] = [*log[max(0, len(log) - kept_entries + 1):],
+                                {"metadata-file": metadata_location, "timestamp-ms": base_updated_ms}]
+    if changed and data["last-updated-ms"] == base_updated_ms:
+        data["last-updated-ms"] = _now_ms()
+    return data
+
+
+_PREVIOUS_VERSIONS_MAX = "write.metadata.previous-versions-max"
+_PREVIOUS_VERSIONS_DEFAULT = 100
+
+
+def _remove_ref(data: dict, name: str, snapshots: dict) -> bool:
+    """pyiceberg's remove-snapshot-ref: True when the ref existed and is gone."""
+    ref = data["refs"].get(name)
+    if ref is None:
+        return False
+    if ref["snapshot-id"] not in snapshots:
+        raise _ByModel
+    data["refs"] = {key: value for key, value in data["refs"].items() if key != name}
+    if name == "main":
+        data.pop("current-snapshot-id", None)
+    return True
 
 
 def metadata_version(metadata_location: str | None) -> int:
