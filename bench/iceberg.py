@@ -1,9 +1,11 @@
-"""Iceberg REST numbers: loadTable latency for a table with 1,000 snapshots, commits per second on
+"""Iceberg REST numbers: loadTable latency for a table with 1,000 snapshots (and UC GET table) beside a
+bare SQL round trip that reads the same rows, commits per second on
 one table and on many, listing 10,000 tables, and pyiceberg commits through ucweb beside pyiceberg's
 own SqlCatalog on the same PostgreSQL and the same storage.
 
     .venv/bin/python bench/iceberg.py            # BENCH_DATABASE_URL picks the PostgreSQL database
     .venv/bin/python bench/iceberg.py --peer-only --seconds 5    # only ucweb vs SqlCatalog
+    .venv/bin/python bench/iceberg.py --reads-only               # only loadTable / GET table vs bare SQL
 
 It serves ucweb with gunicorn on a fresh database (`ucweb_bench_iceberg` on the local PostgreSQL
 unless BENCH_DATABASE_URL says otherwise), drives it over HTTP, and prints a Markdown table.
@@ -82,6 +84,65 @@ def load_latency(client, namespace, name, count):
         timings.append(time.perf_counter() - started)
         assert response.status == 200
     return timings
+
+
+# The floor of a loadTable: one round trip on the same PostgreSQL, from the same process, that reads
+# what a loadTable reads (the table row, its schema and catalog, and the metadata row that holds
+# the current metadata file's text), over one connection in autocommit.
+BARE_LOAD = """
+SELECT t.*, s.path, c.name, m.metadata_location, m.metadata_json
+FROM catalog_table t
+JOIN catalog_schema s ON s.id = t.schema_id
+JOIN catalog_catalog c ON c.id = s.catalog_id
+JOIN commits_icebergmetadata m ON m.table_id = t.id
+WHERE c.name = %s AND s.path = %s AND t.name = %s"""
+
+
+def bare_sql_latency(database_url, catalog, namespace, name, count):
+    import psycopg
+
+    timings = []
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        for _ in range(count):
+            started = time.perf_counter()
+            row = conn.execute(BARE_LOAD, (catalog, namespace, name)).fetchone()
+            timings.append(time.perf_counter() - started)
+            assert row is not None
+    return timings
+
+
+def timed(call, count):
+    timings = []
+    for _ in range(count):
+        started = time.perf_counter()
+        call()
+        timings.append(time.perf_counter() - started)
+    return timings
+
+
+def load_rows(client, server, database_url, name, loads):
+    """loadTable and UC GET table of one table, beside the bare SQL round trip, with the server's
+    CPU time per request."""
+    size = len(client.call("GET", f"{ICEBERG}/namespaces/bench/tables/{name}").data)
+    bare = percentile(bare_sql_latency(database_url, "unity", "bench", name, loads), .5)
+    rows = [(f"bare SQL round trip (psycopg: table, schema, catalog and metadata rows, {size // 1024} KiB)",
+             f"{bare:.2f}", "", "1.00x", "")]
+
+    def measured(label, path, status):
+        def call():
+            response = client.call("GET", path)
+            response.data  # noqa: B018 - read the whole body
+            assert response.status == status, response.data[:300]
+
+        cpu = server.cpu_seconds()
+        timings = timed(call, loads)
+        cpu_ms = (server.cpu_seconds() - cpu) * 1000 / loads
+        p50 = percentile(timings, .5)
+        rows.append((label, f"{p50:.2f}", f"{percentile(timings, .99):.2f}", f"{p50 / bare:.2f}x", f"{cpu_ms:.2f}"))
+
+    measured("loadTable", f"{ICEBERG}/namespaces/bench/tables/{name}", 200)
+    measured("UC GET table", f"/api/2.1/unity-catalog/tables/unity.bench.{name}", 200)
+    return rows
 
 
 def commit_rate(client, namespace, names, writers, seconds):
@@ -185,13 +246,14 @@ def pyiceberg_rate(make_catalog, namespace, names, writers, seconds, append):
     return counts["ok"] / (time.perf_counter() - started), counts["conflict"], latencies
 
 
-def peer_rows(server_url, token, database_url, storage, seconds):
-    """ucweb vs SqlCatalog, metadata-only commits and appends, 1 and 8 writers over 100 tables."""
+def peer_rows(server, token, database_url, storage, seconds):
+    """ucweb vs SqlCatalog, metadata-only commits and appends, 1 and 8 writers over 100 tables,
+    with the server's CPU time per ucweb commit."""
     from pyiceberg.schema import Schema as IcebergSchema
 
     schema = IcebergSchema.model_validate(SCHEMA)
     names = [f"peer_{i}" for i in range(PEER_TABLES)]
-    peers = {"ucweb": lambda: rest_catalog(server_url, token), "SqlCatalog": lambda: sql_catalog(database_url, storage)}
+    peers = {"ucweb": lambda: rest_catalog(server.url, token), "SqlCatalog": lambda: sql_catalog(database_url, storage)}
     for label, make in peers.items():
         catalog = make()
         catalog.create_namespace("peer")
@@ -200,12 +262,15 @@ def peer_rows(server_url, token, database_url, storage, seconds):
     rows = []
     for append in (False, True):
         for writers in (1, 8):
-            measured = {label: pyiceberg_rate(make, "peer", names, writers, seconds, append)
-                        for label, make in peers.items()}
-            (ours, our_conflicts, our_latencies), (theirs, their_conflicts, their_latencies) = measured.values()
+            cpu = server.cpu_seconds()
+            ours, our_conflicts, our_latencies = pyiceberg_rate(peers["ucweb"], "peer", names, writers, seconds, append)
+            cpu_ms = (server.cpu_seconds() - cpu) * 1000 / max(1, len(our_latencies))
+            theirs, their_conflicts, their_latencies = pyiceberg_rate(peers["SqlCatalog"], "peer", names, writers,
+                                                                      seconds, append)
             what = "append (10 rows)" if append else "metadata-only (set-properties)"
             rows.append((f"{what}, {writers} writer(s), {PEER_TABLES} tables",
                          f"{ours:.0f} ({our_conflicts} conflicts)", f"{percentile(our_latencies, .5):.1f}",
+                         f"{cpu_ms:.1f}",
                          f"{theirs:.0f} ({their_conflicts} conflicts)", f"{percentile(their_latencies, .5):.1f}",
                          f"{ours / theirs:.2f}x"))
     return rows
@@ -219,13 +284,16 @@ def main():
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--peer-only", action="store_true", help="only ucweb beside pyiceberg's SqlCatalog")
+    parser.add_argument("--reads-only", action="store_true",
+                        help="only loadTable and UC GET table beside the bare SQL round trip")
     args = parser.parse_args()
 
     bench = start("postgres://postgres@127.0.0.1:5432/ucweb_bench_iceberg", args.workers)
     server, token, database_url, storage = bench.server, bench.token, bench.database_url, bench.storage
-    rows, peer = [], []
+    rows, peer, loads = [], [], []
     try:
-        peer = peer_rows(server.url, token, database_url, storage, args.seconds)
+        if not args.reads_only:
+            peer = peer_rows(server, token, database_url, storage, args.seconds)
         if args.peer_only:
             return
         client = Client(server.url, token, pool=32)
@@ -235,6 +303,9 @@ def main():
         for _ in range(args.snapshots):
             status, metadata = client.add_snapshot("bench", "history", metadata)
             assert status == 200
+        loads = load_rows(client, server, database_url, "history", args.loads)
+        if args.reads_only:
+            return
         size = len(client.call("GET", f"{ICEBERG}/namespaces/bench/tables/history").data)
         timings = load_latency(client, "bench", "history", args.loads)
         rows.append((f"loadTable, {args.snapshots} snapshots ({size // 1024} KiB)", f"{percentile(timings, .5):.1f}",
@@ -280,21 +351,27 @@ def main():
         rows.append((f"list tables in pages of 1000 ({pages} requests)", f"{paged * 1000:.0f}", "", ""))
     finally:
         server.stop()
-        print_tables(args, rows, peer)
+        print_tables(args, rows, peer, loads)
 
 
-def print_tables(args, rows, peer):
-    print(f"\nucweb Iceberg REST, served as `make run` serves it ({args.workers} workers), {os.cpu_count()} CPUs shared "
-          f"by server, clients and PostgreSQL\n")
-    print("| measurement | p50 ms | p99 ms | rate |")
-    print("|---|--:|--:|---|")
+def _print(header, rows):
+    print(header)
+    print("|" + "|".join("---" if index == 0 else "--:" for index in range(header.count("|") - 1)) + "|")
     for row in rows:
         print("| " + " | ".join(row) + " |")
+
+
+def print_tables(args, rows, peer, loads):
+    print(f"\nucweb Iceberg REST, served as `make run` serves it ({args.workers} workers), {os.cpu_count()} CPUs shared "
+          f"by server, clients and PostgreSQL\n")
+    if loads:
+        print(f"Reading one table ({args.snapshots} snapshots), 1 client, beside the bare SQL round trip\n")
+        _print("| read | p50 ms | p99 ms | p50 / bare SQL | server CPU ms |", loads)
+        print()
+    _print("| measurement | p50 ms | p99 ms | rate |", rows)
     print("\npyiceberg commits through ucweb and through pyiceberg's SqlCatalog (same PostgreSQL, same storage)\n")
-    print("| commit | ucweb commits/s | ucweb p50 ms | SqlCatalog commits/s | SqlCatalog p50 ms | ucweb / SqlCatalog |")
-    print("|---|--:|--:|--:|--:|--:|")
-    for row in peer:
-        print("| " + " | ".join(row) + " |")
+    _print("| commit | ucweb commits/s | ucweb p50 ms | ucweb server CPU ms/commit | SqlCatalog commits/s "
+           "| SqlCatalog p50 ms | ucweb / SqlCatalog |", peer)
 
 
 if __name__ == "__main__":
