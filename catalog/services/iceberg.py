@@ -149,12 +149,9 @@ def list_tables(*, caller: Principal, prefix: str, namespace: str, view: bool = 
 
 def find(caller: Principal, prefix: str, namespace, name: str, *, view: bool,
           for_update: bool = False) -> tuple[Table, grants.Access]:
-    """The table or view and the caller's access to it. A hit costs three queries: the warehouse,
-    the table with its metadata, and the caller's grants on the chain."""
+    """The table or view and the caller's access to it. A hit costs two queries: the table with its
+    schema, warehouse and metadata, and the caller's grants on the chain."""
     missing = ViewDoesNotExist if view else TableDoesNotExist
-    catalog = Catalog.objects.filter(name=prefix).first()
-    if catalog is None:
-        raise _no_warehouse(prefix)
     levels = namespace_levels(namespace)
     # Spark resolves `db.t.snapshots` by loading table `snapshots` in namespace `db.t` first: a
     # namespace that does not exist must answer "no such table", not "no such namespace".
@@ -165,7 +162,7 @@ def find(caller: Principal, prefix: str, namespace, name: str, *, view: bool,
         queryset = Table.objects.select_related("schema__catalog").select_for_update(of=("self",))
     else:
         queryset = Table.objects.select_related("schema__catalog", "iceberg")
-    table = queryset.filter(kind_filter(view), schema__catalog=catalog, schema__path=namespace_path(levels),
+    table = queryset.filter(kind_filter(view), schema__catalog__name=prefix, schema__path=namespace_path(levels),
                             name=name).first()
     # Locked, the table's metadata is read by a statement of its own (the lazy `table.iceberg`),
     # so it is the version the lock protects (see commits.engine.lock).
