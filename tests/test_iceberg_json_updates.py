@@ -230,3 +230,12 @@ def test_metadata_that_is_not_in_the_written_form_goes_through_the_models():
     data["current-snapshot-id"], data["refs"] = -1, {}
     table.text = json.dumps(data)
     table.commit([{"action": "set-properties", "updates": {"a": "2"}}], json_form=False)
+
+
+def test_text_is_written_as_ascii():
+    """A value with a lone surrogate (valid JSON, not encodable as UTF-8) stays writable."""
+    text, location = _new_table()
+    step = formats.next_metadata(text, [], formats.parse_updates(
+        [{"action": "set-properties", "updates": {"comment": "café \ud800"}}]), metadata_location=location)
+    assert step.metadata.text.isascii()
+    assert json.loads(step.metadata.text)["properties"]["comment"] == "café \ud800"

@@ -235,7 +235,8 @@ class Metadata:
     @property
     def text(self) -> str:
         if self._text is None:
-            self._text = (json.dumps(self._data, ensure_ascii=False, separators=(",", ":")) if self._data is not None
+            # ASCII with escapes: a string the client sent with a lone surrogate stays writable.
+            self._text = (json.dumps(self._data, separators=(",", ":")) if self._data is not None
                           else serialize(self._model))
         return self._text
 
