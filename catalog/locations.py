@@ -66,12 +66,19 @@ def _lexical(value, *, field: str, schemes) -> Location:
             f"{', '.join(sorted(schemes))}."
         )
     segments = [segment for segment in location.path.split("/") if segment]
-    # A second decoding must not reveal a '.' or '..' either: some clients decode URLs again.
-    if any(unquote(segment) in (".", "..") for segment in segments):
+    # No further decoding may reveal a '.' or '..' either: some clients decode URLs again.
+    if any(_decoded_fully(segment) in (".", "..") for segment in segments):
         raise InvalidParameter(f"{field} {value!r} may not contain '.' or '..' segments.")
     if location.scheme != "file":
         location = Location(location.scheme, location.authority, "/" + "/".join(segments))
     return location
+
+
+def _decoded_fully(segment: str) -> str:
+    """`segment` percent-decoded until decoding changes nothing (each round shortens it)."""
+    while (decoded := unquote(segment)) != segment:
+        segment = decoded
+    return segment
 
 
 def _real(location: Location) -> Location:
@@ -331,6 +338,38 @@ def registrable_metadata_file(*, caller: Principal, value, field: str = "metadat
     return url
 
 
+def file_inside_table(value, table_location: str, *, field: str) -> str:
+    """The canonical URL of a file that a table reports as its own (the Iceberg metadata of a
+    UniForm Delta table), which is what gets stored and served: it lies inside the table's
+    location. Anything else (another table's directory, a path outside every storage root) would
+    be served to readers as this table's. On file:// the check follows symbolic links; a client
+    with access to the disk could still link the path elsewhere afterwards, which reaches only
+    readers that follow it with their own access: the server never reads that file."""
+    try:
+        url = canonical(value, field=field, schemes=None)
+        root = canonical(table_location, schemes=None)
+    except InvalidParameter:
+        url = root = None
+    if url is None or not _strictly_inside(url, root):
+        raise InvalidParameter(f"{field} must be inside the table's location {table_location}.")
+    return url
+
+
+def is_file_inside_table(url, table_location: str) -> bool:
+    """Whether a stored `url` is what `file_inside_table` answers for a file inside the table,
+    judged from the text alone (no file system, no query): rows written before that rule may
+    hold anything."""
+    try:
+        lexical, root = _lexical(url, field="", schemes=None).url, _lexical(table_location, field="", schemes=None).url
+    except InvalidParameter:
+        return False
+    return lexical == url and _strictly_inside(url, root)
+
+
+def _strictly_inside(url: str, root: str) -> bool:
+    return url != root and is_within(url, root)
+
+
 # -- 3. acting on a securable's own location ------------------------------------------------------------
 def foreign_holder(url: str, *, own_id=None) -> Holder | None:
     """A live securable (other than `own_id`) that acting on everything under `url` would reach:
@@ -359,7 +398,7 @@ def require_own_location(url: str, *, own_id, what: str) -> None:
 
 __all__ = [
     "LOCATION_SCHEMES", "RECORDED_SCHEMES", "Holder", "Placed", "ancestors", "canonical", "containing_location",
-    "foreign_holder", "holders", "is_within", "managed_location", "managed_roots",
+    "file_inside_table", "foreign_holder", "holders", "is_file_inside_table", "is_within", "managed_location", "managed_roots",
     "overlapping_managed_root", "overlaps", "place_root", "place_securable", "registrable_metadata_file",
     "require_external_location",
     "require_outside_managed_storage", "require_own_location",

@@ -9,7 +9,7 @@ import dataclasses
 from django.conf import settings
 from django.db import transaction
 
-from catalog import resolve
+from catalog import locations, resolve
 from catalog.choices import Privilege, SecurableType
 from catalog.models import Principal, Table
 from catalog.services import grants
@@ -85,8 +85,8 @@ def write_commit(*, caller: Principal, body: dict, by_catalog: bool = False) -> 
             raise InvalidParameter(f"Table {table.full_name} is not a catalog-managed Delta table.")
         _same_location(table, request["table_uri"])
         if uniform is not None:
-            wire.require_inside_table(uniform["metadata_location"], table.storage_location,
-                                      field="uniform.iceberg.metadata_location")
+            uniform["metadata_location"] = locations.file_inside_table(
+                uniform["metadata_location"], table.storage_location, field="uniform.iceberg.metadata_location")
         ratification = Ratification(table, caller)
         if published is not None:
             ratification.backfill(published)

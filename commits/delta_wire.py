@@ -4,8 +4,8 @@ against its shape, and the OpenAPI document is generated from the same shapes
 (catalog.api.wire_schema), so what the document promises is what the parser takes. The rules a
 member's type cannot say (a file name that is not a path, a histogram's boundaries) are the
 shape's `build`, here too; the services (commits.delta) decide the rest under the row lock.
-The Delta REST API (commits.delta_v1) reads a commit through COMMIT_INFO in its own spelling, and
-holds a UniForm metadata location to the same rule (`require_inside_table`).
+The Delta REST API (commits.delta_v1) reads a commit through COMMIT_INFO in its own spelling; both
+APIs hold a UniForm metadata location to catalog.locations.file_inside_table.
 
 A worked reading: `read(COMMIT_REQUEST, {"table_id": "…", "table_uri": "s3://b/t",
 "commit_info": {"version": "3", …}})` checks each member in order, reads the digit string "3" as
@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any, Callable, get_args, get_origin
 from uuid import UUID
 
-from catalog import locations
 from catalog.services.common import validate_properties
 from catalog.services.tables import validate_columns
 from commits.formats import delta_log, delta_types
@@ -226,19 +225,6 @@ UNIFORM_ICEBERG = Shape("DeltaUniformIceberg", (
     Member("base_converted_delta_version", int, minimum=0),
 ), build=_present)
 UNIFORM = Shape("DeltaUniform", (Member("iceberg", UNIFORM_ICEBERG, required=True),), build=_iceberg)
-
-
-def require_inside_table(metadata_location: str, table_location: str, *, field: str) -> None:
-    """The one rule for the Iceberg metadata a UniForm table reports, through either Delta API: it
-    lies inside the table's own location. Anything else (another table's directory, a path outside
-    every storage root) would be served to Iceberg readers as this table's metadata."""
-    try:
-        url = locations.canonical(metadata_location, field=field, schemes=None)
-        root = locations.canonical(table_location, schemes=None)
-    except InvalidParameter:
-        url = root = None
-    if url is None or url == root or not locations.is_within(url, root):
-        raise InvalidParameter(f"{field} must be inside the table's location {table_location}.")
 
 
 # -- requests ------------------------------------------------------------------------------------------

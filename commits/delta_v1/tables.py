@@ -111,7 +111,7 @@ def describe(table: Table) -> dict:
             for row in _pending_commits(table)
         ]
         body["latest-table-version"] = table.latest_version
-    uniform = render_uniform(table.uniform_iceberg)
+    uniform = render_uniform(table.uniform_iceberg, table.storage_location)
     if uniform is not None:
         body["uniform"] = uniform
     return body

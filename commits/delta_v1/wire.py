@@ -8,9 +8,10 @@ import json
 
 from django.utils import timezone
 
+from catalog import locations
 from catalog.models import Table
 from catalog.services.tables import validate_columns
-from commits.delta_wire import COMMIT_INFO, integer, read, require_inside_table
+from commits.delta_wire import COMMIT_INFO, integer, read
 from commits.formats import delta_log, delta_types
 from commits.formats import delta_protocol as dp
 from ucweb.errors import AlreadyExists, CatalogError, InvalidParameter
@@ -178,9 +179,9 @@ def parse_uniform(value, *, location: str, field: str = "uniform") -> dict | Non
     metadata_location = iceberg.get("metadata-location")
     if not isinstance(metadata_location, str) or not metadata_location:
         raise InvalidParameter(f"{field}.iceberg.metadata-location is required.")
-    require_inside_table(metadata_location, location, field=f"{field}.iceberg.metadata-location")
     clean = {
-        "metadata_location": metadata_location,
+        "metadata_location": locations.file_inside_table(metadata_location, location,
+                                                         field=f"{field}.iceberg.metadata-location"),
         "converted_delta_version": json_int(iceberg.get("converted-delta-version"),
                                         f"{field}.iceberg.converted-delta-version", minimum=0),
         "converted_delta_timestamp": json_int(iceberg.get("converted-delta-timestamp"),
@@ -193,8 +194,10 @@ def parse_uniform(value, *, location: str, field: str = "uniform") -> dict | Non
     return clean
 
 
-def render_uniform(stored: dict | None) -> dict | None:
-    if not stored:
+def render_uniform(stored: dict | None, location: str) -> dict | None:
+    """The stored UniForm metadata of the table at `location`; none when the metadata location is
+    not inside the table (a row written before that was checked), which readers must not follow."""
+    if not stored or not locations.is_file_inside_table(stored.get("metadata_location"), location):
         return None
     iceberg = {"metadata-location": stored.get("metadata_location"),
                "converted-delta-version": stored.get("converted_delta_version")}
