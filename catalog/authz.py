@@ -24,10 +24,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from django.db import connection
 from django.db.models import Q
+from django.db.models.expressions import RawSQL
 
 from catalog.choices import Privilege, SecurableType
-from catalog.models import Grant, Metastore, Principal
+from catalog.models import Grant, Metastore, Principal, Schema, Table
 from ucweb.errors import CatalogError, PermissionDenied
 
 
@@ -137,13 +139,21 @@ class Access:
     @classmethod
     def load(cls, principal: Principal, securable) -> Access:
         chain = chain_of(securable)
+        pairs = () if principal.is_metastore_admin else Grant.objects.filter(
+            principal=principal.name, securable_id__in=[link.id for link in chain]
+        ).values_list("securable_id", "privilege")
+        return cls.from_held(principal, chain, pairs)
+
+    @classmethod
+    def from_held(cls, principal: Principal, chain: list, pairs) -> Access:
+        """The access from the (securable id, privilege) pairs of the principal's grants; ids may
+        be UUIDs or their text, and pairs on securables outside the chain are ignored."""
+        ids = {str(link.id): link.id for link in chain}
         held: dict = {}
-        if not principal.is_metastore_admin:
-            rows = Grant.objects.filter(
-                principal=principal.name, securable_id__in=[s.id for s in chain]
-            ).values_list("securable_id", "privilege")
-            for securable_id, privilege in rows:
-                held.setdefault(securable_id, set()).add(privilege)
+        for securable_id, privilege in pairs:
+            key = ids.get(str(securable_id))
+            if key is not None:
+                held.setdefault(key, set()).add(privilege)
         return cls(principal=principal, chain=chain, _held=held)
 
     @property
@@ -196,6 +206,39 @@ class Access:
     def require(self, allowed: bool, message: str) -> None:
         if not allowed:
             raise PermissionDenied(message)
+
+
+# -- grants read with the row ---------------------------------------------------------------------
+# A request that reads (and locks) a table row reads the caller's grants on the table, its schema
+# and its catalog in the same statement, as "<securable id> <privilege>" texts in the row's
+# attribute HELD_GRANTS: its access costs no query of its own. The column is SQL
+# (HELD_GRANTS_SQL, which commits.rows writes into its own statement): the ORM's compilation of
+# a nested queryset cost more CPU per request than the round trip it saves.
+HELD_GRANTS = "held_grants"
+_TABLE, _SCHEMA = Table._meta.db_table, Schema._meta.db_table
+HELD_GRANTS_SQL = (
+    f'ARRAY(SELECT g.securable_id::text || \' \' || g.privilege FROM {Grant._meta.db_table} g '
+    f'WHERE g.principal = %s AND g.securable_id IN ("{_TABLE}"."id", "{_TABLE}"."schema_id", '
+    f'(SELECT s.catalog_id FROM {_SCHEMA} s WHERE s.id = "{_TABLE}"."schema_id")))'
+)
+
+
+def with_held_grants(tables, caller: Principal):
+    """The table rows of `tables`, each with the caller's grants on its chain (PostgreSQL; a
+    metastore admin needs none)."""
+    if connection.vendor != "postgresql" or caller.is_metastore_admin:
+        return tables
+    return tables.annotate(**{HELD_GRANTS: RawSQL(HELD_GRANTS_SQL, (caller.name,))})
+
+
+def access_to_read(caller: Principal, table) -> Access:
+    """The caller's access to a table read by `with_held_grants`: no query, unless the grants did
+    not come with the row (another database) or the chain is longer than table, schema and
+    catalog (a nested namespace, whose parents' grants count too)."""
+    held = getattr(table, HELD_GRANTS, None)
+    if table.schema.parent_id is not None or (held is None and not caller.is_metastore_admin):
+        return Access.load(caller, table)
+    return Access.from_held(caller, chain_of(table), (item.split(" ", 1) for item in held or ()))
 
 
 def describe(securable) -> str:
@@ -267,14 +310,17 @@ NAMED = object()  # `missing` default: the not-found error of the hidden link, b
 
 # -- the checks -------------------------------------------------------------------------------------
 def require(caller: Principal, obj, action: Action, *, access: Access | None = None,
-            missing: CatalogError | Callable[[object], CatalogError] | None = NAMED) -> Access:
+            missing: CatalogError | Callable[[object], CatalogError] | None = NAMED,
+            refused: str | None = None) -> Access:
     """The caller's access to `obj` once they may do `action` with it; otherwise an error.
 
     A caller who may not see `obj` gets `missing`: by default the error a lookup by name gives for
     the outermost link hidden from them; an error (or a function of the hidden row) when the
     caller named the object otherwise (an id, an Iceberg namespace). `missing=None` when the caller
-    did not name the object at all (the external location containing a path they sent): then the
-    USE privileges on its containers and the action are checked, each with a 403."""
+    did not name the object at all (the external location containing a path they sent) or when an
+    API answers an object it found a 403: then the USE privileges on its containers and the action
+    (seeing it too) are checked, each with a 403. `refused`: the message of the action's 403 where
+    an API words it its own way (Polaris's "table-like"), instead of `refusal`'s."""
     if access is None:
         access = Access.load(caller, obj)
     securable_type = type_of(obj)
@@ -290,11 +336,11 @@ def require(caller: Principal, obj, action: Action, *, access: Access | None = N
             else:
                 error = missing
             raise hidden(error)
-    if action in (Action.SEE, Action.USE):
+    if action == Action.USE or (action == Action.SEE and missing is not None):
         return access
     rule = rule_for(securable_type, action)
     if not access.allows(rule):
-        raise PermissionDenied(refusal(obj, action, rule))
+        raise PermissionDenied(refused or refusal(obj, action, rule))
     return access
 
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 from django.db.models import Q
 
 from catalog import authz
+from catalog.authz import Access, Action
 from catalog.choices import Privilege, SecurableType
 from catalog.models import (
     Catalog,
@@ -47,8 +48,7 @@ from catalog.models import (
     Table,
     Volume,
 )
-from catalog.services import grants
-from catalog.services.names import namespace_path, quote_part, schema_paths, split_nested_full_name
+from catalog.services.names import namespace_levels, namespace_path, quote_part, schema_paths, split_nested_full_name
 from ucweb.errors import (
     CatalogDoesNotExist,
     CatalogError,
@@ -66,15 +66,16 @@ from ucweb.errors import (
 )
 from ucweb.ids import parse_uuid
 
-# The visibility rule is authz's (one copy); it is named here too, where lookups use it.
-SEEN_WITH, METASTORE_LEVEL, hidden_level, hidden = authz.SEEN_WITH, authz.METASTORE_LEVEL, authz.hidden_level, authz.hidden
-
-
 # -- "not found", worded as Unity Catalog words it (clients match on `Catalog not found: <name>`) --
 # A missing securable and one the caller may not see answer with the same error. Schemas are
 # named by their path (`a.b`, `` `new.db` ``), so that nested and dotted names read back alike.
 def catalog_not_found(name: str) -> CatalogDoesNotExist:
     return CatalogDoesNotExist(f"Catalog not found: {name}")
+
+
+def warehouse_not_found(prefix: str) -> CatalogDoesNotExist:
+    """A catalog named as an Iceberg REST warehouse (the path's prefix)."""
+    return CatalogDoesNotExist(f"Warehouse (catalog) '{prefix}' does not exist.")
 
 
 def schema_not_found(catalog_name: str, path: str) -> SchemaDoesNotExist:
@@ -114,35 +115,15 @@ def external_location_not_found(name) -> ExternalLocationDoesNotExist:
 
 
 # -- what a caller sees ---------------------------------------------------------------------------
-def schema_level(access: grants.Access) -> int | None:
-    """The index in `access.chain` of the innermost schema (None for a catalog's chain)."""
-    return access.schema_level() if len(access.chain) > 1 else None
-
-
-def reveal(caller, row, securable_type: str, missing: CatalogError):
+def reveal(caller, row, missing: CatalogError) -> tuple:
     """`row` and the caller's access to it when the caller may see it; `missing` otherwise (and
     when there is no row). For lookups whose answer names no container (ids, Iceberg)."""
     if row is None:
         raise missing
-    access = grants.Access.load(caller, row)
-    if hidden_level(access, securable_type) is not None:
-        raise hidden(missing)
-    return row, access
+    return row, authz.require(caller, row, Action.SEE, missing=missing)
 
 
-def _reveal_in_chain(access: grants.Access, securable_type: str, errors) -> grants.Access:
-    """The access, or the error for the hidden level: `errors` are (object, schema, catalog)."""
-    level = hidden_level(access, securable_type)
-    if level is None:
-        return access
-    if level == len(access.chain) - 1:
-        raise hidden(errors[-1])
-    if level == schema_level(access):
-        raise hidden(errors[-2])
-    raise hidden(errors[0])
-
-
-def visible_schemas(caller, catalog: Catalog, access: grants.Access, queryset):
+def visible_schemas(caller, catalog: Catalog, access: Access, queryset):
     """The schemas of `queryset` (all in `catalog`) that the caller sees: all of them with USE
     SCHEMA on the catalog; otherwise those owned or granted USE SCHEMA, and everything inside
     them."""
@@ -158,15 +139,18 @@ def visible_schemas(caller, catalog: Catalog, access: grants.Access, queryset):
 
 
 # -- lookups without a caller ---------------------------------------------------------------------
+def lockable(queryset, for_update: bool):
+    """`queryset`, locking the rows of its own table that it reads when `for_update` (never the
+    joined containers': a write locks what it changes)."""
+    return queryset.select_for_update(of=("self",)) if for_update else queryset
+
+
 def find_catalog(name: str, *, for_update: bool = False) -> Catalog | None:
-    queryset = Catalog.objects.select_for_update() if for_update else Catalog.objects.all()
-    return queryset.filter(name=name).first() if isinstance(name, str) else None
+    return lockable(Catalog.objects.all(), for_update).filter(name=name).first() if isinstance(name, str) else None
 
 
 def _find_schema(catalog_filter: dict, paths: list[str], *, for_update: bool = False) -> Schema | None:
-    queryset = Schema.objects.select_related("catalog")
-    if for_update:
-        queryset = queryset.select_for_update(of=("self",))
+    queryset = lockable(Schema.objects.select_related("catalog"), for_update)
     rows = {row.path: row for row in queryset.filter(**catalog_filter, path__in=paths)}
     return next((rows[path] for path in paths if path in rows), None)
 
@@ -208,10 +192,8 @@ def get_schema(catalog_name: str, schema_name: str) -> Schema:
 
 def get_table(catalog_name: str, schema_name: str, table_name: str, *, for_update: bool = False) -> Table:
     schema = get_schema(catalog_name, schema_name)
-    queryset = Table.objects.select_related("schema__catalog")
-    if for_update:
-        queryset = queryset.select_for_update(of=("self",))
-    table = queryset.filter(schema=schema, name=table_name).first()
+    table = lockable(Table.objects.select_related("schema__catalog"), for_update).filter(
+        schema=schema, name=table_name).first()
     if table is None:
         raise table_not_found(catalog_name, schema.path, table_name)
     return table
@@ -223,29 +205,12 @@ def get_table_by_full_name(full_name: str, *, for_update: bool = False) -> Table
 
 
 def find_credential(name, *, for_update: bool = False) -> Credential | None:
-    queryset = Credential.objects.select_for_update() if for_update else Credential.objects.all()
-    return queryset.filter(name=name).first() if isinstance(name, str) else None
-
-
-def get_credential(name: str, *, for_update: bool = False) -> Credential:
-    credential = find_credential(name, for_update=for_update)
-    if credential is None:
-        raise credential_not_found(name)
-    return credential
+    return lockable(Credential.objects.all(), for_update).filter(name=name).first() if isinstance(name, str) else None
 
 
 def find_external_location(name, *, for_update: bool = False) -> ExternalLocation | None:
-    queryset = ExternalLocation.objects.select_related("credential")
-    if for_update:
-        queryset = queryset.select_for_update(of=("self",))
+    queryset = lockable(ExternalLocation.objects.select_related("credential"), for_update)
     return queryset.filter(name=name).first() if isinstance(name, str) else None
-
-
-def get_external_location(name: str, *, for_update: bool = False) -> ExternalLocation:
-    location = find_external_location(name, for_update=for_update)
-    if location is None:
-        raise external_location_not_found(name)
-    return location
 
 
 def parse_version(value) -> int:
@@ -261,9 +226,7 @@ def parse_version(value) -> int:
 
 def get_model_version(model: RegisteredModel, version, *, for_update: bool = False) -> ModelVersion:
     number = parse_version(version)
-    queryset = ModelVersion.objects.select_related("model__schema__catalog")
-    if for_update:
-        queryset = queryset.select_for_update(of=("self",))
+    queryset = lockable(ModelVersion.objects.select_related("model__schema__catalog"), for_update)
     row = queryset.filter(model=model, version=number).first()
     if row is None:
         raise ModelVersionDoesNotExist(f"Model version {model.full_name}/{number} does not exist.")
@@ -271,28 +234,25 @@ def get_model_version(model: RegisteredModel, version, *, for_update: bool = Fal
 
 
 # -- the namespace, by name, for a caller -----------------------------------------------------------
-def catalog(caller, name: str, *, for_update: bool = False) -> tuple[Catalog, grants.Access]:
+def catalog(caller, name: str, *, for_update: bool = False) -> tuple[Catalog, Access]:
     row = find_catalog(name, for_update=for_update)
-    return reveal(caller, row, SecurableType.CATALOG, catalog_not_found(name))
+    return reveal(caller, row, catalog_not_found(name))
 
 
-def _schema(caller, catalog_name: str, row: Schema | None, path: str) -> tuple[Schema, grants.Access]:
+def _schema(caller, catalog_name: str, row: Schema | None, path: str) -> tuple[Schema, Access]:
     if row is None:
         catalog(caller, catalog_name)
         raise schema_not_found(catalog_name, path)
-    access = grants.Access.load(caller, row)
-    _reveal_in_chain(access, SecurableType.SCHEMA,
-                     (schema_not_found(catalog_name, path), catalog_not_found(catalog_name)))
-    return row, access
+    return row, authz.require(caller, row, Action.SEE)  # hidden: the "not found" of the hidden link
 
 
-def schema(caller, catalog_name: str, schema_name: str, *, for_update: bool = False) -> tuple[Schema, grants.Access]:
+def schema(caller, catalog_name: str, schema_name: str, *, for_update: bool = False) -> tuple[Schema, Access]:
     """A schema by its catalog's name and its Unity Catalog name (see `find_schema`)."""
     row = find_schema(catalog_name, schema_name, for_update=for_update)
     return _schema(caller, catalog_name, row, row.path if row else _shown_path(schema_name))
 
 
-def schema_by_full_name(caller, full_name: str, **kwargs) -> tuple[Schema, grants.Access]:
+def schema_by_full_name(caller, full_name: str, **kwargs) -> tuple[Schema, Access]:
     """`unity.default`, `unity.a.b` (nested), unity.`new.db`."""
     pieces = split_nested_full_name(full_name, 2, what="schema")
     path = namespace_path(pieces[1:])
@@ -300,15 +260,16 @@ def schema_by_full_name(caller, full_name: str, **kwargs) -> tuple[Schema, grant
     return _schema(caller, pieces[0], row, path)
 
 
-def namespace(caller, catalog: Catalog, levels: list[str], *, missing=SchemaDoesNotExist,
-              for_update: bool = False) -> tuple[Schema, grants.Access]:
-    """An Iceberg namespace (its levels) of a catalog the caller sees: the schema and the
-    caller's access, or `missing` ("Namespace a.b does not exist.") when it is not there for
-    them."""
+def namespace(caller, catalog: Catalog, namespace, *, missing=SchemaDoesNotExist,
+              for_update: bool = False) -> tuple[Schema, Access]:
+    """An Iceberg namespace (its levels, or the path segment that joins them) of a catalog the
+    caller sees: the schema and the caller's access, or `missing` ("Namespace a.b does not
+    exist.") when it is not there for them."""
+    levels = namespace_levels(namespace)
     if not levels or not all(isinstance(level, str) and level for level in levels):
         raise missing(f"Namespace {'.'.join(map(str, levels))} does not exist.")
     row = find_namespace(catalog, levels, for_update=for_update)
-    return reveal(caller, row, SecurableType.SCHEMA, missing(f"Namespace {'.'.join(levels)} does not exist."))
+    return reveal(caller, row, missing(f"Namespace {'.'.join(levels)} does not exist."))
 
 
 # What lies in a schema: (model, error when missing).
@@ -331,20 +292,15 @@ def in_schema(caller, securable_type: str, full_name: str, *, for_update: bool =
     schema may be nested: `catalog.a.b.name`)."""
     model, not_found = IN_SCHEMA[securable_type]
     catalog_name, path, name = _split_in_schema(full_name, securable_type.replace("_", " "))
-    queryset = model.objects.select_related("schema__catalog")
-    if for_update:
-        queryset = queryset.select_for_update(of=("self",))
+    queryset = lockable(model.objects.select_related("schema__catalog"), for_update)
     row = queryset.filter(schema__catalog__name=catalog_name, schema__path=path, name=name).first()
     if row is None:
         _schema(caller, catalog_name, _find_schema({"catalog__name": catalog_name}, [path]), path)
         raise not_found(catalog_name, path, name)
-    access = grants.Access.load(caller, row)
-    _reveal_in_chain(access, securable_type, (not_found(catalog_name, path, name),
-                                              schema_not_found(catalog_name, path), catalog_not_found(catalog_name)))
-    return row, access
+    return row, authz.require(caller, row, Action.SEE)  # hidden: the "not found" of the hidden link
 
 
-def table(caller, full_name: str, *, for_update: bool = False) -> tuple[Table, grants.Access]:
+def table(caller, full_name: str, *, for_update: bool = False) -> tuple[Table, Access]:
     return in_schema(caller, SecurableType.TABLE, full_name, for_update=for_update)
 
 
@@ -366,26 +322,24 @@ def policy(caller, full_name: str, *, for_update: bool = False):
 
 # -- by id, and the metastore-level securables ------------------------------------------------------
 def table_by_id(caller, table_id, *, for_update: bool = False, field: str = "table_id"):
-    queryset = Table.objects.select_related("schema__catalog")
-    if for_update:
-        queryset = queryset.select_for_update(of=("self",))
+    queryset = lockable(Table.objects.select_related("schema__catalog"), for_update)
     row = queryset.filter(id=parse_uuid(table_id, field=field)).first()
-    return reveal(caller, row, SecurableType.TABLE, table_id_not_found(table_id))
+    return reveal(caller, row, table_id_not_found(table_id))
 
 
 def volume_by_id(caller, volume_id):
     row = Volume.objects.select_related("schema__catalog").filter(id=parse_uuid(volume_id, field="volume_id")).first()
-    return reveal(caller, row, SecurableType.VOLUME, volume_id_not_found(volume_id))
+    return reveal(caller, row, volume_id_not_found(volume_id))
 
 
 def external_location(caller, name, *, for_update: bool = False):
     row = find_external_location(name, for_update=for_update)
-    return reveal(caller, row, SecurableType.EXTERNAL_LOCATION, external_location_not_found(name))
+    return reveal(caller, row, external_location_not_found(name))
 
 
 def credential(caller, name, *, for_update: bool = False):
     row = find_credential(name, for_update=for_update)
-    return reveal(caller, row, SecurableType.CREDENTIAL, credential_not_found(name))
+    return reveal(caller, row, credential_not_found(name))
 
 
 def _metastore(caller, full_name: str):

@@ -9,10 +9,10 @@ import dataclasses
 from django.conf import settings
 from django.db import transaction
 
-from catalog import locations, resolve
-from catalog.choices import Privilege, SecurableType
+from catalog import authz, locations
+from catalog.authz import Action
+from catalog.choices import Privilege
 from catalog.models import Principal, Table
-from catalog.services import grants
 from catalog.services.tables import replace_columns
 from catalog.storage import InvalidStorageUrl, normalize
 from commits import delta_wire as wire
@@ -41,7 +41,7 @@ def _same_location(table: Table, table_uri: str) -> None:
         raise InvalidParameter(f"table_uri {table_uri} does not match the location of table {table.id}.")
 
 
-def _table(caller: Principal, table_id: str, privilege: str, *, for_update: bool = False) -> tuple[Table, grants.Access]:
+def _table(caller: Principal, table_id: str, privilege: str, *, for_update: bool = False) -> tuple[Table, authz.Access]:
     """The table and the caller's access to it, in one query. A table the caller may not see
     answers as one that does not exist (catalog.resolve)."""
     found = rows.tables(caller, rows.BY_ID, [rows.table_id(table_id)], for_update=for_update)
@@ -49,9 +49,7 @@ def _table(caller: Principal, table_id: str, privilege: str, *, for_update: bool
     if not found:
         raise missing
     table = found[0]
-    access = rows.access(caller, table)
-    if resolve.hidden_level(access, SecurableType.TABLE) is not None:
-        raise resolve.hidden(missing)
+    access = authz.require(caller, table, Action.SEE, access=authz.access_to_read(caller, table), missing=missing)
     access.require(access.has(privilege), f"Missing {privilege} on table {table.full_name}.")
     return table, access
 
@@ -101,7 +99,7 @@ def write_commit(*, caller: Principal, body: dict, by_catalog: bool = False) -> 
                           details={"version": commit.version if commit else None, "published": published})
 
 
-def _apply_metadata(ratification: Ratification, metadata: wire.MetadataChange, access: grants.Access) -> None:
+def _apply_metadata(ratification: Ratification, metadata: wire.MetadataChange, access: authz.Access) -> None:
     table = ratification.table
     if metadata.has_description:
         table.comment = metadata.description
@@ -115,7 +113,7 @@ def _apply_metadata(ratification: Ratification, metadata: wire.MetadataChange, a
         declared = metadata.properties.get(delta_log.TABLE_ID_PROPERTY)
         if declared is not None and declared != str(table.id):
             raise InvalidParameter(f"{delta_log.TABLE_ID_PROPERTY} must stay {table.id}.")
-        grants.require_policy_unchanged_or_owner(access, table.properties, metadata.properties)
+        authz.require_policy_unchanged_or_owner(access, table.properties, metadata.properties)
         table.properties = metadata.properties
         ratification.change("properties")
     if metadata.columns is not None:

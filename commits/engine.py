@@ -9,22 +9,20 @@ rewritten only when the schema or the partition spec changed."""
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 
-from django.contrib.postgres.expressions import ArraySubquery
-from django.db import connection, transaction
-from django.db.models import CharField, OuterRef, Q, Value
-from django.db.models.functions import Cast, Concat
+from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
-from catalog import locations, resolve
-from catalog.choices import Privilege, SecurableType, TableType
-from catalog.models import Catalog, Grant, Principal, Schema, Table
-from catalog.services import audit, grants
+from catalog import authz, locations, resolve
+from catalog.authz import Action
+from catalog.choices import SecurableType, TableType
+from catalog.models import Catalog, Principal, Schema, Table
+from catalog.services import audit
 from catalog.services import iceberg as catalog_iceberg
 from catalog.services.iceberg import Loaded
-from catalog.services.names import namespace_path, validate_name
+from catalog.services.names import namespace_levels, namespace_path, validate_name
 from commits.formats import iceberg as formats
 from commits.iceberg import SWAPPED_FIELDS, moved, new_row, prepare_location, row_id_for, swap
 from commits.one_statement import save_with
@@ -89,24 +87,8 @@ def lock(caller: Principal, prefix: str, changes: list[Change]) -> dict:
         .filter(query, catalog_iceberg.kind_filter(False), schema__catalog__name=prefix, iceberg__isnull=False)
         .order_by("id")
     )
-    if connection.vendor == "postgresql" and not caller.is_metastore_admin:
-        rows = rows.annotate(held_grants=ArraySubquery(
-            Grant.objects.filter(principal=caller.name, securable_id__in=[
-                OuterRef("id"), OuterRef("schema_id"), OuterRef("schema__catalog_id")])
-            .values_list(Concat(Cast("securable_id", CharField()), Value(" "), "privilege"))))
+    rows = authz.with_held_grants(rows, caller)
     return {(tuple(row.schema.levels), row.name): row for row in rows}
-
-
-def _access(caller: Principal, table: Table) -> grants.Access:
-    """The caller's access to a locked table, from the grants its locking read brought along."""
-    pairs = getattr(table, "held_grants", None)
-    if pairs is None or table.schema.parent_id is not None:  # a nested namespace: its parents' grants count too
-        return grants.Access.load(caller, table)
-    held: dict = {}
-    for pair in pairs:
-        securable_id, _, privilege = pair.partition(" ")
-        held.setdefault(uuid.UUID(securable_id), set()).add(privilege)
-    return grants.Access(principal=caller, chain=grants.chain_of(table), _held=held)
 
 
 def _plan(caller: Principal, prefix: str, change: Change, locked: dict) -> _Planned:
@@ -117,25 +99,25 @@ def _plan(caller: Principal, prefix: str, change: Change, locked: dict) -> _Plan
         if not any(getattr(r, "type", None) == "assert-create" for r in change.requirements):
             raise change.missing()
         return _plan_create(caller, catalog, change)
-    access = _access(caller, table)
-    level = resolve.hidden_level(access, SecurableType.TABLE)
+    access = authz.access_to_read(caller, table)
+    level = authz.hidden_level(access, SecurableType.TABLE)
     if level is not None:
         if level == len(access.chain) - 1:
             catalog_iceberg.warehouse(prefix, caller)  # raises the warehouse's own not-found
-        raise resolve.hidden(change.missing())
-    catalog_iceberg.require_any(access, table, Privilege.MODIFY)
+        raise authz.hidden(change.missing())
+    catalog_iceberg.require_write(caller, table, access)
     if not change.requirements and not change.updates:
         raise InvalidParameter(f"A commit of {table.full_name} needs at least one requirement or update.")
     step = formats.next_metadata(table.iceberg.metadata_json, change.requirements, change.updates,
                                  metadata_location=table.iceberg.metadata_location)
-    grants.require_policy_unchanged_or_owner(access, step.properties_before, step.metadata.properties)
+    authz.require_policy_unchanged_or_owner(access, step.properties_before, step.metadata.properties)
     return _Planned(change, table, None, moved(caller, table, step.metadata), columns=step.columns_changed)
 
 
 def _plan_create(caller: Principal, catalog: Catalog, change: Change) -> _Planned:
     formats.check_requirements(change.requirements, None)
-    schema = catalog_iceberg.namespace_schema(caller, catalog, change.levels)
-    catalog_iceberg.require_create(caller, schema)
+    schema, access = resolve.namespace(caller, catalog, change.levels)
+    authz.require(caller, schema, Action.CREATE_TABLE, access=access)
     validate_name(change.name, iceberg=True)
     if Table.objects.filter(schema=schema, name=change.name).exists():
         raise CommitFailed(f"Requirement failed: table {schema.full_name}.{change.name} already exists.")
@@ -187,7 +169,7 @@ def commit(caller: Principal, prefix: str, changes: list[Change]) -> list[Loaded
 
 def commit_table(*, caller: Principal, prefix: str, namespace: str, name: str, body: dict) -> Loaded:
     try:
-        change = parse_change(body, identifier=(catalog_iceberg.namespace_levels(namespace), name))
+        change = parse_change(body, identifier=(namespace_levels(namespace), name))
     except InvalidParameter:
         catalog_iceberg.warehouse(prefix, caller)  # a warehouse that does not exist answers that first
         raise

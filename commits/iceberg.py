@@ -10,10 +10,11 @@ import uuid
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from catalog import locations
-from catalog.choices import DataSourceFormat, Privilege, TableType
+from catalog import authz, locations, resolve
+from catalog.authz import Action
+from catalog.choices import DataSourceFormat, TableType
 from catalog.models import Grant, Principal, Schema, Table
-from catalog.services import audit, grants, iceberg_credentials
+from catalog.services import audit, iceberg_credentials
 from catalog.services import iceberg as catalog_iceberg
 from catalog.services.iceberg import Loaded
 from catalog.services.common import validate_properties
@@ -140,7 +141,7 @@ def create_table(*, caller: Principal, prefix: str, namespace: str, body: dict,
 
 def _create_table(*, caller: Principal, prefix: str, namespace: str, body: dict) -> Loaded:
     catalog = catalog_iceberg.warehouse(prefix, caller)
-    schema = catalog_iceberg.namespace_schema(caller, catalog, catalog_iceberg.namespace_levels(namespace))
+    schema, access = resolve.namespace(caller, catalog, namespace)
     name = validate_name(body.get("name"), iceberg=True)
     if body.get("schema") is None:
         raise InvalidParameter("schema is required.")
@@ -148,7 +149,7 @@ def _create_table(*, caller: Principal, prefix: str, namespace: str, body: dict)
     stage_only = body.get("stage-create", False)
     if not isinstance(stage_only, bool):
         raise InvalidParameter("stage-create must be a boolean.")
-    catalog_iceberg.require_create(caller, schema)
+    authz.require(caller, schema, Action.CREATE_TABLE, access=access)
     require_free_name(schema, name)
     table_id = uuid.uuid4()
     location, table_type = _location_for(caller, schema, table_id, body.get("location"))
@@ -188,9 +189,9 @@ def rename(*, caller: Principal, prefix: str, body: dict, view: bool = False) ->
     with transaction.atomic():
         table, access = catalog_iceberg.find(caller, prefix, source_levels, source_name, view=view, for_update=True)
         access.require(access.owns(), f"Only the owner of {table.full_name} may rename it.")
-        target_schema = catalog_iceberg.namespace_schema(caller, catalog, target_levels)
+        target_schema, target_access = resolve.namespace(caller, catalog, target_levels)
         if target_schema.id != table.schema_id:
-            catalog_iceberg.require_create(caller, target_schema)
+            authz.require(caller, target_schema, Action.CREATE_TABLE, access=target_access)
         if Table.objects.filter(schema=target_schema, name=target_name).exists():
             raise TableAlreadyExists(f"Table {target_schema.full_name}.{target_name} already exists.")
         old_name = table.full_name
@@ -215,14 +216,14 @@ def register_table(*, caller: Principal, prefix: str, namespace: str, body: dict
 
 def _register_table(*, caller: Principal, prefix: str, namespace: str, body: dict) -> Loaded:
     catalog = catalog_iceberg.warehouse(prefix, caller)
-    schema = catalog_iceberg.namespace_schema(caller, catalog, catalog_iceberg.namespace_levels(namespace))
+    schema, access = resolve.namespace(caller, catalog, namespace)
     name = validate_name(body.get("name"), iceberg=True)
     location = body.get("metadata-location")
     if not isinstance(location, str) or not location:
         raise InvalidParameter("metadata-location is required.")
     if body.get("overwrite"):
         raise InvalidParameter("overwrite is not supported: drop the table first.")
-    catalog_iceberg.require_create(caller, schema)
+    authz.require(caller, schema, Action.CREATE_TABLE, access=access)
     require_free_name(schema, name)
     location = locations.registrable_metadata_file(caller=caller, value=location)
     text, metadata = _read_registered_metadata(location)
@@ -274,8 +275,7 @@ def _read_registered_metadata(location: str):
 
 
 def record_metrics(*, caller: Principal, prefix: str, namespace: str, name: str, body: dict) -> None:
-    table, access = catalog_iceberg.find(caller, prefix, namespace, name, view=False)
-    catalog_iceberg.require_any(access, table, Privilege.SELECT, Privilege.MODIFY)
+    table, _ = catalog_iceberg.find(caller, prefix, namespace, name, view=False)
     report_type = body.get("report-type")
     if report_type not in ("scan-report", "commit-report"):
         raise InvalidParameter("report-type must be scan-report or commit-report.")
@@ -288,10 +288,10 @@ def record_metrics(*, caller: Principal, prefix: str, namespace: str, name: str,
 
 def create_view(*, caller: Principal, prefix: str, namespace: str, body: dict) -> Loaded:
     catalog = catalog_iceberg.warehouse(prefix, caller)
-    schema = catalog_iceberg.namespace_schema(caller, catalog, catalog_iceberg.namespace_levels(namespace))
+    schema, access = resolve.namespace(caller, catalog, namespace)
     name = validate_name(body.get("name"), iceberg=True)
     properties = validate_properties(body.get("properties"))
-    catalog_iceberg.require_create(caller, schema)
+    authz.require(caller, schema, Action.CREATE_TABLE, access=access)
     view_id = uuid.uuid4()
     location, _ = _location_for(caller, schema, view_id, body.get("location"))
     metadata = formats.create_view_metadata(schema=body.get("schema"), view_version=body.get("view-version"),
@@ -310,14 +310,14 @@ def create_view(*, caller: Principal, prefix: str, namespace: str, body: dict) -
 def replace_view(*, caller: Principal, prefix: str, namespace: str, name: str, body: dict) -> Loaded:
     with transaction.atomic():
         table, access = catalog_iceberg.find(caller, prefix, namespace, name, view=True, for_update=True)
-        catalog_iceberg.require_any(access, table, Privilege.MODIFY)
+        catalog_iceberg.require_write(caller, table, access)
         if not body.get("requirements") and not body.get("updates"):
             raise InvalidParameter(f"A commit of view {table.full_name} needs at least one requirement or update.")
         current = formats.parse_view_metadata(table.iceberg.metadata_json)
         formats.check_view_requirements(body.get("requirements"), current)
         updated = formats.apply_view_updates(current, body.get("updates"))
         metadata = moved(caller, table, formats.Metadata(model=updated))
-        grants.require_policy_unchanged_or_owner(access, current.properties, metadata.properties)
+        authz.require_policy_unchanged_or_owner(access, current.properties, metadata.properties)
         state = swap(table, metadata, table.iceberg)
         table.view_definition = formats.view_sql(metadata.model)
         table.updated_at = timezone.now()

@@ -14,19 +14,13 @@ import uuid
 from django.db import transaction
 from django.utils import timezone
 
-from catalog import locations
+from catalog import authz, locations, resolve
+from catalog.authz import Action
 from catalog.choices import DataSourceFormat, Privilege, TableType
 from catalog.models import Principal, Table
-from catalog.services import audit, grants
+from catalog.services import audit
 from catalog.services.external_locations import require_external_location
-from catalog.services.iceberg import (
-    Loaded,
-    namespace_levels,
-    namespace_schema,
-    require_any,
-    require_create,
-    warehouse,
-)
+from catalog.services.iceberg import Loaded, require_write, warehouse
 from catalog.services.names import validate_name
 from catalog.services.tables import drop_table_row, replace_columns
 from catalog.storage import StorageError, storage_for
@@ -52,9 +46,9 @@ def _read(caller: Principal, location, *, field: str = "metadata-location") -> s
 
 # -- register-view --------------------------------------------------------------------------------
 def register_view(*, caller: Principal, prefix: str, namespace: str, body: dict) -> Loaded:
-    schema = namespace_schema(caller, warehouse(prefix, caller), namespace_levels(namespace))
+    schema, access = resolve.namespace(caller, warehouse(prefix, caller), namespace)
     name = validate_name(body.get("name"))
-    require_create(caller, schema)
+    authz.require(caller, schema, Action.CREATE_TABLE, access=access)
     location = body.get("metadata-location")
     text = _read(caller, location)
     try:
@@ -129,11 +123,11 @@ def _apply(table: Table, location: str, text: str, metadata, timestamp: int, pla
 
 
 def send_notification(*, caller: Principal, prefix: str, namespace: str, name: str, body: dict) -> None:
-    schema = namespace_schema(caller, warehouse(prefix, caller), namespace_levels(namespace))
+    schema, access = resolve.namespace(caller, warehouse(prefix, caller), namespace)
     kind, payload = _payload(name, body)
     timestamp, location = payload["timestamp"], payload["metadata-location"]
     if kind == "VALIDATE":
-        require_create(caller, schema)
+        authz.require(caller, schema, Action.CREATE_TABLE, access=access)
         require_external_location(caller, location, Privilege.CREATE_EXTERNAL_TABLE)
         return
     text = metadata = None
@@ -146,7 +140,7 @@ def send_notification(*, caller: Principal, prefix: str, namespace: str, name: s
         if table is None:
             if kind == "DROP":
                 raise TableDoesNotExist(f"Table {schema.name}.{name} does not exist.")
-            require_create(caller, schema)
+            authz.require(caller, schema, Action.CREATE_TABLE, access=access)
             placed = _placed(caller, schema, metadata.location)
             table = new_row(caller=caller, schema=schema, name=name, table_id=row_id_for(metadata.table_uuid),
                              location=placed, table_type=TableType.EXTERNAL)
@@ -166,15 +160,14 @@ def send_notification(*, caller: Principal, prefix: str, namespace: str, name: s
                     f"A notification with a newer timestamp ({state.notification_timestamp}) has been admitted "
                     f"for table {table.full_name}.")
             if kind == "DROP":
-                access = grants.Access.load(caller, table)
-                grants.require_schema_use(access)
-                access.require(access.owns(), f"Only the owner of {table.full_name} or a metastore admin may drop it.")
+                authz.require(caller, table, Action.DROP, missing=None,
+                              refused=f"Only the owner of {table.full_name} or a metastore admin may drop it.")
                 full_name, table_id = table.full_name, table.id
                 drop_table_row(table, dropped_by=caller.name, purge=False)
                 audit.record(principal=caller.name, action="dropTableByNotification", securable_type="table",
                              securable_name=full_name, securable_id=table_id, details={"timestamp": timestamp})
                 return
-            require_any(grants.Access.load(caller, table), table, Privilege.MODIFY)
+            require_write(caller, table)
             _apply(table, location, text, metadata, timestamp, _placed(caller, schema, metadata.location, table=table))
             table.updated_at = timezone.now()
             table.updated_by = caller.name

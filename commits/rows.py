@@ -3,7 +3,8 @@ trip: the caller's grants on the table, its schema and its catalog (for the auth
 on request the ratified commits that are not published yet (for the Delta REST API's answer).
 
 A commit's hot path is a handful of queries (tests/query_counts.json); reading the grants in a
-second query made the authorization cost as much as the ratification's own row lock. The
+second query made the authorization cost as much as the ratification's own row lock (the
+column is `authz.HELD_GRANTS_SQL`; `authz.access_to_read` makes the caller's access of it). The
 statement is SQL written once per process (`_statement`): compiling the equivalent queryset
 (select_related, two subqueries, the row lock) cost the ORM more CPU per request than the
 database spent answering it. The rows become model instances as the ORM makes them (`from_db`,
@@ -16,17 +17,12 @@ from functools import lru_cache
 from django.db import connection
 from django.db.models import JSONField, Model
 
-from catalog.models import Catalog, Column, Grant, Principal, Schema, Table
-from catalog.services import grants
+from catalog import authz
+from catalog.models import Catalog, Column, Principal, Schema, Table
 from commits.models import DeltaCommit
 
 COMMIT_FIELDS = ("version", "timestamp", "file_name", "file_size", "file_modification_timestamp")
 _TABLE, _SCHEMA, _CATALOG = Table._meta.db_table, Schema._meta.db_table, Catalog._meta.db_table
-_HELD = (  # "<securable id> <privilege>" for each grant of the caller on the table, schema or catalog
-    f'ARRAY(SELECT g.securable_id::text || \' \' || g.privilege FROM {Grant._meta.db_table} g '
-    f'WHERE g.principal = %s AND g.securable_id IN ("{_TABLE}"."id", "{_TABLE}"."schema_id", '
-    f'(SELECT s.catalog_id FROM {_SCHEMA} s WHERE s.id = "{_TABLE}"."schema_id")))'
-)
 _PENDING = (  # the commits after latest_published_version, newest first, as one JSON array
     "COALESCE((SELECT jsonb_agg(jsonb_build_object("
     + ", ".join(f"'{name}', c.{name}" for name in COMMIT_FIELDS)
@@ -64,7 +60,7 @@ def _statement(vendor: str, where: str, for_update: bool, held: bool, pending: b
     columns = [f"{quote(model._meta.db_table)}.{quote(field.column)}"
                for model in _JOINED for field in model._meta.concrete_fields]
     if held:
-        columns.append(_HELD)
+        columns.append(authz.HELD_GRANTS_SQL)
     if pending:
         columns.append(_PENDING)
     sql = (f"SELECT {', '.join(columns)} FROM {quote(_TABLE)} "
@@ -98,7 +94,7 @@ def tables(caller: Principal, where: str, params: list, *, for_update: bool = Fa
     and catalog and the caller's privileges on the three. With `for_update` the table rows (only
     they) are locked; with `pending`, `table.pending` lists the commits after
     latest_published_version, newest first. The two extra columns are PostgreSQL's SQL: elsewhere
-    `access` reads the grants itself, and the commits are read when needed."""
+    `authz.access_to_read` reads the grants itself, and the commits are read when needed."""
     postgresql = connection.vendor == "postgresql"
     held = postgresql and not caller.is_metastore_admin
     pending = postgresql and pending
@@ -118,7 +114,7 @@ def tables(caller: Principal, where: str, params: list, *, for_update: bool = Fa
         Table.schema.field.set_cached_value(table, schema)
         extra = iter(values[start:])
         if held:
-            table.held = next(extra)
+            setattr(table, authz.HELD_GRANTS, next(extra))
         if pending:
             value = next(extra)
             for converter in pending_converters:
@@ -157,17 +153,3 @@ def read_columns(table: Table) -> None:
     queryset._result_cache, queryset._prefetch_done = found, True  # as prefetch_related leaves it
     table._prefetched_objects_cache[Column.table.field.remote_field.cache_name] = queryset
 
-
-def access(caller: Principal, table: Table) -> grants.Access:
-    """The caller's access to a table read by `tables`: no query, unless the grants did not come
-    with the row (another database) or the chain is longer than table, schema and catalog (a
-    nested namespace, whose parents' grants count too)."""
-    if table.schema.parent_id is not None or (not caller.is_metastore_admin and not hasattr(table, "held")):
-        return grants.Access.load(caller, table)
-    held: dict = {}
-    for item in getattr(table, "held", None) or ():
-        securable_id, privilege = item.split(" ", 1)
-        held.setdefault(securable_id, set()).add(privilege)
-    chain = grants.chain_of(table)
-    return grants.Access(principal=caller, chain=chain,
-                         _held={s.id: held[str(s.id)] for s in chain if str(s.id) in held})

@@ -7,8 +7,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from catalog.authz import POLICY_PROPERTY_PREFIX
 from catalog.models import Table
-from catalog.services import grants
 from catalog.storage import InvalidStorageUrl, StorageError, StorageObjectNotFound, join, normalize, storage_for
 from commits.formats import delta_log
 from ucweb.errors import InvalidParameter, PermissionDenied, TemporarilyUnavailable
@@ -25,7 +25,7 @@ from ucweb.errors import InvalidParameter, PermissionDenied, TemporarilyUnavaila
 # property does. Example: a catalog-wide data-compaction policy with enable=true reserves OPTIMIZE,
 # and the property client-operations=OPTIMIZE on one schema gives it back to clients there.
 CATALOG_OPERATIONS = {"OPTIMIZE": "OPTIMIZE", "VACUUM START": "VACUUM", "VACUUM END": "VACUUM", "REORG": "REORG"}
-POLICY_PROPERTY = grants.POLICY_PROPERTY_PREFIX + "client-operations"
+POLICY_PROPERTY = POLICY_PROPERTY_PREFIX + "client-operations"
 POLICY_TYPES = {"OPTIMIZE": "system.data-compaction", "REORG": "system.data-compaction",
                 "VACUUM": "system.orphan-file-removal"}
 

@@ -488,6 +488,7 @@ def test_the_table_row_reads_as_the_orm_reads_it(delta, table, bootstrap):
     ORM's own queries give (conversions included), and a grantee's privileges come with the row."""
     from django.db.models import prefetch_related_objects
 
+    from catalog import authz
     from catalog.models import Grant, Principal
     from commits import rows
 
@@ -510,7 +511,7 @@ def test_the_table_row_reads_as_the_orm_reads_it(delta, table, bootstrap):
         assert _fields_of(read.schema.catalog) == _fields_of(orm.schema.catalog)
         assert read.schema._stored_path == orm.schema.path
         assert read.pending == []
-        assert rows.access(caller, read).has("SELECT")
+        assert authz.access_to_read(caller, read).has("SELECT")
         rows.read_columns(read)
         prefetch_related_objects([orm], "columns")
         assert [_fields_of(c) for c in read.columns.all()] == [_fields_of(c) for c in orm.columns.all()]

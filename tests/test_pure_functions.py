@@ -7,11 +7,10 @@ import json
 
 import pytest
 
+from catalog.authz import Access, hidden_level
 from catalog.choices import Privilege, SecurableType
 from catalog.models import Catalog, Principal, Schema, Table
-from catalog.resolve import hidden_level
 from catalog.pagination import decode_page_token, encode_page_token
-from catalog.services.grants import Access
 from catalog.services.names import join_full_name, split_full_name, validate_name
 from commits.formats import delta_log
 from commits.formats.iceberg import apply_view_updates, check_view_requirements, create_view_metadata

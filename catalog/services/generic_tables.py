@@ -13,14 +13,16 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from catalog import authz, resolve
+from catalog.authz import Action
 from catalog.choices import DataSourceFormat, Privilege, TableType
 from catalog.models import Principal, Table
-from catalog.services import audit, grants
+from catalog.services import audit
 from catalog.services.common import validate_properties, validate_storage_url
 from catalog.services.iceberg import warehouse
 from catalog.services.names import validate_name
-from catalog.services.policies import dotted, namespace_schema
-from catalog.services.tables import drop_table_row, visible_tables
+from catalog.services.policies import dotted
+from catalog.services.tables import drop_table_row
 from ucweb.errors import InvalidParameter, TableAlreadyExists, TableDoesNotExist
 
 VIEW_TYPES = (TableType.VIEW, TableType.MATERIALIZED_VIEW, TableType.METRIC_VIEW)
@@ -43,16 +45,9 @@ def _format(value) -> tuple[str, str | None]:
     return value, FORMATS.get(value.lower())
 
 
-def _schema(caller: Principal, prefix: str, namespace):
-    return namespace_schema(caller, warehouse(prefix, caller), namespace)
-
-
 def _find(caller: Principal, prefix: str, namespace, name: str, *, for_update: bool = False) -> Table:
-    schema, _ = _schema(caller, prefix, namespace)
-    queryset = Table.objects.all()
-    if for_update:
-        queryset = queryset.select_for_update(of=("self",))
-    table = queryset.filter(GENERIC, schema=schema, name=name).first()
+    schema, _ = resolve.namespace(caller, warehouse(prefix, caller), namespace)
+    table = resolve.lockable(Table.objects.all(), for_update).filter(GENERIC, schema=schema, name=name).first()
     if table is None:
         raise TableDoesNotExist(f"Generic table {dotted(schema, name)} does not exist.")
     table.schema = schema
@@ -60,7 +55,7 @@ def _find(caller: Principal, prefix: str, namespace, name: str, *, for_update: b
 
 
 def create_generic_table(*, caller: Principal, prefix: str, namespace: str, body: dict) -> Table:
-    schema, access = _schema(caller, prefix, namespace)
+    schema, access = resolve.namespace(caller, warehouse(prefix, caller), namespace)
     name = validate_name(body.get("name"))
     given_format, data_format = _format(body.get("format"))
     doc = body.get("doc")
@@ -68,7 +63,7 @@ def create_generic_table(*, caller: Principal, prefix: str, namespace: str, body
         raise InvalidParameter("doc must be a string.")
     properties = validate_properties(body.get("properties"))
     location = validate_storage_url(body.get("base-location"), field="base-location")
-    access.require(access.has(Privilege.CREATE_TABLE), f"Missing CREATE TABLE on schema {schema.full_name}.")
+    authz.require(caller, schema, Action.CREATE_TABLE, access=access)
     if location is not None:
         # The rule of Unity Catalog EXTERNAL tables: inside an external location the caller holds
         # CREATE EXTERNAL TABLE on, never in managed storage (admins may name any other URL).
@@ -97,10 +92,7 @@ def load_generic_table(*, caller: Principal, prefix: str, namespace: str, name: 
                        delegation: str | None = None) -> tuple[Table, list[dict] | None]:
     """The table, and the storage access configs the delegation header asks for (or None)."""
     table = _find(caller, prefix, namespace, name)
-    access = grants.Access.load(caller, table)
-    grants.require_schema_use(access)
-    access.require(access.has(Privilege.SELECT) or access.has(Privilege.MODIFY),
-                   f"Missing SELECT on table {table.full_name}.")
+    authz.require(caller, table, Action.SEE, missing=None, refused=f"Missing SELECT on table {table.full_name}.")
     return table, storage_access_configs(caller=caller, table=table, delegation=delegation)
 
 
@@ -134,20 +126,17 @@ def storage_access_configs(*, caller: Principal, table: Table, delegation: str |
 
 
 def list_generic_tables(*, caller: Principal, prefix: str, namespace: str):
-    catalog = warehouse(prefix, caller)
-    schema, _ = namespace_schema(caller, catalog, namespace)
-    return (visible_tables(caller=caller, catalog_name=catalog.name, schema_name=schema.path)
-            .filter(GENERIC).prefetch_related(None).select_related(None).select_related("schema")
-            .only("name", "schema__name", "schema__path"))
+    schema, access = resolve.namespace(caller, warehouse(prefix, caller), namespace)
+    tables = Table.objects.filter(GENERIC, schema=schema).select_related("schema")
+    return authz.visible(tables.only("name", "schema__name", "schema__path"), caller, access=access)
 
 
 def drop_generic_table(*, caller: Principal, prefix: str, namespace: str, name: str) -> None:
     """Drops the row; the files of a managed table are purged, an external table's are left."""
     with transaction.atomic():
         table = _find(caller, prefix, namespace, name, for_update=True)
-        access = grants.Access.load(caller, table)
-        grants.require_schema_use(access)
-        access.require(access.owns(), f"Only the owner of {table.full_name} or a metastore admin may drop it.")
+        authz.require(caller, table, Action.DROP, missing=None,
+                      refused=f"Only the owner of {table.full_name} or a metastore admin may drop it.")
         full_name, table_id = table.full_name, table.id
         drop_table_row(table, dropped_by=caller.name)
         audit.record(principal=caller.name, action="dropGenericTable", securable_type="table",

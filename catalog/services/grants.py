@@ -1,24 +1,12 @@
 """Reading and changing grants. Whether a principal may do something is decided by
-`catalog.authz`; the names below that come from there are kept for the callers that still use
-them."""
+`catalog.authz`."""
 
 from __future__ import annotations
 
 from django.db import transaction
 
-from catalog.authz import (  # noqa: F401 - the former home of the checker
-    POLICY_PROPERTY_PREFIX,
-    Access,
-    chain_of,
-    describe,
-    has_metastore_privilege,
-    kind_of,
-    policy_properties,
-    require_catalog_use,
-    require_policy_unchanged_or_owner,
-    require_schema_use,
-)
-from catalog.choices import PRIVILEGES_BY_SECURABLE, Privilege, SecurableType
+from catalog.authz import Access, describe
+from catalog.choices import PRIVILEGES_BY_SECURABLE, Privilege
 from catalog.models import Catalog, Function, Grant, Policy, Principal, RegisteredModel, Schema, Table, Volume
 from catalog.services import audit
 from ucweb.errors import InvalidParameter, PermissionDenied, PrincipalDoesNotExist
@@ -152,13 +140,3 @@ def forget_securables(ids) -> None:
     """Grants die with their securable."""
     Grant.objects.filter(securable_id__in=list(ids)).delete()
 
-
-__all__ = [
-    "Access",
-    "SecurableType",
-    "has_metastore_privilege",
-    "list_assignments",
-    "update_assignments",
-    "forget_securables",
-    "refresh_names",
-]

@@ -13,58 +13,32 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from catalog import locations, resolve
-from catalog.choices import DataSourceFormat, Privilege, SecurableType, TableType
+from catalog import authz, locations, resolve
+from catalog.authz import Access, Action
+from catalog.choices import DataSourceFormat, TableType
 from catalog.models import Catalog, Principal, Schema, Table
-from catalog.services import audit, grants, schemas
+from catalog.services import audit, schemas
 from catalog.services.common import validate_properties
-from catalog.services.names import namespace_path
-from catalog.services.tables import visible_tables
+from catalog.services.names import namespace_levels, namespace_path
 from ucweb.errors import (
-    CatalogDoesNotExist,
     InvalidParameter,
-    SchemaDoesNotExist,
     TableDoesNotExist,
     UnprocessableEntity,
     ViewDoesNotExist,
 )
 
-NAMESPACE_SEPARATOR = "\x1f"
-
-
 # -- names ---------------------------------------------------------------------------------------
 # A warehouse, namespace, table or view that the caller may not see answers exactly as one that
 # does not exist (catalog.resolve decides what a caller sees).
-def _no_warehouse(prefix: str) -> CatalogDoesNotExist:
-    return CatalogDoesNotExist(f"Warehouse (catalog) '{prefix}' does not exist.")
-
-
 def warehouse(prefix: str, caller: Principal) -> Catalog:
-    catalog, _ = resolve.reveal(caller, Catalog.objects.filter(name=prefix).first(), SecurableType.CATALOG,
-                                _no_warehouse(prefix))
+    catalog, _ = resolve.reveal(caller, Catalog.objects.filter(name=prefix).first(), resolve.warehouse_not_found(prefix))
     return catalog
-
-
-def namespace_levels(namespace) -> list[str]:
-    """A namespace in a path is its levels joined by the unit separator (0x1F)."""
-    if isinstance(namespace, list):
-        return namespace
-    return namespace.split(NAMESPACE_SEPARATOR)
-
-
-def _schema_access(caller: Principal, catalog: Catalog, levels: list[str], *,
-                   missing=SchemaDoesNotExist) -> tuple[Schema, grants.Access]:
-    return resolve.namespace(caller, catalog, levels, missing=missing)
-
-
-def namespace_schema(caller: Principal, catalog: Catalog, levels: list[str], *, missing=SchemaDoesNotExist) -> Schema:
-    return _schema_access(caller, catalog, levels, missing=missing)[0]
 
 
 # -- namespaces ------------------------------------------------------------------------------------
 def list_namespaces(*, caller: Principal, prefix: str, parent: str | None):
     catalog = warehouse(prefix, caller)
-    parent_schema = namespace_schema(caller, catalog, namespace_levels(parent)) if parent else None
+    parent_schema = resolve.namespace(caller, catalog, parent)[0] if parent else None
     return schemas.visible_schemas(caller=caller, catalog_name=catalog.name).filter(parent=parent_schema)
 
 
@@ -77,7 +51,7 @@ def create_namespace(*, caller: Principal, prefix: str, namespace, properties) -
     location = properties.get("location")
     catalog = warehouse(prefix, caller)
     # A nested namespace is a schema inside its parent, which must exist (Polaris does the same).
-    parent = namespace_schema(caller, catalog, namespace[:-1]) if len(namespace) > 1 else None
+    parent = resolve.namespace(caller, catalog, namespace[:-1])[0] if len(namespace) > 1 else None
     schema = schemas.create_schema(
         caller=caller, name=namespace[-1], catalog_name=catalog.name, parent=parent,
         comment=properties.get("comment"), properties=properties, storage_root=location, iceberg=True,
@@ -86,17 +60,17 @@ def create_namespace(*, caller: Principal, prefix: str, namespace, properties) -
 
 
 def load_namespace(*, caller: Principal, prefix: str, namespace: str) -> Schema:
-    return namespace_schema(caller, warehouse(prefix, caller), namespace_levels(namespace))
+    return resolve.namespace(caller, warehouse(prefix, caller), namespace)[0]
 
 
 def drop_namespace(*, caller: Principal, prefix: str, namespace: str) -> None:
-    schema = namespace_schema(caller, warehouse(prefix, caller), namespace_levels(namespace))
+    schema, _ = resolve.namespace(caller, warehouse(prefix, caller), namespace)
     schemas.delete_schema(caller=caller, full_name=schema.full_name, force=False)
 
 
 @transaction.atomic
 def update_namespace_properties(*, caller: Principal, prefix: str, namespace: str, removals, updates) -> dict:
-    schema, access = _schema_access(caller, warehouse(prefix, caller), namespace_levels(namespace))
+    schema, access = resolve.namespace(caller, warehouse(prefix, caller), namespace)
     access.require(access.owns(), f"Only the owner of namespace {schema.name} may change its properties.")
     removals = removals or []
     if not isinstance(removals, list) or not all(isinstance(key, str) for key in removals):
@@ -134,23 +108,17 @@ def kind_filter(view: bool) -> Q:
 
 
 def list_tables(*, caller: Principal, prefix: str, namespace: str, view: bool = False):
-    catalog = warehouse(prefix, caller)
-    schema = namespace_schema(caller, catalog, namespace_levels(namespace))
+    schema, access = resolve.namespace(caller, warehouse(prefix, caller), namespace)
     # Identifiers are all a listing returns: no columns, no other fields.
-    return (
-        visible_tables(caller=caller, catalog_name=catalog.name, schema_name=schema.path)
-        .filter(kind_filter(view))
-        .prefetch_related(None)
-        .select_related(None)
-        .select_related("schema")
-        .only("name", "schema__name", "schema__path")
-    )
+    tables = Table.objects.filter(kind_filter(view), schema=schema).select_related("schema")
+    return authz.visible(tables.only("name", "schema__name", "schema__path"), caller, access=access)
 
 
 def find(caller: Principal, prefix: str, namespace, name: str, *, view: bool,
-          for_update: bool = False) -> tuple[Table, grants.Access]:
-    """The table or view and the caller's access to it. A hit costs two queries: the table with its
-    schema, warehouse and metadata, and the caller's grants on the chain."""
+          for_update: bool = False) -> tuple[Table, Access]:
+    """The table or view and the caller's access to it, once the caller may see it (SELECT or
+    MODIFY: `authz.SEEN_WITH`). A hit costs two queries: the table with its schema, warehouse and
+    metadata, and the caller's grants on the chain."""
     missing = ViewDoesNotExist if view else TableDoesNotExist
     levels = namespace_levels(namespace)
     # Spark resolves `db.t.snapshots` by loading table `snapshots` in namespace `db.t` first: a
@@ -171,19 +139,17 @@ def find(caller: Principal, prefix: str, namespace, name: str, *, view: bool,
     if table is None or not hasattr(table, "iceberg"):
         warehouse(prefix, caller)  # a warehouse the caller may not see does not exist either
         raise not_found
-    access = grants.Access.load(caller, table)
-    level = resolve.hidden_level(access, SecurableType.TABLE)
-    if level is None:
-        return table, access
-    raise resolve.hidden(_no_warehouse(prefix) if level == len(access.chain) - 1 else not_found)
+
+    def hidden(row):
+        return resolve.warehouse_not_found(prefix) if isinstance(row, Catalog) else not_found
+
+    return table, authz.require(caller, table, Action.SEE, missing=hidden)
 
 
-def require_any(access: grants.Access, table: Table, *privileges: str) -> grants.Access:
-    access.require(
-        any(access.has(privilege) for privilege in privileges),
-        f"Missing {' or '.join(privileges)} on {table.full_name}.",
-    )
-    return access
+def require_write(caller: Principal, table: Table, access: Access | None = None) -> None:
+    """MODIFY on an Iceberg table or view (its commits, notifications and view replacements)."""
+    authz.require(caller, table, Action.WRITE, access=access, missing=None,
+                  refused=f"Missing MODIFY on {table.full_name}.")
 
 
 def storage_config(location: str | None) -> dict:
@@ -207,6 +173,7 @@ class Loaded:
     metadata_json: str
     config: dict
     storage_credentials: list | None = None  # delegated access (catalog.services.iceberg_credentials)
+    access: Access | None = None  # the caller's, when the table was read for them
 
     def etag(self, snapshots: str | None = None) -> str:
         return etag_for(self.metadata_location, snapshots)
@@ -222,23 +189,15 @@ def etag_for(metadata_location: str, snapshots: str | None = None) -> str:
 
 def load_table(*, caller: Principal, prefix: str, namespace: str, name: str, view: bool = False) -> Loaded:
     table, access = find(caller, prefix, namespace, name, view=view)
-    require_any(access, table, Privilege.SELECT, Privilege.MODIFY)
     return Loaded(table, table.iceberg.metadata_location, table.iceberg.metadata_json,
-                  storage_config(table.storage_location))
+                  storage_config(table.storage_location), access=access)
 
 
 def table_exists(*, caller: Principal, prefix: str, namespace: str, name: str, view: bool = False) -> None:
-    table, access = find(caller, prefix, namespace, name, view=view)
-    require_any(access, table, Privilege.SELECT, Privilege.MODIFY)
-
-
-def require_create(caller: Principal, schema: Schema) -> None:
-    access = grants.Access.load(caller, schema)
-    access.require(access.has(Privilege.CREATE_TABLE), f"Missing CREATE TABLE on schema {schema.full_name}.")
+    find(caller, prefix, namespace, name, view=view)
 
 
 def credentials(*, caller: Principal, prefix: str, namespace: str, name: str) -> dict:
-    table, access = find(caller, prefix, namespace, name, view=False)
-    require_any(access, table, Privilege.SELECT, Privilege.MODIFY)
+    table, _ = find(caller, prefix, namespace, name, view=False)
     locations.require_own_location(table.storage_location, own_id=table.id, what=f"table {table.full_name}")
     return {"storage-credentials": [{"prefix": table.storage_location, "config": storage_config(table.storage_location)}]}

@@ -29,9 +29,11 @@ from urllib.parse import quote
 
 from django.core import signing as signing_tokens
 
-from catalog.choices import Privilege, SecurableType
+from catalog import authz, resolve
+from catalog.authz import Action
+from catalog.choices import SecurableType
 from catalog.models import Principal, Table
-from catalog.services import audit, grants, iceberg
+from catalog.services import audit, iceberg
 from catalog.storage import StorageError, credentials, normalize, parse, signing
 from ucweb.errors import InvalidParameter, PermissionDenied, TemporarilyUnavailable
 
@@ -139,8 +141,8 @@ def _staged_location(caller: Principal, token: str) -> str:
     return data["l"]
 
 
-def _can_write(caller: Principal, table: Table) -> bool:
-    return grants.Access.load(caller, table).has(Privilege.MODIFY)
+def _can_write(caller: Principal, loaded: iceberg.Loaded) -> bool:
+    return authz.allows(caller, loaded.table, Action.WRITE, access=loaded.access)
 
 
 # -- the endpoints ------------------------------------------------------------------------------
@@ -150,7 +152,7 @@ def load_table(*, caller: Principal, prefix: str, namespace: str, name: str, del
     if view or not delegation.requested or not _is_s3(loaded.table.storage_location):
         return loaded
     return _delegate(loaded, caller=caller, delegation=delegation, prefix=prefix, namespace=namespace, name=name,
-                     location=loaded.table.storage_location, write=_can_write(caller, loaded.table))
+                     location=loaded.table.storage_location, write=_can_write(caller, loaded))
 
 
 def delegate_new_table(loaded: iceberg.Loaded, *, caller: Principal, delegation: Delegation, prefix: str,
@@ -167,12 +169,12 @@ def delegate_new_table(loaded: iceberg.Loaded, *, caller: Principal, delegation:
 def load_credentials(*, caller: Principal, prefix: str, namespace: str, name: str) -> dict:
     """`GET .../credentials`: the table's storage settings and, on S3, freshly vended keys."""
     answer = iceberg.credentials(caller=caller, prefix=prefix, namespace=namespace, name=name)
-    table = iceberg.load_table(caller=caller, prefix=prefix, namespace=namespace, name=name).table
-    location = table.storage_location
+    loaded = iceberg.load_table(caller=caller, prefix=prefix, namespace=namespace, name=name)
+    table, location = loaded.table, loaded.table.storage_location
     if not _is_s3(location):
         return answer
     try:
-        vended = _vend(caller, table.full_name, table, location, write=_can_write(caller, table))
+        vended = _vend(caller, table.full_name, table, location, write=_can_write(caller, loaded))
     except TemporarilyUnavailable as exc:
         # An S3 server without STS: the settings without keys, as before vending existed (such a
         # server still serves remote signing).
@@ -209,8 +211,8 @@ def _staged_target(caller: Principal, prefix: str, namespace: str, name: str, to
     its signer endpoint. The caller must still hold CREATE TABLE on the namespace, and once the
     table exists it must be the staged one."""
     location = _staged_location(caller, token)
-    schema = iceberg.namespace_schema(caller, iceberg.warehouse(prefix, caller), iceberg.namespace_levels(namespace))
-    iceberg.require_create(caller, schema)
+    schema, access = resolve.namespace(caller, iceberg.warehouse(prefix, caller), namespace)
+    authz.require(caller, schema, Action.CREATE_TABLE, access=access)
     existing = Table.objects.filter(schema=schema, name=name).only("storage_location").first()
     if existing is not None and normalize(existing.storage_location or "") != location:
         raise PermissionDenied(f"Table {schema.full_name}.{name} exists at another location.")
@@ -225,7 +227,8 @@ def sign_request(*, caller: Principal, prefix: str, namespace: str, name: str, b
         full_name, location = _staged_target(caller, prefix, namespace, name, staged)
         write = True
     else:
-        table = iceberg.load_table(caller=caller, prefix=prefix, namespace=namespace, name=name).table
+        loaded = iceberg.load_table(caller=caller, prefix=prefix, namespace=namespace, name=name)
+        table = loaded.table
         full_name, location = table.full_name, table.storage_location
         write = None
     method, uri, payload = body.get("method"), body.get("uri"), body.get("body")
@@ -241,7 +244,7 @@ def sign_request(*, caller: Principal, prefix: str, namespace: str, name: str, b
         raise InvalidParameter(f"Table {full_name} is not stored on S3: there is nothing to sign.")
     canonical = parse(normalize(location))
     if write is None:
-        write = _can_write(caller, table)
+        write = _can_write(caller, loaded)
     keys = credentials.signing_keys(canonical.url, write=write, caller=caller,
                                     securable=None if staged is not None else table)
     target = signing.Target(bucket=canonical.bucket, prefix=canonical.key.rstrip("/"), endpoint=keys.endpoint,

@@ -137,6 +137,17 @@ def namespace_path(levels) -> str:
     return join_full_name(*levels)
 
 
+# In an Iceberg REST path, a namespace is its levels joined by the unit separator (0x1F).
+NAMESPACE_SEPARATOR = "\x1f"
+
+
+def namespace_levels(namespace) -> list[str]:
+    """The levels of an Iceberg namespace given as a path segment or already as its levels."""
+    if isinstance(namespace, list):
+        return namespace
+    return namespace.split(NAMESPACE_SEPARATOR)
+
+
 def namespace_levels_of(path: str) -> list[str]:
     """The inverse of `namespace_path` (a stored path always splits)."""
     return _split(path) or [path]

@@ -33,15 +33,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
-from django.db.models import Q
 from django.utils import timezone
 
-from catalog import resolve
-from catalog.choices import PolicyTargetType, Privilege
-from catalog.models import Catalog, Grant, Policy, PolicyAttachment, Principal, Schema, Table
-from catalog.services import audit, grants
+from catalog import authz, resolve
+from catalog.authz import Action
+from catalog.choices import PolicyTargetType
+from catalog.models import Catalog, Policy, PolicyAttachment, Principal, Schema, Table
+from catalog.services import audit
 from catalog.services.common import validate_properties
-from catalog.services.iceberg import namespace_levels, warehouse
+from catalog.services.iceberg import warehouse
+from catalog.services.names import namespace_levels
 from catalog.services.policy_content import parse_content, validate_policy_type
 from ucweb.errors import (
     AlreadyExists,
@@ -69,40 +70,19 @@ def validate_policy_name(value) -> str:
     return value
 
 
-def namespace_schema(caller: Principal, catalog: Catalog, namespace) -> tuple[Schema, grants.Access]:
-    """The schema an Iceberg namespace (a path segment or its levels) names in `catalog`, and
-    the caller's access to it; one the caller may not see does not exist (no existence oracle)."""
-    return resolve.namespace(caller, catalog, namespace_levels(namespace))
-
-
 def dotted(schema: Schema, name: str) -> str:
     """`a.b.name`: how the Polaris messages name a policy or table of a namespace."""
     return ".".join([*schema.levels, name])
 
 
 def _policy(caller: Principal, prefix: str, namespace, name: str, *, for_update: bool = False) -> Policy:
-    schema, _ = namespace_schema(caller, warehouse(prefix, caller), namespace)
-    queryset = Policy.objects.select_related("schema__catalog")
-    if for_update:
-        queryset = queryset.select_for_update(of=("self",))
+    schema, _ = resolve.namespace(caller, warehouse(prefix, caller), namespace)
+    queryset = resolve.lockable(Policy.objects.select_related("schema__catalog"), for_update)
     policy = queryset.filter(schema=schema, name=name).first()
     if policy is None:
         raise PolicyDoesNotExist(f"Policy {dotted(schema, name)} does not exist.")
     policy.schema = schema
     return policy
-
-
-def _require_readable(caller: Principal, policy: Policy) -> grants.Access:
-    access = grants.Access.load(caller, policy)
-    grants.require_schema_use(access)
-    access.require(access.has(Privilege.APPLY_POLICY), f"Missing APPLY POLICY on policy {policy.full_name}.")
-    return access
-
-
-def _require_owner(caller: Principal, policy: Policy, what: str) -> None:
-    access = grants.Access.load(caller, policy)
-    grants.require_schema_use(access)
-    access.require(access.owns(), f"Only the owner of policy {policy.full_name} or a metastore admin may {what} it.")
 
 
 def _text(value, *, field: str, limit: int) -> str | None:
@@ -124,13 +104,13 @@ def _record(caller: Principal, action: str, policy: Policy, **details) -> None:
 
 # -- policies -------------------------------------------------------------------------------------
 def create_policy(*, caller: Principal, prefix: str, namespace: str, body: dict) -> Policy:
-    schema, access = namespace_schema(caller, warehouse(prefix, caller), namespace)
+    schema, access = resolve.namespace(caller, warehouse(prefix, caller), namespace)
     name = validate_policy_name(body.get("name"))
     policy_type = validate_policy_type(body.get("type"))
     description = _text(body.get("description"), field="description", limit=MAX_DESCRIPTION)
     content = _text(body.get("content"), field="content", limit=MAX_CONTENT)
     parse_content(policy_type, content)
-    access.require(access.has(Privilege.CREATE_POLICY), f"Missing CREATE POLICY on schema {schema.full_name}.")
+    authz.require(caller, schema, Action.CREATE_POLICY, access=access)
     try:
         with transaction.atomic():
             policy = Policy.objects.create(
@@ -145,19 +125,16 @@ def create_policy(*, caller: Principal, prefix: str, namespace: str, body: dict)
 
 def load_policy(*, caller: Principal, prefix: str, namespace: str, name: str) -> Policy:
     policy = _policy(caller, prefix, namespace, name)
-    _require_readable(caller, policy)
+    authz.require(caller, policy, Action.APPLY_POLICY, missing=None)
     return policy
 
 
 def list_policies(*, caller: Principal, prefix: str, namespace: str, policy_type: str | None):
-    schema, access = namespace_schema(caller, warehouse(prefix, caller), namespace)
+    schema, access = resolve.namespace(caller, warehouse(prefix, caller), namespace)
     queryset = Policy.objects.filter(schema=schema).select_related("schema")
     if policy_type not in (None, ""):
         queryset = queryset.filter(policy_type=validate_policy_type(policy_type))
-    if access.has(Privilege.APPLY_POLICY):
-        return queryset
-    granted = Grant.objects.filter(principal=caller.name, privilege=Privilege.APPLY_POLICY).values("securable_id")
-    return queryset.filter(Q(owner=caller.name) | Q(id__in=granted))
+    return authz.visible(queryset, caller, access=access)
 
 
 def update_policy(*, caller: Principal, prefix: str, namespace: str, name: str, body: dict) -> Policy:
@@ -168,7 +145,7 @@ def update_policy(*, caller: Principal, prefix: str, namespace: str, name: str, 
     content = _text(body.get("content"), field="content", limit=MAX_CONTENT)
     with transaction.atomic():
         policy = _policy(caller, prefix, namespace, name, for_update=True)
-        _require_owner(caller, policy, "update")
+        authz.require(caller, policy, Action.UPDATE, missing=None)
         if content is not None:
             parse_content(policy.policy_type, content)
         if policy.version != expected:
@@ -190,7 +167,7 @@ def update_policy(*, caller: Principal, prefix: str, namespace: str, name: str, 
 def drop_policy(*, caller: Principal, prefix: str, namespace: str, name: str, detach_all: bool) -> None:
     with transaction.atomic():
         policy = _policy(caller, prefix, namespace, name, for_update=True)
-        _require_owner(caller, policy, "drop")
+        authz.require(caller, policy, Action.DROP, missing=None)
         targets = [attachment.target_name for attachment in
                    policy.attachments.select_related("catalog", "schema__catalog", "table__schema__catalog")]
         if targets and not detach_all:
@@ -229,10 +206,10 @@ def _target(caller: Principal, catalog: Catalog, data) -> Target:
     if kind == PolicyTargetType.NAMESPACE:
         if not path:
             raise InvalidParameter("target.path must name the namespace.")
-        return Target(kind, namespace_schema(caller, catalog, path)[0])
+        return Target(kind, resolve.namespace(caller, catalog, path)[0])
     if len(path) < 2:
         raise InvalidParameter("target.path must name the namespace and then the table.")
-    schema, _ = namespace_schema(caller, catalog, path[:-1])
+    schema, _ = resolve.namespace(caller, catalog, path[:-1])
     table = Table.objects.filter(schema=schema, name=path[-1]).first()
     if table is None:
         raise TableDoesNotExist(f"Table {dotted(schema, path[-1])} does not exist.")
@@ -241,12 +218,9 @@ def _target(caller: Principal, catalog: Catalog, data) -> Target:
 
 
 def _require_target(caller: Principal, target: Target) -> None:
-    access = grants.Access.load(caller, target.row)
-    if target.kind == PolicyTargetType.CATALOG:
-        grants.require_catalog_use(access)
-    else:
-        grants.require_schema_use(access)
-    access.require(access.has(Privilege.APPLY_POLICY), f"Missing APPLY POLICY on {target.kind} {target.name}.")
+    """APPLY POLICY on the target (found by `_target`, which the caller sees)."""
+    authz.require(caller, target.row, Action.APPLY_POLICY, missing=None,
+                  refused=f"Missing APPLY POLICY on {target.kind} {target.name}.")
 
 
 def _target_fields(target: Target) -> dict:
@@ -261,7 +235,7 @@ def attach_policy(*, caller: Principal, prefix: str, namespace: str, name: str, 
     with transaction.atomic():
         policy = _policy(caller, prefix, namespace, name, for_update=True)
         target = _target(caller, catalog, body.get("target"))
-        _require_readable(caller, policy)
+        authz.require(caller, policy, Action.APPLY_POLICY, missing=None)
         _require_target(caller, target)
         existing = PolicyAttachment.objects.filter(target_id=target.row.id, policy_type=policy.policy_type).first()
         if existing is not None and existing.policy_id != policy.id:
@@ -289,7 +263,7 @@ def detach_policy(*, caller: Principal, prefix: str, namespace: str, name: str, 
     with transaction.atomic():
         policy = _policy(caller, prefix, namespace, name, for_update=True)
         target = _target(caller, catalog, body.get("target"))
-        _require_readable(caller, policy)
+        authz.require(caller, policy, Action.APPLY_POLICY, missing=None)
         _require_target(caller, target)
         deleted, _ = PolicyAttachment.objects.filter(policy=policy, target_id=target.row.id).delete()
         if not deleted:
@@ -357,15 +331,11 @@ def applicable_policies(*, caller: Principal, prefix: str, namespace: str | None
     if target_name:
         target = _target(caller, catalog, {"type": PolicyTargetType.TABLE_LIKE,
                                            "path": [*namespace_levels(namespace), target_name]}).row
-        access = grants.Access.load(caller, target)
-        grants.require_schema_use(access)
-        access.require(access.has(Privilege.SELECT) or access.has(Privilege.MODIFY),
-                       f"Missing SELECT on table {target.full_name}.")
+        authz.require(caller, target, Action.SEE, missing=None, refused=f"Missing SELECT on table {target.full_name}.")
     elif namespace:
-        target, _ = namespace_schema(caller, catalog, namespace)
+        target, _ = resolve.namespace(caller, catalog, namespace)
     else:
-        target = catalog
-        grants.require_catalog_use(grants.Access.load(caller, target))
+        target = catalog  # `warehouse` answered it missing unless the caller holds USE CATALOG
     return list(effective_policies(target, policy_type=policy_type).values())
 
 

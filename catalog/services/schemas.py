@@ -1,6 +1,6 @@
 from django.db import transaction
 
-from catalog import resolve
+from catalog import authz, resolve
 from catalog.choices import Privilege, SecurableType
 from catalog.models import Principal, Schema, Table
 from catalog.services import grants, recipes
@@ -38,7 +38,7 @@ def create_schema(
     storage_root = validate_storage_url(storage_root, field="storage_root")
     catalog, access = resolve.catalog(caller, catalog_name)
     if parent is not None:
-        access = grants.Access.load(caller, parent)
+        access = authz.require(caller, parent, authz.Action.USE)
     access.require(access.has(Privilege.CREATE_SCHEMA), f"Missing CREATE SCHEMA on catalog {catalog_name}.")
     schema = Schema(
         catalog=catalog, parent=parent, name=name, comment=comment, properties=properties,

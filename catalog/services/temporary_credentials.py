@@ -16,7 +16,8 @@ then the one vendor (catalog.storage.credentials) vends for the securable's own 
 
 from __future__ import annotations
 
-from catalog import resolve
+from catalog import authz, resolve
+from catalog.authz import Action
 from catalog.choices import (
     ModelVersionOperation,
     ModelVersionStatus,
@@ -27,7 +28,7 @@ from catalog.choices import (
     VolumeOperation,
 )
 from catalog.models import Principal
-from catalog.services import audit, grants
+from catalog.services import audit
 from catalog.services.external_locations import (
     canonical_url,
     containing_location,
@@ -80,24 +81,24 @@ def for_volume(*, caller: Principal, volume_id, operation) -> dict:
     return answer
 
 
-PATH_PRIVILEGES = {
-    PathOperation.PATH_READ: [Privilege.READ_FILES],
-    PathOperation.PATH_READ_WRITE: [Privilege.READ_FILES, Privilege.WRITE_FILES],
-    PathOperation.PATH_CREATE_TABLE: [Privilege.CREATE_EXTERNAL_TABLE],
+PATH_ACTIONS = {
+    PathOperation.PATH_READ: [Action.READ_FILES],
+    PathOperation.PATH_READ_WRITE: [Action.READ_FILES, Action.WRITE_FILES],
+    PathOperation.PATH_CREATE_TABLE: [Action.CREATE_EXTERNAL_TABLE],
 }
 
 
 def for_path(*, caller: Principal, url, operation) -> dict:
-    operation = _operation(operation, list(PATH_PRIVILEGES))
+    operation = _operation(operation, list(PATH_ACTIONS))
     canonical = canonical_url(url)
     require_outside_managed_storage(canonical, field="url")
     location = containing_location(canonical)
     if location is None and not caller.is_metastore_admin:
         raise PermissionDenied(f"No external location contains {canonical}.")
-    if location is not None:
-        access = grants.Access.load(caller, location)
-        for privilege in PATH_PRIVILEGES[operation]:
-            access.require(access.has(privilege), f"Missing {privilege} on external location {location.name}.")
+    if location is not None:  # the caller named a path, not the location: 403s, never "not found"
+        access = None
+        for action in PATH_ACTIONS[operation]:
+            access = authz.require(caller, location, action, access=access, missing=None)
     answer = vend(canonical, write=operation != PathOperation.PATH_READ, caller=caller)
     _record(caller, "generateTemporaryPathCredentials", SecurableType.EXTERNAL_LOCATION,
             location.name if location else "", location.id if location else None,

@@ -11,10 +11,10 @@ import json
 from django.db import transaction
 from django.utils import timezone
 
-from catalog import pagination, resolve
+from catalog import authz, pagination, resolve
 from catalog.choices import DataSourceFormat, Privilege, SecurableType, TableOperation, TableType
 from catalog.models import Principal, StagingTable, Table
-from catalog.services import audit, grants, managed_tables as staging_tables, tables
+from catalog.services import audit, managed_tables as staging_tables, tables
 from catalog.services.common import validate_comment
 from catalog.services.names import quote_part, schema_paths, validate_name
 from catalog.storage import InvalidStorageUrl, normalize
@@ -147,23 +147,23 @@ def table_for(caller: Principal, catalog: str, schema: str, name: str, *, for_up
     return table
 
 
-def access_to(caller: Principal, table: Table) -> grants.Access:
+def access_to(caller: Principal, table: Table) -> authz.Access:
     """The caller's access to a table read by `table_for`; a table the caller may not see answers
     as a missing one (catalog.resolve), at the level that is hidden from them."""
-    access = rows.access(caller, table)
-    level = resolve.hidden_level(access, SecurableType.TABLE)
+    access = authz.access_to_read(caller, table)
+    level = authz.hidden_level(access, SecurableType.TABLE)
     if level is not None:
         catalog_name, schema_name = table.schema.catalog.name, table.schema.name
-        raise resolve.hidden([
+        raise authz.hidden([
             resolve.table_not_found(catalog_name, quote_part(schema_name), table.name),
             resolve.schema_not_found(catalog_name, quote_part(schema_name)),
             resolve.catalog_not_found(catalog_name),
         ][level])
-    grants.require_schema_use(access)
+    authz.require_schema_use(access)
     return access
 
 
-def require(caller: Principal, table: Table, *privileges: str) -> grants.Access:
+def require(caller: Principal, table: Table, *privileges: str) -> authz.Access:
     access = access_to(caller, table)
     for privilege in privileges:
         access.require(access.has(privilege), f"Missing {privilege} on table {table.full_name}.")

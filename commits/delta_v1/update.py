@@ -24,9 +24,10 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
+from catalog import authz
 from catalog.choices import Privilege
 from catalog.models import Principal, Table
-from catalog.services import grants, tables
+from catalog.services import tables
 from commits import publication, rows
 from commits.delta_v1.tables import describe, etag, require, require_delta, table_for
 from commits.delta_v1.wire import (
@@ -40,7 +41,7 @@ from commits.staged import read_staged_commit
 from ucweb.errors import AlreadyExists, InvalidParameter
 
 
-def _apply_metadata(table: Table, update: Update, access: grants.Access, *, version: int, timestamp: int) -> list[str]:
+def _apply_metadata(table: Table, update: Update, access: authz.Access, *, version: int, timestamp: int) -> list[str]:
     properties = dict(table.properties or {})
     changed = []
     if update.set_properties:
@@ -63,7 +64,7 @@ def _apply_metadata(table: Table, update: Update, access: grants.Access, *, vers
     if update.comment is not None:
         table.comment = update.comment
         changed.append("comment")
-    grants.require_policy_unchanged_or_owner(access, table.properties or {}, properties)
+    authz.require_policy_unchanged_or_owner(access, table.properties or {}, properties)
     properties[dp.LAST_UPDATE_VERSION] = str(version)
     properties[dp.LAST_COMMIT_TIMESTAMP] = str(timestamp)
     table.properties = properties
