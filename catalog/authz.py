@@ -25,11 +25,13 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from django.db import connection
-from django.db.models import Q
+from django.db.models import Exists, F, OuterRef, Q, Value
 from django.db.models.expressions import RawSQL
+from django.db.models.functions import Concat
+from django.db.models.lookups import StartsWith
 
 from catalog.choices import Privilege, SecurableType
-from catalog.models import Grant, Metastore, Principal, Schema, Table
+from catalog.models import Catalog, Grant, Metastore, Principal, Schema, Table
 from ucweb.errors import CatalogError, PermissionDenied
 
 
@@ -391,8 +393,9 @@ def visible(queryset, caller: Principal, action: Action = Action.SEE, *, access:
 
     `access`: the caller's access to the container all rows share (a resolver checked the USE
     privileges on it); then a privilege held on the container shows every row, and otherwise only
-    the rows owned or granted one by one. Without it, the rule is applied to every link of each
-    row's chain in SQL (USE CATALOG, USE SCHEMA, then the action)."""
+    the rows owned or granted one by one (a schema, also through a schema it lies in). Without
+    it, the rule is applied to every link of each row's chain in SQL (USE CATALOG, USE SCHEMA,
+    then the action), a nested schema's parents included, as `require` applies it."""
     if caller.is_metastore_admin:
         return queryset
     securable_type = type_of(queryset.model)
@@ -415,24 +418,33 @@ def visible(queryset, caller: Principal, action: Action = Action.SEE, *, access:
     return queryset.filter(_held_at(caller, rule.privileges, links[rule.level:]))
 
 
-def _links(model) -> list[str]:
-    """The field paths from a row to each link of its chain, innermost first."""
+def _links(model) -> list[tuple[str, type]]:
+    """The field path from a row to each link of its chain and the link's model, innermost
+    first. A schema link stands for the schemas it lies in too (`_held_at`)."""
     fields = {f.name for f in model._meta.concrete_fields}
     if "schema" in fields:
-        return ["", "schema__", "schema__catalog__"]
+        return [("", model), ("schema__", Schema), ("schema__catalog__", Catalog)]
     if "catalog" in fields:
-        return ["", "catalog__"]
-    return [""]
+        return [("", model), ("catalog__", Catalog)]
+    return [("", model)]
 
 
 def _held_at(caller: Principal, privileges, links) -> Q:
-    """Owner of one of `links`, or holding one of `privileges` on one of them."""
-    condition = Q()
+    """Owner of one of `links`, or holding one of `privileges` on one of them; on a schema link,
+    on the schema or on a schema it lies in (as `chain_of` has it for `require`)."""
     granted = Grant.objects.filter(principal=caller.name, privilege__in=list(privileges)).values("securable_id")
-    for path in links:
-        condition |= Q(**{f"{path}owner": caller.name})
-        if privileges:
-            condition |= Q(**{f"{path}id__in": granted})
+
+    def held(path: str) -> Q:
+        owned = Q(**{f"{path}owner": caller.name})
+        return owned | Q(**{f"{path}id__in": granted}) if privileges else owned
+
+    condition = Q()
+    for path, link in links:
+        condition |= held(path)
+        if link is Schema:  # the schemas a nested one lies in: those whose path prefixes its own
+            outer = Schema.objects.filter(held(""), catalog_id=OuterRef(f"{path}catalog_id")).filter(
+                StartsWith(OuterRef(f"{path}path"), Concat(F("path"), Value("."))))
+            condition |= Q(**{f"{path}parent__isnull": False}) & Exists(outer)
     return condition
 
 

@@ -29,17 +29,14 @@ lookups take no caller: they are for the services that decide visibility themsel
 
 from __future__ import annotations
 
-from django.db.models import Q
-
 from catalog import authz
 from catalog.authz import Access, Action
-from catalog.choices import Privilege, SecurableType
+from catalog.choices import SecurableType
 from catalog.models import (
     Catalog,
     Credential,
     ExternalLocation,
     Function,
-    Grant,
     Metastore,
     ModelVersion,
     Policy,
@@ -121,21 +118,6 @@ def reveal(caller, row, missing: CatalogError) -> tuple:
     if row is None:
         raise missing
     return row, authz.require(caller, row, Action.SEE, missing=missing)
-
-
-def visible_schemas(caller, catalog: Catalog, access: Access, queryset):
-    """The schemas of `queryset` (all in `catalog`) that the caller sees: all of them with USE
-    SCHEMA on the catalog; otherwise those owned or granted USE SCHEMA, and everything inside
-    them."""
-    if access.has(Privilege.USE_SCHEMA):
-        return queryset
-    granted = Grant.objects.filter(principal=caller.name, privilege=Privilege.USE_SCHEMA).values("securable_id")
-    roots = list(Schema.objects.filter(Q(owner=caller.name) | Q(id__in=granted), catalog=catalog)
-                 .values_list("path", flat=True))
-    condition = Q(pk__in=[])
-    for path in roots:
-        condition |= Q(path=path) | Q(path__startswith=f"{path}.")
-    return queryset.filter(condition)
 
 
 # -- lookups without a caller ---------------------------------------------------------------------

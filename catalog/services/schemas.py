@@ -12,7 +12,7 @@ from ucweb.errors import SchemaAlreadyExists, SchemaNotEmpty
 def visible_schemas(*, caller: Principal, catalog_name: str):
     catalog, access = resolve.catalog(caller, catalog_name)
     queryset = Schema.objects.filter(catalog=catalog).select_related("catalog")
-    return resolve.visible_schemas(caller, catalog, access, queryset)
+    return authz.visible(queryset, caller, access=access)
 
 
 def join_path(parent: Schema | None, name: str) -> str:
