@@ -28,15 +28,14 @@ ERRORS = {code: wire.IcebergErrorResponse for code in (400, 401, 403, 404)}
 CONFLICT = {**ERRORS, 409: wire.IcebergErrorResponse}
 
 
-def _page(request, queryset):
-    return pagination.page_if_asked(queryset, request.query_params)
-
-
-def _listing(key: str, items, token) -> dict:
-    body = {key: [{"namespace": item.schema.levels, "name": item.name} for item in items]}
+def _identifiers(request, queryset) -> Response:
+    """A listing of tables or policies, named by namespace and name: every item, or one page when
+    the request asks for pages."""
+    items, token = pagination.page_if_asked(queryset, request.query_params)
+    body = {"identifiers": [{"namespace": item.schema.levels, "name": item.name} for item in items]}
     if token:
         body["next-page-token"] = token
-    return body
+    return Response(body)
 
 
 class PolarisView(CatalogAPIView):
@@ -58,9 +57,8 @@ class GenericTablesView(PolarisView):
     @extend_schema(tags=GENERIC_TAGS, operation_id="listGenericTables", parameters=PAGE,
                    responses={200: wire.ListGenericTablesResponse, **ERRORS})
     def get(self, request, prefix, namespace):
-        items, token = _page(request, generic_tables.list_generic_tables(
+        return _identifiers(request, generic_tables.list_generic_tables(
             caller=request.user, prefix=prefix, namespace=namespace))
-        return Response(_listing("identifiers", items, token))
 
     @extend_schema(tags=GENERIC_TAGS, operation_id="createGenericTable", request=wire.CreateGenericTableRequest,
                    responses={200: wire.LoadGenericTableResponse, **CONFLICT})
@@ -97,10 +95,9 @@ class PoliciesView(PolarisView):
     @extend_schema(tags=POLICY_TAGS, operation_id="listPolicies", parameters=[*PAGE, POLICY_TYPE],
                    responses={200: wire.ListPoliciesResponse, **ERRORS})
     def get(self, request, prefix, namespace):
-        items, token = _page(request, policies.list_policies(
+        return _identifiers(request, policies.list_policies(
             caller=request.user, prefix=prefix, namespace=namespace,
             policy_type=request.query_params.get("policyType")))
-        return Response(_listing("identifiers", items, token))
 
     @extend_schema(tags=POLICY_TAGS, operation_id="createPolicy", request=wire.CreatePolicyRequest,
                    responses={200: wire.LoadPolicyResponse, **CONFLICT})
