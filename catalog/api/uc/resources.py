@@ -59,10 +59,10 @@ def forced(request) -> bool:
     return validate_optional_bool(query(request, "force"), field="force")
 
 
-def page_response(plural: str, key: str, info: type[serializers.Serializer]) -> type[serializers.Serializer]:
+def page_response(plural: str, key: str, info_type: type[serializers.Serializer]) -> type[serializers.Serializer]:
     """The wire type `List<plural>Response` of one page of a list: the items under `key`."""
     return type(f"List{plural}Response", (serializers.Serializer,), {
-        key: info(many=True), "next_page_token": serializers.CharField(required=False),
+        key: info_type(many=True), "next_page_token": serializers.CharField(required=False),
     })
 
 
@@ -70,7 +70,7 @@ def listed(request, queryset, key: str, serializer, *, paginate: Callable | None
     """One page of a Unity Catalog list, `key` naming the list in the answer. `paginate`: how its
     rows are paged; by name, at most the spec's maximum for that list, unless it says otherwise."""
     if paginate is None:
-        paginate = partial(pagination.paginate, maximum=pagination.SPEC_MAXIMUM.get(key))
+        paginate = partial(pagination.paginate, maximum=pagination.SPEC_MAXIMUM[key])
     items, token = paginate(queryset, max_results=query(request, "max_results"),
                             page_token=query(request, "page_token"))
     body = {key: serializer(items, many=True).data}
@@ -85,79 +85,95 @@ def _snake(noun: str) -> str:
 
 @dataclass(frozen=True)
 class Resource:
-    """One securable's endpoints. `noun` ("RegisteredModel") names the views, the operations, the
-    securable type of the audit (registered_model) and the list in a page (registered_models).
+    """One securable's endpoints. `noun` ("RegisteredModel") names the views, the operations and
+    the securable type of the audit (registered_model); `plural` ("RegisteredModels", by default
+    the noun and an s) names the collection view, the list operation and the list in a page
+    (registered_models), which must have a documented maximum in pagination.SPEC_MAXIMUM.
 
     `visible(caller=, **filters)`: the rows a list pages through, `filters` naming the query
     parameters it takes (a required one must be sent); `paginate`: how they are paged (see `listed`).
     `create(caller=, **body)` takes the fields `create_request` declares; `get`, `update` and
-    `delete` take the name in the path as `name_argument`, `update` also the fields of
-    `update_request` the client sent, `delete` also `force` when `force` is set. `deleted`: the
-    documented answer of a delete."""
+    `delete` take the name in the path as the keyword `name_argument`, `update` also the fields of
+    `update_request` the client sent, `delete` also `force` when `delete_takes_force`.
+    `info_type`: the wire type of one securable; `delete_response`: the documented answer of a
+    delete."""
 
     noun: str
     tag: str
-    info: type[serializers.Serializer]
+    info_type: type[serializers.Serializer]
     visible: Callable
     create: Callable
     create_request: type[serializers.Serializer]
     get: Callable
     delete: Callable
+    plural: str = ""
     filters: tuple[OpenApiParameter, ...] = ()
     paginate: Callable | None = None
     update: Callable | None = None
     update_request: type[serializers.Serializer] | None = None
-    force: bool = False
-    deleted: object = Empty
+    delete_takes_force: bool = False
+    delete_response: object = Empty
+    # The URL calls the one path parameter as the Unity Catalog spec does (volumes/{name} holds a
+    # full name), the service by what it holds: this is the service's keyword for it.
     name_argument: str = "full_name"
 
-    @property
-    def plural(self) -> str:
-        return f"{self.noun}s"
+    def __post_init__(self):
+        if not self.plural:
+            object.__setattr__(self, "plural", f"{self.noun}s")
+        if self.key not in pagination.SPEC_MAXIMUM:
+            raise ValueError(f"The list {self.key!r} of {self.noun} has no documented maximum in "
+                             "pagination.SPEC_MAXIMUM (or its plural is misspelled).")
 
     @property
     def key(self) -> str:
         return _snake(self.plural)
 
 
-def views(resource: Resource) -> tuple[type[CatalogAPIView], type[CatalogAPIView]]:
-    """The collection view and the item view of `resource`."""
-    r = resource
-    audit = {"audit_securable_type": _snake(r.noun)}
+def views(resource: Resource, *, module: str) -> tuple[type[CatalogAPIView], type[CatalogAPIView]]:
+    """The collection view and the item view of `resource`, as classes of `module` (the declaring
+    module's __name__, so that their names and tracebacks lead there). They carry no docstring:
+    drf-spectacular would publish it as the description of every operation."""
+    attributes = {"audit_securable_type": _snake(resource.noun), "__module__": module}
 
-    def named(path: dict) -> dict:
+    def service_name(path: dict) -> dict:
+        """The securable's name, from the path parameter of the URL to the service's keyword."""
         (name,) = path.values()
-        return {r.name_argument: name}
+        return {resource.name_argument: name}
 
-    @extend_schema(operation_id=f"list{r.plural}", tags=[r.tag], parameters=[*r.filters, *PAGE_PARAMETERS],
-                   responses=page_response(r.plural, r.key, r.info))
+    @extend_schema(operation_id=f"list{resource.plural}", tags=[resource.tag],
+                   parameters=[*resource.filters, *PAGE_PARAMETERS],
+                   responses=page_response(resource.plural, resource.key, resource.info_type))
     def list_visible(self, request):
-        filters = {p.name: (required_query if p.required else query)(request, p.name) for p in r.filters}
-        return listed(request, r.visible(caller=request.user, **filters), r.key, r.info, paginate=r.paginate)
+        filters = {p.name: (required_query if p.required else query)(request, p.name) for p in resource.filters}
+        return listed(request, resource.visible(caller=request.user, **filters), resource.key, resource.info_type,
+                      paginate=resource.paginate)
 
-    @extend_schema(operation_id=f"create{r.noun}", tags=[r.tag], request=r.create_request, responses=r.info)
+    @extend_schema(operation_id=f"create{resource.noun}", tags=[resource.tag], request=resource.create_request,
+                   responses=resource.info_type)
     def create(self, request):
-        row = r.create(caller=request.user, **arguments(self.body(request), r.create_request))
-        return Response(r.info(row).data)
+        row = resource.create(caller=request.user, **arguments(self.body(request), resource.create_request))
+        return Response(resource.info_type(row).data)
 
-    @extend_schema(operation_id=f"get{r.noun}", tags=[r.tag], responses=r.info)
+    @extend_schema(operation_id=f"get{resource.noun}", tags=[resource.tag], responses=resource.info_type)
     def get(self, request, **path):
-        return Response(r.info(r.get(caller=request.user, **named(path))).data)
+        return Response(resource.info_type(resource.get(caller=request.user, **service_name(path))).data)
 
-    @extend_schema(operation_id=f"update{r.noun}", tags=[r.tag], request=r.update_request, responses=r.info)
+    @extend_schema(operation_id=f"update{resource.noun}", tags=[resource.tag], request=resource.update_request,
+                   responses=resource.info_type)
     def update(self, request, **path):
-        row = r.update(caller=request.user, **named(path), fields=changes(self.body(request), r.update_request))
-        return Response(r.info(row).data)
+        row = resource.update(caller=request.user, **service_name(path),
+                              fields=changes(self.body(request), resource.update_request))
+        return Response(resource.info_type(row).data)
 
-    @extend_schema(operation_id=f"delete{r.noun}", tags=[r.tag], parameters=[FORCE] if r.force else None,
-                   responses=r.deleted)
+    @extend_schema(operation_id=f"delete{resource.noun}", tags=[resource.tag],
+                   parameters=[FORCE] if resource.delete_takes_force else None, responses=resource.delete_response)
     def delete(self, request, **path):
-        extra = {"force": forced(request)} if r.force else {}
-        r.delete(caller=request.user, **named(path), **extra)
+        force = {"force": forced(request)} if resource.delete_takes_force else {}
+        resource.delete(caller=request.user, **service_name(path), **force)
         return Response({})
 
-    item_methods = {"get": get, "delete": delete, **({"patch": update} if r.update is not None else {})}
+    item_methods = {"get": get, "delete": delete, **({"patch": update} if resource.update is not None else {})}
     return (
-        type(f"{r.plural}View", (CatalogAPIView,), {**audit, "get": list_visible, "post": create}),
-        type(f"{r.noun}View", (CatalogAPIView,), {**audit, **item_methods}),
+        type(f"{resource.plural}View", (CatalogAPIView,), {**attributes, "get": list_visible, "post": create}),
+        type(f"{resource.noun}View", (CatalogAPIView,), {**attributes, **item_methods}),
     )

@@ -9,24 +9,24 @@ from catalog.services import catalogs, permissions, schemas, tables
 from ucweb.errors import MetastoreDoesNotExist
 
 CatalogsView, CatalogView = views(Resource(
-    noun="Catalog", tag="Catalogs", info=wire.CatalogInfo, visible=catalogs.visible_catalogs,
+    noun="Catalog", tag="Catalogs", info_type=wire.CatalogInfo, visible=catalogs.visible_catalogs,
     create=catalogs.create_catalog, create_request=wire.CreateCatalog, get=catalogs.get_catalog,
     update=catalogs.update_catalog, update_request=wire.UpdateSecurable,
-    delete=catalogs.delete_catalog, force=True, deleted=DELETED, name_argument="name",
-))
+    delete=catalogs.delete_catalog, delete_takes_force=True, delete_response=DELETED, name_argument="name",
+), module=__name__)
 SchemasView, SchemaView = views(Resource(
-    noun="Schema", tag="Schemas", info=wire.SchemaInfo, visible=schemas.visible_schemas,
+    noun="Schema", tag="Schemas", info_type=wire.SchemaInfo, visible=schemas.visible_schemas,
     filters=(OpenApiParameter("catalog_name", str, required=True),), create=schemas.create_schema, create_request=wire.CreateSchema,
     get=schemas.get_schema, update=schemas.update_schema, update_request=wire.UpdateSecurable,
-    delete=schemas.delete_schema, force=True, deleted=DELETED,
-))
+    delete=schemas.delete_schema, delete_takes_force=True, delete_response=DELETED,
+), module=__name__)
 # No PATCH: what a table's format owns changes through its protocol, and the console renames
 # tables and changes their owner (tables.update_table).
 TablesView, TableView = views(Resource(
-    noun="Table", tag="Tables", info=wire.TableInfo, visible=tables.visible_tables, filters=CATALOG_AND_SCHEMA,
+    noun="Table", tag="Tables", info_type=wire.TableInfo, visible=tables.visible_tables, filters=CATALOG_AND_SCHEMA,
     create=tables.create_table, create_request=wire.CreateTable, get=tables.get_table,
-    delete=tables.delete_table, deleted=DELETED,
-))
+    delete=tables.delete_table, delete_response=DELETED,
+), module=__name__)
 
 
 class PermissionsView(CatalogAPIView):

@@ -98,16 +98,16 @@ class UpdateExternalLocation(serializers.Serializer):
 
 
 CredentialsView, CredentialView = views(Resource(
-    noun="Credential", tag="Credentials", info=CredentialInfo, visible=credentials.visible_credentials,
+    noun="Credential", tag="Credentials", info_type=CredentialInfo, visible=credentials.visible_credentials,
     filters=(OpenApiParameter("purpose", str, enum=CredentialPurpose.values),),
     create=credentials.create_credential, create_request=CreateCredentialRequest, get=credentials.get_credential,
     update=credentials.update_credential, update_request=UpdateCredentialRequest,
-    delete=credentials.delete_credential, force=True, name_argument="name",
-))
+    delete=credentials.delete_credential, delete_takes_force=True, name_argument="name",
+), module=__name__)
 ExternalLocationsView, ExternalLocationView = views(Resource(
-    noun="ExternalLocation", tag="External Locations", info=ExternalLocationInfo,
+    noun="ExternalLocation", tag="External Locations", info_type=ExternalLocationInfo,
     visible=external_locations.visible_external_locations, create=external_locations.create_external_location,
     create_request=CreateExternalLocation, get=external_locations.get_external_location,
     update=external_locations.update_external_location, update_request=UpdateExternalLocation,
-    delete=external_locations.delete_external_location, force=True, name_argument="name",
-))
+    delete=external_locations.delete_external_location, delete_takes_force=True, name_argument="name",
+), module=__name__)

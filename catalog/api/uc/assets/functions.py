@@ -90,7 +90,7 @@ class CreateFunctionRequest(serializers.Serializer):
 
 # Functions are immutable once created: no PATCH.
 FunctionsView, FunctionView = views(Resource(
-    noun="Function", tag="Functions", info=FunctionInfo, visible=functions.visible_functions,
+    noun="Function", tag="Functions", info_type=FunctionInfo, visible=functions.visible_functions,
     filters=CATALOG_AND_SCHEMA, create=functions.create_function, create_request=CreateFunctionRequest,
     get=functions.get_function, delete=functions.delete_function,
-))
+), module=__name__)

@@ -71,15 +71,15 @@ class FinalizeModelVersion(serializers.Serializer):
 
 
 RegisteredModelsView, RegisteredModelView = views(Resource(
-    noun="RegisteredModel", tag="RegisteredModels", info=RegisteredModelInfo,
+    noun="RegisteredModel", tag="RegisteredModels", info_type=RegisteredModelInfo,
     visible=registered_models.visible_models, paginate=registered_models.paginate_models, filters=(
         OpenApiParameter("catalog_name", str, description="With schema_name: the models of one schema."),
         OpenApiParameter("schema_name", str),
     ),
     create=registered_models.create_model, create_request=CreateRegisteredModel, get=registered_models.get_model,
     update=registered_models.update_model, update_request=UpdateRegisteredModel,
-    delete=registered_models.delete_model, force=True,
-))
+    delete=registered_models.delete_model, delete_takes_force=True,
+), module=__name__)
 VERSION = OpenApiParameter("version", OpenApiTypes.INT64, OpenApiParameter.PATH)
 
 

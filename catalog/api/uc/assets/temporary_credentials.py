@@ -47,15 +47,17 @@ class GenerateTemporaryModelVersionCredential(serializers.Serializer):
     operation = serializers.ChoiceField(choices=ModelVersionOperation.choices)
 
 
-def _vending_view(securable: str, securable_type: str, request_type, vend):
-    """The view `Temporary<securable>CredentialsView`: POST the request, answer the keys `vend` gives."""
+def _vending_view(noun: str, securable_type: str, request_type, vend):
+    """The view `Temporary<noun>CredentialsView`: POST the request, answer the keys `vend` gives.
+    `noun` names what the keys are for (a table, a path) and `securable_type` the securable the
+    audit records (a path's is its external location)."""
 
-    @extend_schema(operation_id=f"generateTemporary{securable}Credentials", tags=["TemporaryCredentials"],
+    @extend_schema(operation_id=f"generateTemporary{noun}Credentials", tags=["TemporaryCredentials"],
                    request=request_type, responses=TemporaryCredentials)
     def post(self, request):
         return Response(vend(caller=request.user, **arguments(self.body(request), request_type)))
 
-    return type(f"Temporary{securable}CredentialsView", (CatalogAPIView,),
+    return type(f"Temporary{noun}CredentialsView", (CatalogAPIView,),
                 {"audit_securable_type": securable_type, "post": post})
 
 

@@ -34,7 +34,7 @@ class UpdateVolume(serializers.Serializer):
 
 
 VolumesView, VolumeView = views(Resource(
-    noun="Volume", tag="Volumes", info=VolumeInfo, visible=volumes.visible_volumes, filters=CATALOG_AND_SCHEMA,
+    noun="Volume", tag="Volumes", info_type=VolumeInfo, visible=volumes.visible_volumes, filters=CATALOG_AND_SCHEMA,
     create=volumes.create_volume, create_request=CreateVolume, get=volumes.get_volume,
     update=volumes.update_volume, update_request=UpdateVolume, delete=volumes.delete_volume,
-))
+), module=__name__)
