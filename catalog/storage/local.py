@@ -72,24 +72,63 @@ class LocalStorage(Storage):
         return location, location.path
 
     def _write_new(self, path: str, data: bytes) -> None:
-        """Creates the file `path` holding `data` (FileExistsError if anything is there); a write
-        that fails leaves nothing behind."""
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        """Creates the file `path` holding `data` (FileExistsError if anything is there)."""
+        self._fill_new(path, _open_new(path), data)
+
+    def _fill_new(self, path: str, fd: int, data: bytes) -> None:
+        """Writes `data` into `fd`, the file this call has just created at `path`, and closes it.
+        A write, fsync or close that fails leaves nothing behind: the file is unlinked, unless
+        `path` names another file by then (a concurrent put() replaced it)."""
+        created = None
         try:
-            _write_all(fd, data)
-            if self.fsync:
-                os.fsync(fd)
+            try:
+                created = os.fstat(fd)
+                _write_all(fd, data)
+                if self.fsync:
+                    os.fsync(fd)
+            finally:
+                os.close(fd)  # once: a failing close has released the descriptor too
         except BaseException:
-            os.close(fd)
-            _unlink_quietly(path)
+            if created is None:
+                _unlink_quietly(path)
+            else:
+                _unlink_if_same_file(path, created)
             raise
-        os.close(fd)
 
     def _write_temp(self, directory: str, data: bytes) -> str:
-        os.makedirs(directory, exist_ok=True)
+        self._make_directories(directory)
         temp_path = os.path.join(directory, f"{TEMP_PREFIX}{uuid.uuid4().hex}")
         self._write_new(temp_path, data)
         return temp_path
+
+    def _make_directories(self, directory: str) -> None:
+        """Creates `directory` and its missing parents (a new table's first commit). With fsync,
+        each new directory's name is made durable in its parent, as the file's is in `directory`
+        once it is there."""
+        missing = []
+        current = directory
+        while not os.path.isdir(current) and current not in missing:
+            missing.append(current)
+            current = os.path.dirname(current)
+        if not missing:
+            return
+        os.makedirs(directory, exist_ok=True)
+        for created in reversed(missing):  # the outermost first: its parent existed already
+            self._sync_directory(os.path.dirname(created))
+
+    def _sync_directory(self, directory: str) -> None:
+        """With fsync, makes the names in `directory` durable: a file that was renamed, linked or
+        created there (a Delta commit that has won its version) is still there after a crash."""
+        if not self.fsync:
+            return
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            os.fsync(fd)
+        except OSError as exc:
+            if exc.errno != errno.EINVAL:  # a file system that cannot sync a directory says EINVAL
+                raise
+        finally:
+            os.close(fd)
 
     # -- Storage ---------------------------------------------------------------------------
 
@@ -142,12 +181,14 @@ class LocalStorage(Storage):
         _, path = self._path(url)
         data = bytes(data)
         with _os_errors("write", url):
-            temp_path = self._write_temp(os.path.dirname(path), data)
+            directory = os.path.dirname(path)
+            temp_path = self._write_temp(directory, data)
             try:
                 os.replace(temp_path, path)
             except BaseException:
                 _unlink_quietly(temp_path)
                 raise
+            self._sync_directory(directory)
 
     def put_if_absent(self, url: str, data: bytes) -> bool:
         _, path = self._path(url)
@@ -155,18 +196,23 @@ class LocalStorage(Storage):
         with _os_errors("write", url):
             if os.path.lexists(path):
                 return self._exists_as_object(path, url)
-            temp_path = self._write_temp(os.path.dirname(path), data)
+            directory = os.path.dirname(path)
+            temp_path = self._write_temp(directory, data)
             try:
                 os.link(temp_path, path)
-                return True
+                linked = True
             except FileExistsError:
                 return self._exists_as_object(path, url)
             except OSError as exc:
                 if exc.errno not in _NO_LINK_ERRNOS:
                     raise
+                linked = False
             finally:
                 _unlink_quietly(temp_path)
-            return self._create_exclusive(path, url, data)
+            if not linked:
+                return self._create_exclusive(path, url, data)
+            self._sync_directory(directory)  # after the temporary name went: neither comes back
+            return True
 
     def _exists_as_object(self, path: str, url: str) -> bool:
         if os.path.isdir(path):
@@ -175,9 +221,11 @@ class LocalStorage(Storage):
 
     def _create_exclusive(self, path: str, url: str, data: bytes) -> bool:
         try:
-            self._write_new(path, data)
-        except FileExistsError:
+            fd = _open_new(path)
+        except FileExistsError:  # only the create: this call lost, or never began, the race
             return self._exists_as_object(path, url)
+        self._fill_new(path, fd, data)
+        self._sync_directory(os.path.dirname(path))
         return True
 
     def delete(self, url: str) -> None:
@@ -224,6 +272,22 @@ class LocalStorage(Storage):
                         _rmdir_quietly(sub)
             _rmdir_quietly(root)
         return deleted
+
+
+def _open_new(path: str) -> int:
+    """A descriptor of the file `path`, created by this call (FileExistsError if anything is there)."""
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+
+
+def _unlink_if_same_file(path: str, created: os.stat_result) -> None:
+    """Unlinks `path` while it still names the file `created` describes (a put() replacing it in
+    the instant between the check and the unlink is not told apart)."""
+    try:
+        current = os.lstat(path)
+    except OSError:
+        return
+    if (current.st_dev, current.st_ino) == (created.st_dev, created.st_ino):
+        _unlink_quietly(path)
 
 
 def _unlink_quietly(path: str) -> None:
