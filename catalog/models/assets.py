@@ -66,6 +66,8 @@ class RegisteredModel(SchemaSecurable):
     last_version = models.BigIntegerField(default=0)
 
     class Meta(SchemaSecurable.Meta):
+        # The constraint's name predates the base: its generic `uniq_%(class)s_name` would read
+        # uniq_registeredmodel_name here, a rename that would need a migration.
         constraints = [models.UniqueConstraint(fields=["schema", "name"], name="uniq_registered_model_name")]
 
 

@@ -49,6 +49,11 @@ class SchemaSecurable(Securable):
     """A securable that lives in a schema (a table, volume, function, registered model or policy):
     each declares its `schema` and `name`, unique together; its full name is catalog.schema.name."""
 
+    # `schema` is not declared here: each model names its reverse relation on the schema
+    # (schema.tables, schema.registered_models, schema.policies), which no `%(class)s` pattern
+    # spells. `name` stays beside it, first in each model as in its migrations: the pair the
+    # constraint makes unique reads as one.
+
     class Meta(Securable.Meta):
         abstract = True
         ordering = ["schema__catalog__name", "schema__path", "name"]
