@@ -1,7 +1,6 @@
 from django.db import transaction
 
 from catalog import authz, resolve
-from catalog.authz import Action
 from catalog.choices import Privilege, SecurableType
 from catalog.models import Catalog, Principal, Schema
 from catalog.services import grants, recipes
@@ -15,7 +14,7 @@ def visible_catalogs(*, caller: Principal):
 
 
 def get_catalog(*, caller: Principal, name: str) -> Catalog:
-    catalog, _ = resolve.catalog(caller, name)
+    catalog, _ = resolve.catalog(caller, name)  # seeing a catalog is reading it (recipes.readable)
     return catalog
 
 
@@ -37,7 +36,7 @@ def create_catalog(*, caller: Principal, name, comment=None, properties=None, st
         created_by=caller.name,
         storage_root=storage_root,
     )
-    return recipes.save_created_root(catalog, caller=caller, kind="catalog", action="createCatalog")
+    return recipes.save_new_with_storage_root(catalog, caller=caller, kind="catalog", action="createCatalog")
 
 
 UPDATABLE = recipes.Updatable(
@@ -55,15 +54,17 @@ def update_catalog(*, caller: Principal, name: str, fields: dict) -> Catalog:
 
 @transaction.atomic
 def delete_catalog(*, caller: Principal, name: str, force: bool) -> None:
-    catalog, access = resolve.catalog(caller, name)
-    authz.require(caller, catalog, Action.DELETE, access=access)
-    schemas = Schema.objects.filter(catalog=catalog)
-    if not force and schemas.exists():
-        raise CatalogNotEmpty(f"Catalog '{name}' is not empty; delete its schemas first or pass force=true.")
+    """The catalog row stays locked until the end: a schema created in it meanwhile waits, and
+    fails then, instead of slipping in after the check that it is empty."""
     from catalog.services.schemas import drop_schema_contents
 
-    for schema in schemas.select_related("catalog"):
-        drop_schema_contents(schema)
-    grants.forget_securables([catalog.id])
-    recipes.drop(catalog, caller=caller, action="deleteCatalog", securable_type=SecurableType.CATALOG,
-                 details={"force": force})
+    catalog, access = resolve.catalog(caller, name, for_update=True)
+    with recipes.dropping(catalog, caller=caller, access=access, action="deleteCatalog",
+                          securable_type=SecurableType.CATALOG, details={"force": force}):
+        schemas = Schema.objects.filter(catalog=catalog)
+        if not force and schemas.exists():
+            raise CatalogNotEmpty(f"Catalog '{name}' is not empty; delete its schemas first or pass force=true.")
+        for schema in schemas.select_related("catalog"):
+            drop_schema_contents(schema)
+        grants.forget_securables([catalog.id])
+        catalog.delete()

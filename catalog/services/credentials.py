@@ -19,7 +19,6 @@ from urllib.parse import urlparse
 from django.db import transaction
 
 from catalog import authz, resolve
-from catalog.authz import Action
 from catalog.choices import CredentialPurpose, Privilege, SecurableType
 from catalog.models import Credential, ExternalLocation, Principal
 from catalog.services import recipes, secrets
@@ -92,7 +91,7 @@ def visible_credentials(*, caller: Principal, purpose=None):
 
 
 def get_credential(*, caller: Principal, name: str) -> Credential:
-    credential, _ = resolve.credential(caller, name)
+    credential, _ = resolve.credential(caller, name)  # seeing a credential is reading it (recipes.readable)
     return credential
 
 
@@ -171,17 +170,18 @@ def delete_credential(*, caller: Principal, name: str, force: bool) -> None:
     """Without force, a credential that external locations use stays; with force those external
     locations are deleted with it."""
     credential, access = resolve.credential(caller, name, for_update=True)
-    authz.require(caller, credential, Action.DELETE, access=access)
-    dependents = list(ExternalLocation.objects.filter(credential=credential).order_by("name"))
-    if dependents and not force:
-        raise InvalidParameter(
-            f"Credential {name} is used by external locations {', '.join(d.name for d in dependents[:5])}; "
-            "delete them first or pass force=true."
-        )
-    for location in dependents:
-        location.delete()
-    recipes.drop(credential, caller=caller, action="deleteCredential", securable_type=SecurableType.CREDENTIAL,
-                 details={"force": force, "deleted_external_locations": [d.name for d in dependents]})
+    with recipes.dropping(credential, caller=caller, access=access, action="deleteCredential",
+                          securable_type=SecurableType.CREDENTIAL, details={"force": force}) as details:
+        dependents = list(ExternalLocation.objects.filter(credential=credential).order_by("name"))
+        if dependents and not force:
+            raise InvalidParameter(
+                f"Credential {name} is used by external locations {', '.join(d.name for d in dependents[:5])}; "
+                "delete them first or pass force=true."
+            )
+        for location in dependents:
+            location.delete()
+        details["deleted_external_locations"] = [d.name for d in dependents]
+        credential.delete()
 
 
 def secret_access_key(credential: Credential) -> str | None:

@@ -25,23 +25,18 @@ from django.db.models import Q
 from catalog import authz, locations, resolve
 from catalog.authz import Action
 from catalog.choices import CredentialPurpose, Privilege, SecurableType
-# The URL rules live in catalog.locations (the one location rule); these names stay for callers.
-from catalog.locations import (  # noqa: F401
-    LOCATION_SCHEMES,
-    ancestors,
-    containing_location,
-    is_within,
-    managed_roots,
-    overlapping_managed_root,
-    overlaps,
-    require_external_location,
-    require_outside_managed_storage,
-)
+from catalog.locations import LOCATION_SCHEMES, ancestors, is_within, require_outside_managed_storage
 from catalog.models import ExternalLocation, Principal, Table, Volume
 from catalog.services import recipes
 from catalog.services.common import validate_comment
 from catalog.services.names import validate_name
 from ucweb.errors import AlreadyExists, InvalidParameter, PermissionDenied
+
+# The URL rules live in catalog.locations (the one location rule); callers elsewhere still find
+# these two here.
+containing_location = locations.containing_location
+require_external_location = locations.require_external_location
+
 
 # -- URLs ---------------------------------------------------------------------------------------
 def canonical_url(value, *, field: str = "url", schemes=LOCATION_SCHEMES) -> str:
@@ -66,6 +61,8 @@ def visible_external_locations(*, caller: Principal):
 
 
 def get_external_location(*, caller: Principal, name: str) -> ExternalLocation:
+    # Any privilege on it shows it (authz.METASTORE_LEVEL); READ FILES (recipes.readable) is for
+    # the files under it.
     location, _ = resolve.external_location(caller, name)
     return location
 
@@ -150,11 +147,11 @@ def delete_external_location(*, caller: Principal, name: str, force: bool) -> No
     """Without force, an external location that still holds external tables or volumes stays;
     with force it goes and they stay, no longer governed by any external location."""
     location, access = resolve.external_location(caller, name, for_update=True)
-    authz.require(caller, location, Action.DELETE, access=access)
-    dependents = _dependents(location.url)
-    if dependents and not force:
-        raise InvalidParameter(
-            f"External location {name} holds {_names(dependents)}; drop them first or pass force=true."
-        )
-    recipes.drop(location, caller=caller, action="deleteExternalLocation",
-                 securable_type=SecurableType.EXTERNAL_LOCATION, details={"force": force})
+    with recipes.dropping(location, caller=caller, access=access, action="deleteExternalLocation",
+                          securable_type=SecurableType.EXTERNAL_LOCATION, details={"force": force}):
+        dependents = _dependents(location.url)
+        if dependents and not force:
+            raise InvalidParameter(
+                f"External location {name} holds {_names(dependents)}; drop them first or pass force=true."
+            )
+        location.delete()

@@ -159,7 +159,8 @@ def visible_functions(*, caller: Principal, catalog_name, schema_name):
 
 
 def get_function(*, caller: Principal, full_name: str) -> Function:
-    return recipes.readable(caller, resolve.function(caller, full_name))
+    function, access = resolve.function(caller, full_name)
+    return recipes.readable(caller, function, access)
 
 
 @transaction.atomic
@@ -224,5 +225,6 @@ def create_function(*, caller: Principal, function_info) -> Function:
 @transaction.atomic
 def delete_function(*, caller: Principal, full_name: str) -> None:
     function, access = resolve.function(caller, full_name, for_update=True)
-    authz.require(caller, function, Action.DELETE, access=access)
-    recipes.drop(function, caller=caller, action="deleteFunction", securable_type=SecurableType.FUNCTION)
+    with recipes.dropping(function, caller=caller, access=access, action="deleteFunction",
+                          securable_type=SecurableType.FUNCTION):
+        function.delete()

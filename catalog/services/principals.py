@@ -13,7 +13,6 @@ from django.utils import timezone
 from catalog.choices import PrincipalKind
 from catalog.models import Principal, Token
 from catalog.services import audit
-from catalog.services.names import validate_name
 from ucweb.errors import InvalidParameter, PermissionDenied, PrincipalDoesNotExist, Unauthenticated
 
 TOKEN_PREFIX = "ucw_"

@@ -5,14 +5,16 @@ grants (of the securable and of everything inside it) and the audit event, in th
 transaction. Each securable describes itself once in an `Updatable`; what only it has (a location's
 url, a credential's keys) is applied by the service before the recipe runs.
 
-`readable(...)`: a securable found by name, once the caller may read it. `audited(...)`: a created
-securable with its audit event (`save_created_root(...)`: a catalog or schema with its managed
-storage). `drop(...)`: the row goes, and its audit event names what it was.
+`readable(...)`: a securable found by name, once the caller may read it. `audited(...)`: the audit
+event of a created or updated securable (`save_new_with_storage_root(...)`: a new catalog or schema
+with its managed storage). `dropping(...)`: the caller may delete the row, the body of the `with`
+deletes it, then its audit event names what it was.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from django.db.models import QuerySet
@@ -99,10 +101,13 @@ def update(row, fields: dict, kind: Updatable, *, caller: Principal, access: aut
                    details=dict(fields) if details is None else details)
 
 
-def readable(caller: Principal, found: tuple[object, authz.Access]):
-    """The row of `found` (a row and the caller's access to it, as catalog.resolve answers), once
-    the caller may read it."""
-    row, access = found
+def readable(caller: Principal, row, access: authz.Access):
+    """`row`, found by name with the caller's `access` (as catalog.resolve answers), once the
+    caller may read it: READ VOLUME on a volume, EXECUTE on a function or a registered model.
+
+    The other securables are answered as the resolver finds them, to whoever sees them: a
+    catalog, schema or credential has no reading apart from its seeing, and a table or an
+    external location is shown to more than the readers of its data (see their get_*)."""
     authz.require(caller, row, Action.READ, access=access)
     return row
 
@@ -114,7 +119,7 @@ def audited(row, *, caller: Principal, action: str, securable_type: str, details
     return row
 
 
-def save_created_root(row, *, caller: Principal, kind: str, action: str):
+def save_new_with_storage_root(row, *, caller: Principal, kind: str, action: str):
     """Saves a new catalog or schema (`kind`) and audits it as `action`: when it names a
     storage_root, its managed storage is placed there first (catalog.locations.place_root)."""
     if row.storage_root:
@@ -124,15 +129,25 @@ def save_created_root(row, *, caller: Principal, kind: str, action: str):
     return audited(row, caller=caller, action=action, securable_type=kind)
 
 
-def drop(row, *, caller: Principal, action: str, securable_type: str, details: dict | None = None,
-         delete: Callable[[], object] | None = None) -> None:
-    """Deletes `row`, which the caller may delete, in the caller's transaction: by `delete`, else by
-    its own delete (whose post_delete handlers release its grants and files); then the audit event,
-    with the id and full name the row had."""
+@contextmanager
+def dropping(row, *, caller: Principal, access: authz.Access, action: str, securable_type: str,
+             details: dict | None = None) -> Iterator[dict]:
+    """The deletion of `row` in the caller's transaction, by the body of the `with`.
+
+    On entry, the caller must be allowed to delete it (its owner, an owner of a container or a
+    metastore admin; else a 403), before the body checks what else must hold (no schemas in a
+    catalog unless forced, ...). The body deletes the row and what goes with it: a catalog's,
+    schema's or table's grants explicitly (they have no post_delete handler); a volume's,
+    function's or registered model's grants and files go by the post_delete handlers of
+    catalog.models.assets, a credential's or external location's grants by theirs. When the body
+    is done, the audit event names the id and full name the row had, with `details` (the dict the
+    `with` gives: the body may add what it learnt; none are recorded when it is empty)."""
+    authz.require(caller, row, Action.DELETE, access=access)
     row_id, name = row.id, row.full_name
-    (delete or row.delete)()
+    details = {} if details is None else details
+    yield details
     audit.record(principal=caller.name, action=action, securable_type=securable_type,
-                 securable_name=name, securable_id=row_id, details=details)
+                 securable_name=name, securable_id=row_id, details=details or None)
 
 
 def require_create(caller: Principal, catalog_name: str, schema_name: str, action: Action):

@@ -63,7 +63,8 @@ def paginate_models(queryset, *, max_results, page_token):
 
 
 def get_model(*, caller: Principal, full_name: str) -> RegisteredModel:
-    return recipes.readable(caller, resolve.registered_model(caller, full_name))
+    model, access = resolve.registered_model(caller, full_name)
+    return recipes.readable(caller, model, access)
 
 
 @transaction.atomic
@@ -102,14 +103,14 @@ def update_model(*, caller: Principal, full_name: str, fields: dict) -> Register
 def delete_model(*, caller: Principal, full_name: str, force: bool) -> None:
     """All versions must be deleted first unless `force`; files are purged after commit."""
     model, access = resolve.registered_model(caller, full_name, for_update=True)
-    authz.require(caller, model, Action.DELETE, access=access)
-    versions = model.versions.count()
-    if versions and not force:
-        raise InvalidParameter(
-            f"Registered model {model.full_name} has {versions} version(s); delete them first or pass force=true."
-        )
-    recipes.drop(model, caller=caller, action="deleteRegisteredModel", securable_type=SecurableType.REGISTERED_MODEL,
-                 details={"force": force, "versions": versions})
+    with recipes.dropping(model, caller=caller, access=access, action="deleteRegisteredModel",
+                          securable_type=SecurableType.REGISTERED_MODEL, details={"force": force}) as details:
+        versions = details["versions"] = model.versions.count()
+        if versions and not force:
+            raise InvalidParameter(
+                f"Registered model {model.full_name} has {versions} version(s); delete them first or pass force=true."
+            )
+        model.delete()
 
 
 # -- model versions ------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ def join_path(parent: Schema | None, name: str) -> str:
 
 
 def get_schema(*, caller: Principal, full_name: str) -> Schema:
-    schema, _ = resolve.schema_by_full_name(caller, full_name)
+    schema, _ = resolve.schema_by_full_name(caller, full_name)  # seeing a schema is reading it (recipes.readable)
     return schema
 
 
@@ -46,7 +46,7 @@ def create_schema(
     )
     if Schema.objects.filter(catalog=catalog, path=join_path(parent, name)).exists():
         raise SchemaAlreadyExists(f"Schema '{catalog_name}.{join_path(parent, name)}' already exists.")
-    return recipes.save_created_root(schema, caller=caller, kind="schema", action="createSchema")
+    return recipes.save_new_with_storage_root(schema, caller=caller, kind="schema", action="createSchema")
 
 
 UPDATABLE = recipes.Updatable(
@@ -84,12 +84,14 @@ def _has_contents(schema: Schema) -> bool:
 
 @transaction.atomic
 def delete_schema(*, caller: Principal, full_name: str, force: bool) -> None:
-    schema, access = resolve.schema_by_full_name(caller, full_name)
-    access.require(access.owns(), f"Only the owner of schema {schema.full_name} or a metastore admin may delete it.")
-    if not force and _has_contents(schema):
-        raise SchemaNotEmpty(
-            f"Schema '{schema.full_name}' is not empty; delete its schemas, tables, volumes, functions, models and "
-            "policies first or pass force=true."
-        )
-    recipes.drop(schema, caller=caller, action="deleteSchema", securable_type=SecurableType.SCHEMA,
-                 details={"force": force}, delete=lambda: drop_schema_contents(schema))
+    """The schema row stays locked until the end: what is created in it meanwhile waits, and
+    fails then, instead of slipping in after the check that it is empty."""
+    schema, access = resolve.schema_by_full_name(caller, full_name, for_update=True)
+    with recipes.dropping(schema, caller=caller, access=access, action="deleteSchema",
+                          securable_type=SecurableType.SCHEMA, details={"force": force}):
+        if not force and _has_contents(schema):
+            raise SchemaNotEmpty(
+                f"Schema '{schema.full_name}' is not empty; delete its schemas, tables, volumes, functions, models "
+                "and policies first or pass force=true."
+            )
+        drop_schema_contents(schema)

@@ -2,7 +2,6 @@ from django.db import transaction
 from django.utils import timezone
 
 from catalog import authz, locations, resolve
-from catalog.authz import Action
 from catalog.choices import DataSourceFormat, Privilege, SecurableType, TableType
 from catalog.models import Principal, Table
 from catalog.services import grants, recipes
@@ -30,6 +29,8 @@ def visible_tables(*, caller: Principal, catalog_name: str, schema_name: str):
 
 
 def get_table(*, caller: Principal, full_name: str) -> Table:
+    # Its metadata is for whoever sees it (SELECT or MODIFY, authz.SEEN_WITH), not only for the
+    # readers of its data (READ: SELECT): recipes.readable would refuse a writer.
     table, _ = resolve.table(caller, full_name)
     return table
 
@@ -126,9 +127,9 @@ def drop_table_row(table: Table, *, dropped_by: str = "", purge: bool | None = N
 @transaction.atomic
 def delete_table(*, caller: Principal, full_name: str) -> None:
     table, access = resolve.table(caller, full_name, for_update=True)
-    authz.require(caller, table, Action.DELETE, access=access)
-    recipes.drop(table, caller=caller, action="deleteTable", securable_type=SecurableType.TABLE,
-                 delete=lambda: drop_table_row(table, dropped_by=caller.name))
+    with recipes.dropping(table, caller=caller, access=access, action="deleteTable",
+                          securable_type=SecurableType.TABLE):
+        drop_table_row(table, dropped_by=caller.name)
 
 
 UPDATABLE = recipes.Updatable(

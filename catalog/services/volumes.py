@@ -31,7 +31,8 @@ def visible_volumes(*, caller: Principal, catalog_name, schema_name):
 
 
 def get_volume(*, caller: Principal, full_name: str) -> Volume:
-    return recipes.readable(caller, resolve.volume(caller, full_name))
+    volume, access = resolve.volume(caller, full_name)
+    return recipes.readable(caller, volume, access)
 
 
 @transaction.atomic
@@ -87,8 +88,9 @@ def delete_volume(*, caller: Principal, full_name: str) -> None:
     """The row goes; a managed volume's files are purged after commit and grants go with it (the
     post_delete handlers of catalog.models.assets, which also run when a schema is dropped)."""
     volume, access = resolve.volume(caller, full_name, for_update=True)
-    authz.require(caller, volume, Action.DELETE, access=access)
-    recipes.drop(volume, caller=caller, action="deleteVolume", securable_type=SecurableType.VOLUME)
+    with recipes.dropping(volume, caller=caller, access=access, action="deleteVolume",
+                          securable_type=SecurableType.VOLUME):
+        volume.delete()
 
 
 def writable_by(access: authz.Access) -> bool:
