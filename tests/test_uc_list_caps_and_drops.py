@@ -1,9 +1,13 @@
-"""Two behaviours the one declaration of the UC endpoints (catalog.api.uc.resources) and the shared
-drop recipe brought: every list is capped at its Unity Catalog spec maximum even when the server's
-own ceiling (UCWEB_MAX_PAGE_SIZE) is above it, and a dropped catalog's audit event keeps its id."""
+"""What the one declaration of the UC endpoints (catalog.api.uc.resources) and the shared drop recipe
+brought: every list is capped at its Unity Catalog spec maximum even when the server's own ceiling
+(UCWEB_MAX_PAGE_SIZE) is above it, a dropped catalog's audit event keeps its id, and a catalog or
+schema is locked while it is dropped (what is created in it meanwhile cannot slip in after the
+check that it is empty)."""
 
 import pytest
+from django.db import connection
 from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
 
 from catalog.choices import CredentialPurpose
 from catalog.models import AuditEvent, Catalog, Credential, ExternalLocation, Function, Schema, Volume
@@ -79,3 +83,11 @@ def test_the_audit_event_of_a_dropped_catalog_has_its_id(admin_client, storage_r
     event = AuditEvent.objects.filter(action="deleteCatalog").order_by("-id").first()
     assert (event.securable_name, event.securable_id) == ("gone", catalog_id)
     assert event.details == {"force": False}
+
+
+@pytest.mark.parametrize("path, model", [("/schemas/shop.sales", Schema), ("/catalogs/shop?force=true", Catalog)])
+def test_a_dropped_catalog_or_schema_is_locked_first(admin_client, sales, path, model):
+    with CaptureQueriesContext(connection) as queries:
+        assert admin_client.delete(f"{UC}{path}").status_code == 200
+    locked = [q["sql"] for q in queries if q["sql"].endswith("FOR UPDATE") or " FOR UPDATE OF " in q["sql"]]
+    assert locked and f'FROM "{model._meta.db_table}"' in locked[0]
