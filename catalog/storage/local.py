@@ -57,7 +57,8 @@ class LocalStorage(Storage):
     atomically when the target exists, so readers never see a partial object. On a file
     system without hard links ``put_if_absent`` falls back to creating the target with
     ``O_CREAT | O_EXCL`` and writing into it: still only one writer wins, but a reader racing
-    with the write may see a partial file.
+    with the write may see a partial file. With ``fsync`` (the default) a write returns once the
+    file's bytes and then its name (its directory, and any directory it created) are on disk.
     """
 
     scheme = "file"
