@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 
 from django.core.exceptions import RequestDataTooBig
-from django.db import DataError
+from django.db import DataError, IntegrityError
 from django.http import Http404
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
@@ -111,6 +111,9 @@ PolicyInUse = _error("PolicyInUse", 400, "INVALID_PARAMETER_VALUE", "PolicyInUse
 PolicyAttachmentConflict = _error(
     "PolicyAttachmentConflict", 409, "ALREADY_EXISTS", "ConflictPolicyAttachmentException")
 PolicyMappingDoesNotExist = _error("PolicyMappingDoesNotExist", 404, "NOT_FOUND", "NoSuchMappingException")
+# A write the database refused at commit because of a concurrent one that committed first (a
+# catalog or schema dropped while something was being created in it): nothing was changed.
+ConcurrentChange = _error("ConcurrentChange", 409, "ABORTED", "CommitFailedException")
 
 
 def uc_body(exc: CatalogError) -> dict:
@@ -171,6 +174,12 @@ def _translate(exc: Exception) -> CatalogError | None:
         # of the service has been rolled back. Logged so that the missing check can be added.
         logger.warning("Database refused a value: %s", exc)
         return InvalidParameter("A value is too long, out of range or otherwise invalid for its field.")
+    if isinstance(exc, IntegrityError):
+        # The services check names and containers first; what still breaks a constraint at commit
+        # lost a race with another request. The transaction has been rolled back.
+        logger.info("A write lost to a concurrent change: %s", exc)
+        return ConcurrentChange("A concurrent change conflicts with this request (a container was dropped or "
+                                "a name taken meanwhile); nothing was changed.")
     if isinstance(exc, drf_exceptions.APIException):
         error = CatalogError(str(exc.detail))
         error.status = exc.status_code
