@@ -61,9 +61,7 @@ def write_commit(*, caller: Principal, body: dict, by_catalog: bool = False) -> 
     policy, which reserves exactly those operations for the catalog. No API view passes it."""
     request = wire.read(wire.COMMIT_REQUEST, body)
     commit, metadata, uniform = request["commit_info"], request["metadata"], request["uniform"]
-    published = request["latest_published_version"]
-    if published is None:
-        published = request["latest_backfilled_version"]
+    published = _published(request, body)
     if commit is None and published is None:
         raise InvalidParameter("At least one of commit_info and latest_published_version is required.")
     if commit is None and (metadata is not None or uniform is not None):
@@ -97,6 +95,16 @@ def write_commit(*, caller: Principal, body: dict, by_catalog: bool = False) -> 
                 ratification.change("uniform_iceberg")
         ratification.save(action="commitDelta",
                           details={"version": commit.version if commit else None, "published": published})
+
+
+def _published(request: dict, body: dict) -> int | None:
+    """latest_published_version, or its other name latest_backfilled_version; when both are sent,
+    a null latest_published_version still means none, and two numbers must agree."""
+    published, backfilled = request["latest_published_version"], request["latest_backfilled_version"]
+    if published is not None and backfilled is not None and published != backfilled:
+        raise InvalidParameter(f"latest_published_version {published} and latest_backfilled_version {backfilled} "
+                               "differ; they name the same version.")
+    return published if "latest_published_version" in body else backfilled
 
 
 def _apply_metadata(ratification: Ratification, metadata: wire.MetadataChange, access: authz.Access) -> None:

@@ -8,13 +8,15 @@ The Delta REST API (commits.delta_v1) reads a commit through COMMIT_INFO in its 
 APIs hold a UniForm metadata location to catalog.locations.file_inside_table.
 
 A worked reading: `read(COMMIT_REQUEST, {"table_id": "…", "table_uri": "s3://b/t",
-"commit_info": {"version": "3", …}})` checks each member in order, reads the digit string "3" as
-the integer 3 (query parameters arrive as text), builds the nested CommitInfo, and answers a dict
-with every member (None for an absent optional one). `{"commit_info": {"version": 0, …}}` stops
-at `commit_info.version must be at least 1 (is 0).`"""
+"commit_info": {"version": 3, …}})` checks each member in order, builds the nested CommitInfo,
+and answers a dict with every member (None for an absent optional one). `{"commit_info":
+{"version": 0, …}}` stops at `commit_info.version must be at least 1 (is 0).`, and `"3"` at
+`commit_info.version must be an integer.`: only a shape of query parameters (GET_COMMITS) reads
+digit strings."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, get_args, get_origin
 from uuid import UUID
@@ -27,14 +29,15 @@ from ucweb.ids import parse_uuid
 
 
 def integer(value, field: str, *, minimum: int | None = None, required: bool = True,
-            text: bool = True) -> int | None:
-    """A 64-bit integer; with `text`, digits in a string count too (query parameters)."""
+            text: bool = False) -> int | None:
+    """A 64-bit integer: a JSON number; with `text`, also ASCII digits in a string (a query
+    parameter), optionally after one minus sign."""
     if value is None:
         if required:
             raise InvalidParameter(f"{field} is required.")
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        if text and isinstance(value, str) and value.lstrip("-").isdigit():
+        if text and isinstance(value, str) and re.fullmatch(r"-?[0-9]+", value):
             value = int(value)
         else:
             raise InvalidParameter(f"{field} must be an integer.")
@@ -57,8 +60,8 @@ class Properties:
 
 @dataclass(frozen=True)
 class Member:
-    """One member of a JSON object. `type` is int (64-bit; digit strings count), str, UUID,
-    list[int], list[str], list[<Shape>], Columns, Properties or a Shape."""
+    """One member of a JSON object. `type` is int (64-bit), str, UUID, list[int], list[str],
+    list[<Shape>], Columns, Properties or a Shape."""
 
     name: str
     type: Any
@@ -66,8 +69,8 @@ class Member:
     minimum: int | None = None  # of an integer, or of each integer of an array
     description: str = ""
 
-    def entry(self) -> Member:
-        """What each entry of an array member is read as: present, and under the same minimum."""
+    def item(self) -> Member:
+        """What each item of an array member is read as: present, and under the same minimum."""
         (kind,) = get_args(self.type)
         return Member(self.name, kind, required=True, minimum=self.minimum)
 
@@ -79,11 +82,13 @@ At = Callable[[str], str]  # a member's path in the body, for messages: at("file
 @dataclass(frozen=True)
 class Shape:
     """A JSON object, named as its OpenAPI component. `build(values, data, at)` turns the members
-    read into what the services take (default: the dict of members, None for an absent one)."""
+    read into what the services take (default: the dict of members, None for an absent one).
+    `query`: the members may arrive as query parameters, where an integer is a digit string."""
 
     name: str
     members: tuple[Member, ...]
     build: Callable[[dict, dict, At], Any] | None = None
+    query: bool = False
 
 
 def read(shape: Shape, data, where: str = "", *, spelling: Spelling | None = None):
@@ -97,24 +102,25 @@ def read(shape: Shape, data, where: str = "", *, spelling: Spelling | None = Non
     def at(name: str) -> str:
         return f"{where}.{on_the_wire(name)}" if where else on_the_wire(name)
 
-    values = {member.name: _value(member, data.get(on_the_wire(member.name)), at(member.name), spelling)
+    values = {member.name: _value(member, data.get(on_the_wire(member.name)), at(member.name), spelling,
+                                  text=shape.query)
               for member in shape.members}
     return shape.build(values, data, at) if shape.build else values
 
 
-def _value(member: Member, value, path: str, spelling: Spelling | None):
+def _value(member: Member, value, path: str, spelling: Spelling | None, *, text: bool = False):
     kind = member.type
     if value is None:
         if member.required:
             raise InvalidParameter(f"{path} is required.")
         return None
     if kind is int:
-        return integer(value, path, minimum=member.minimum)
+        return integer(value, path, minimum=member.minimum, text=text)
     if kind is str:
         if not isinstance(value, str):
             raise InvalidParameter(f"{path} must be a string.")
         if member.required and not value:
-            raise InvalidParameter(f"{path} is required.")
+            raise InvalidParameter(f"{path} must not be empty.")
         return value
     if kind is UUID:
         return str(parse_uuid(value, field=path))
@@ -123,9 +129,7 @@ def _value(member: Member, value, path: str, spelling: Spelling | None):
     if get_origin(kind) is list:
         if not isinstance(value, list):
             raise InvalidParameter(f"{path} must be an array.")
-        each = member.entry()
-        if each.type is int:  # an array holds JSON numbers (digit strings are for query parameters)
-            return [integer(v, f"{path}[{i}]", minimum=each.minimum, text=False) for i, v in enumerate(value)]
+        each = member.item()
         return [_value(each, v, f"{path}[{i}]", spelling) for i, v in enumerate(value)]
     return value  # Columns, Properties: the shape's build reads them
 
@@ -215,6 +219,8 @@ def _present(values: dict, data: dict, at: At) -> dict:
 
 
 def _iceberg(values: dict, data: dict, at: At) -> dict:
+    """`uniform` is read as its one member, the iceberg object, because that is what a table keeps
+    (Table.uniform_iceberg); the document still shows the wire's {iceberg: {...}}."""
     return values["iceberg"]
 
 
@@ -243,7 +249,7 @@ GET_COMMITS = Shape("DeltaGetCommitsParameters", (
     Member("table_uri", str, required=True, description="Also accepted in the JSON body."),
     Member("start_version", int, minimum=0, description="Inclusive; default 0."),
     Member("end_version", int, minimum=0, description="Inclusive; default the latest version."),
-))
+), query=True)
 GET_COMMITS_RESPONSE = Shape("DeltaGetCommitsResponse", (
     Member("commits", list[COMMIT_INFO], required=True),
     Member("latest_table_version", int, required=True, description="-1 for a table this catalog does not manage."),

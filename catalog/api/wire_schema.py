@@ -14,31 +14,37 @@ from commits.delta_wire import Member, Shape, Spelling
 # Member types that name a structure of the API's own (a column, a property map): their fields.
 Fields = dict[type, Callable[..., serializers.Field]]
 
-_components: dict[str, tuple[Spelling | None, type[serializers.Serializer]]] = {}
+# A component's name → how it was built (its spelling, the Fields it used) and its serializer.
+_components: dict[str, tuple[tuple, type[serializers.Serializer]]] = {}
 
 
 def component(shape: Shape, *, name: str | None = None, spelling: Spelling | None = None,
               fields: Fields | None = None) -> type[serializers.Serializer]:
     """The serializer (for the document only) of `shape`, one class per component name. A shape
-    read with another spelling is another component, and needs a name of its own."""
+    read with another spelling, or built with other `fields` for the types it holds, is another
+    component, and needs a name of its own."""
     name = name or shape.name
+    fields = fields or {}
+    built = spelling, {kind: fields[kind] for kind in fields if any(m.type is kind for m in shape.members)}
     if name not in _components:
-        declared = {(spelling(m.name) if spelling else m.name): _field(m, spelling, fields or {})
+        declared = {(spelling(m.name) if spelling else m.name): _field(m, spelling, fields)
                     for m in shape.members}
-        _components[name] = spelling, type(name, (serializers.Serializer,), declared)
-    spelled, serializer = _components[name]
-    if spelled is not spelling:
-        raise ValueError(f"The component {name} is spelled two ways; name one of them.")
+        _components[name] = built, type(name, (serializers.Serializer,), declared)
+    before, serializer = _components[name]
+    if before[0] is not spelling or before[1] != built[1]:
+        raise ValueError(f"The component {name} is built two ways (spelling or fields); name one of them.")
     return serializer
 
 
 def _field(member: Member, spelling: Spelling | None, fields: Fields) -> serializers.Field:
     kind = member.type
-    options = {"required": member.required}
+    # The parser reads null as absent for every optional member (e.g. a null description clears it).
+    options = {"required": member.required, "allow_null": not member.required}
     if member.description:
         options["help_text"] = member.description
     if kind is int:
-        return serializers.IntegerField(min_value=member.minimum, **options)
+        low = -(2**63) if member.minimum is None else member.minimum  # 64-bit, as the parser reads
+        return serializers.IntegerField(min_value=low, max_value=2**63 - 1, **options)
     if kind is str:
         return serializers.CharField(allow_blank=not member.required, **options)
     if kind is UUID:
@@ -46,7 +52,7 @@ def _field(member: Member, spelling: Spelling | None, fields: Fields) -> seriali
     if isinstance(kind, Shape):
         return component(kind, spelling=spelling, fields=fields)(**options)
     if get_origin(kind) is list:
-        each = member.entry()
+        each = member.item()
         if isinstance(each.type, Shape):
             return component(each.type, spelling=spelling, fields=fields)(many=True, **options)
         return serializers.ListField(child=_field(each, spelling, fields), **options)
@@ -55,5 +61,13 @@ def _field(member: Member, spelling: Spelling | None, fields: Fields) -> seriali
 
 def query_parameters(shape: Shape) -> list[OpenApiParameter]:
     """The members of `shape` as query parameters (none required: they may come in a body)."""
-    types = {int: int, str: str, UUID: str}
-    return [OpenApiParameter(m.name, types[m.type], description=m.description) for m in shape.members]
+    return [OpenApiParameter(m.name, _parameter_schema(m), description=m.description) for m in shape.members]
+
+
+def _parameter_schema(member: Member) -> dict:
+    if member.type is int:
+        schema = {"type": "integer", "format": "int64"}
+        return schema if member.minimum is None else {**schema, "minimum": member.minimum}
+    if member.type is UUID:
+        return {"type": "string", "format": "uuid"}
+    return {"type": "string"}

@@ -59,8 +59,8 @@ def millis(moment) -> int:
 
 # -- parsing helpers ---------------------------------------------------------------------------------
 def json_int(value, field: str, *, minimum: int | None = None, required: bool = True):
-    """This API's integers are JSON numbers (the legacy API also takes digit strings)."""
-    return integer(value, field, minimum=minimum, required=required, text=False)
+    """This API's integers are JSON numbers."""
+    return integer(value, field, minimum=minimum, required=required)
 
 
 def json_object(value, field: str, *, required: bool = True) -> dict | None:
@@ -106,7 +106,7 @@ def parse_columns(value, partition_columns: list[str], field: str = "columns") -
                      "nullable": item.get("nullable", True), "metadata": metadata}
         try:
             column = delta_types.field_to_column(log_field, position, partition_columns)
-        except (delta_log.DeltaLogError, KeyError, TypeError) as exc:
+        except delta_log.DeltaLogError as exc:
             raise InvalidParameter(f"{where}: {exc}.") from None
         comment = metadata.get("comment")
         column["comment"] = comment if isinstance(comment, str) else None

@@ -41,13 +41,34 @@ def type_text(delta_type) -> str:
         raise DeltaLogError(f"unknown Delta type {delta_type!r}")
     kind = delta_type.get("type")
     if kind == "struct":
-        fields = ",".join(f"{f['name']}:{type_text(f['type'])}" for f in delta_type.get("fields", []))
+        fields = ",".join(f"{f['name']}:{type_text(f['type'])}" for f in _struct_fields(delta_type))
         return f"struct<{fields}>"
     if kind == "array":
-        return f"array<{type_text(delta_type.get('elementType'))}>"
+        return f"array<{type_text(_part(delta_type, 'elementType'))}>"
     if kind == "map":
-        return f"map<{type_text(delta_type.get('keyType'))},{type_text(delta_type.get('valueType'))}>"
+        return f"map<{type_text(_part(delta_type, 'keyType'))},{type_text(_part(delta_type, 'valueType'))}>"
     raise DeltaLogError(f"unknown Delta type {delta_type!r}")
+
+
+def _struct_fields(struct: dict) -> list[dict]:
+    """The fields of a struct type, each an object with a name and a type."""
+    fields = struct.get("fields", [])
+    if not isinstance(fields, list):
+        raise DeltaLogError(f"the fields of a struct type must be an array, not {fields!r}")
+    for position, field in enumerate(fields):
+        _require_field(field, f"struct field {position}")
+    return fields
+
+
+def _require_field(field, what: str) -> None:
+    if not isinstance(field, dict) or not isinstance(field.get("name"), str) or "type" not in field:
+        raise DeltaLogError(f"{what} needs a name and a type")
+
+
+def _part(delta_type: dict, key: str):
+    if delta_type.get(key) is None:
+        raise DeltaLogError(f"a Delta {delta_type['type']} type needs {key}")
+    return delta_type[key]
 
 
 def type_name(delta_type) -> tuple[str, int | None, int | None]:
@@ -68,8 +89,7 @@ def type_name(delta_type) -> tuple[str, int | None, int | None]:
 
 
 def field_to_column(field: dict, position: int, partition_columns: list[str]) -> dict:
-    if not isinstance(field, dict) or not isinstance(field.get("name"), str) or "type" not in field:
-        raise DeltaLogError(f"schema field {position} needs a name and a type")
+    _require_field(field, f"schema field {position}")
     name, precision, scale = type_name(field["type"])
     nullable = field.get("nullable", True)
     return {
@@ -96,7 +116,7 @@ def columns_from_schema_string(schema_string: str, partition_columns: list[str] 
         raise DeltaLogError("metaData.schemaString is not JSON") from None
     if not isinstance(schema, dict) or schema.get("type") != "struct":
         raise DeltaLogError("metaData.schemaString must be a struct type")
-    return [field_to_column(f, i, partition_columns or []) for i, f in enumerate(schema.get("fields", []))]
+    return [field_to_column(f, i, partition_columns or []) for i, f in enumerate(_struct_fields(schema))]
 
 
 # -- the Delta REST API's spelling of the same types -------------------------------------------
@@ -110,13 +130,17 @@ def _convert_type(value, names: dict):
         out = {}
         for key, item in value.items():
             if key == "fields" and isinstance(item, list):
-                out[key] = [
-                    {**f, "type": _convert_type(f.get("type"), names)} if isinstance(f, dict) else f for f in item
-                ]
+                out[key] = [_convert_field(f, names) for f in item]
             else:
                 out[names.get(key, key)] = _convert_type(item, names) if key in names else item
         return out
     return value
+
+
+def _convert_field(field, names: dict):
+    if not isinstance(field, dict) or "type" not in field:
+        return field  # left as it is for type_text to refuse
+    return {**field, "type": _convert_type(field["type"], names)}
 
 
 def wire_to_log(delta_type):

@@ -2,19 +2,24 @@
 /delta/preview/commits (what the Unity Catalog SDK and the Delta connectors call)."""
 
 from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
 from rest_framework.response import Response
 
 from catalog.api.base import CatalogAPIView
-from catalog.api.uc.serializers import ColumnInfo, Empty, PropertiesField
+from catalog.api.uc.serializers import ColumnInfo, Empty
 from catalog.api.wire_schema import component, query_parameters
-from commits import delta
-from commits import delta_wire as wire
+from commits import delta, delta_wire
 
 # The document's components, generated from the descriptions the service parses with.
-FIELDS = {wire.Columns: lambda **options: ColumnInfo(many=True, **options), wire.Properties: PropertiesField}
-DeltaCommitRequest = component(wire.COMMIT_REQUEST, fields=FIELDS)
-DeltaGetCommitsResponse = component(wire.GET_COMMITS_RESPONSE)
-DeltaMetricsRequest = component(wire.METRICS_REQUEST)
+FIELDS = {
+    delta_wire.Columns: lambda **options: ColumnInfo(many=True, **options),
+    # validate_properties takes an empty value, so the document does too.
+    delta_wire.Properties: lambda **options: serializers.DictField(child=serializers.CharField(allow_blank=True),
+                                                                   **options),
+}
+DeltaCommitRequest = component(delta_wire.COMMIT_REQUEST, fields=FIELDS)
+DeltaGetCommitsResponse = component(delta_wire.GET_COMMITS_RESPONSE)
+DeltaMetricsRequest = component(delta_wire.METRICS_REQUEST)
 
 
 class DeltaCommitsView(CatalogAPIView):
@@ -23,7 +28,7 @@ class DeltaCommitsView(CatalogAPIView):
     audit_securable_type = "table"
 
     @extend_schema(
-        operation_id="getDeltaCommits", tags=["DeltaCommits"], parameters=query_parameters(wire.GET_COMMITS),
+        operation_id="getDeltaCommits", tags=["DeltaCommits"], parameters=query_parameters(delta_wire.GET_COMMITS),
         responses=DeltaGetCommitsResponse,
         description="Ratified commits of a catalog-managed Delta table within [start_version, "
         "end_version], and latest_table_version (-1 for a table this catalog does not manage). "
