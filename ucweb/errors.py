@@ -141,9 +141,12 @@ def iceberg_body(exc: CatalogError) -> dict:
     return {"error": {"message": exc.message, "type": exc.iceberg_type, "code": iceberg_status(exc)}}
 
 
-def _is_iceberg_request(request) -> bool:
-    path = getattr(request, "path", "") or ""
+def is_iceberg_path(path: str) -> bool:
     return path.startswith("/api/catalog/")
+
+
+def _is_iceberg_request(request) -> bool:
+    return is_iceberg_path(getattr(request, "path", "") or "")
 
 
 def _translate(exc: Exception) -> CatalogError | None:

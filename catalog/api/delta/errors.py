@@ -37,6 +37,9 @@ BY_CLASS = (
 MALFORMED = (drf_exceptions.ParseError, drf_exceptions.ValidationError, drf_exceptions.UnsupportedMediaType)
 
 
+PATH_PREFIX = "/api/2.1/unity-catalog/delta/v1/"  # as mounted in ucweb.urls
+
+
 def classify(error: errors.CatalogError, original: Exception) -> tuple[str, int]:
     for cls, kind, status in BY_CLASS:
         if isinstance(error, cls):
