@@ -15,6 +15,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from django.db import connection
+from django.db.transaction import TransactionManagementError
 from django.db.models import JSONField, Model
 
 from catalog import authz
@@ -34,22 +35,33 @@ _JOINED = (Table, Schema, Catalog)  # each row: the table, its schema, the schem
 BY_ID = f'"{_TABLE}"."id" = %s'
 
 
+@lru_cache(maxsize=16)
 def by_name(paths: int) -> str:
     """The condition on a catalog name, one of `paths` schema paths and a table name."""
     return (f'"{_CATALOG}"."name" = %s AND "{_SCHEMA}"."path" IN ({", ".join(["%s"] * paths)}) '
             f'AND "{_TABLE}"."name" = %s')
 
 
-def _converters(model: type[Model], alias: str) -> list[tuple[int, list]]:
-    """For each field of `model` whose stored value the ORM converts on this database: its index
-    and the converters (what the query compiler applies to the same column)."""
+def _converters_of(column) -> list:
+    return connection.ops.get_db_converters(column) + column.get_db_converters(connection)
+
+
+def _converted_columns(model: type[Model], alias: str) -> list[tuple[int, object]]:
+    """Each field of `model` whose stored value the ORM converts on this database: its index and
+    its column (what the query compiler converts)."""
     found = []
     for index, field in enumerate(model._meta.concrete_fields):
         column = field.get_col(alias)
-        converters = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
-        if converters:
-            found.append((index, [(converter, column) for converter in converters]))
+        if _converters_of(column):
+            found.append((index, column))
     return found
+
+
+def _conversions(columns: list[tuple[int, object]]) -> list[tuple[int, list]]:
+    """The converters of each column on this thread's connection. They are asked for at each
+    query, as the compiler does: SQLite's are methods of the connection that made them, and each
+    thread has a connection of its own."""
+    return [(index, [(converter, column) for converter in _converters_of(column)]) for index, column in columns]
 
 
 @lru_cache(maxsize=64)
@@ -69,9 +81,9 @@ def _statement(vendor: str, where: str, for_update: bool, held: bool, pending: b
            f"WHERE {where}")
     if for_update and connection.features.has_select_for_update:
         sql += f" FOR UPDATE OF {quote(_TABLE)}" if connection.features.has_select_for_update_of else " FOR UPDATE"
-    conversions = [_converters(model, model._meta.db_table) for model in _JOINED]
+    converted = [_converted_columns(model, model._meta.db_table) for model in _JOINED]
     pending_converters = JSONField().get_db_converters(connection)
-    return sql, conversions, pending_converters
+    return sql, converted, pending_converters
 
 
 def _instance(model: type[Model], values: list, conversions) -> Model:
@@ -95,10 +107,16 @@ def tables(caller: Principal, where: str, params: list, *, for_update: bool = Fa
     they) are locked; with `pending`, `table.pending` lists the commits after
     latest_published_version, newest first. The two extra columns are PostgreSQL's SQL: elsewhere
     `authz.access_to_read` reads the grants itself, and the commits are read when needed."""
+    if where != BY_ID and where != by_name(where.count("%s") - 2):
+        # `where` is part of the statement's cache key and of its SQL: only this module's conditions
+        raise ValueError(f"Not a condition of commits.rows: {where!r}")
+    if for_update and connection.features.has_select_for_update and connection.get_autocommit():
+        raise TransactionManagementError("select_for_update cannot be used outside of a transaction.")
     postgresql = connection.vendor == "postgresql"
     held = postgresql and not caller.is_metastore_admin
     pending = postgresql and pending
-    sql, conversions, pending_converters = _statement(connection.vendor, where, for_update, held, pending)
+    sql, converted, pending_converters = _statement(connection.vendor, where, for_update, held, pending)
+    conversions = [_conversions(columns) for columns in converted]
     with connection.cursor() as cursor:
         cursor.execute(sql, [caller.name, *params] if held else params)
         found = cursor.fetchall()
@@ -136,13 +154,14 @@ def _columns_statement(vendor: str):
     columns = ", ".join(f"{table}.{quote(field.column)}" for field in Column._meta.concrete_fields)
     column = quote(Column.table.field.column)
     return (f"SELECT {columns} FROM {table} WHERE {table}.{column} = %s ORDER BY {table}.{quote('position')}",
-            _converters(Column, Column._meta.db_table))
+            _converted_columns(Column, Column._meta.db_table))
 
 
 def read_columns(table: Table) -> None:
     """Reads the table's columns (one query, no compilation) and leaves them where
     `prefetch_related("columns")` would: `table.columns.all()` answers from them."""
-    sql, conversions = _columns_statement(connection.vendor)
+    sql, converted = _columns_statement(connection.vendor)
+    conversions = _conversions(converted)
     with connection.cursor() as cursor:
         cursor.execute(sql, [table_id(table.pk)])
         found = [_instance(Column, list(row), conversions) for row in cursor.fetchall()]

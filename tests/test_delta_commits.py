@@ -6,10 +6,12 @@ import uuid
 from unittest import mock
 
 import pytest
+from django.db import connection, transaction
+from django.db.transaction import TransactionManagementError
 from unitycatalog.client.exceptions import ApiException, BadRequestException, NotFoundException
 from unitycatalog.client.models import DeltaCommitInfo
 
-from catalog.models import AuditEvent, Column, StagingTable, Table
+from catalog.models import AuditEvent, Catalog, Column, Schema, StagingTable, Table
 from catalog.storage import join, storage_for
 from commits.models import CommitReport, DeltaCommit
 from tests.delta_client import encode, log_name, metadata_action, protocol_action, write_staged
@@ -505,12 +507,14 @@ def test_the_table_row_reads_as_the_orm_reads_it(delta, table, bootstrap):
                          principal="bob", privilege="SELECT")
     for caller, where, params in [(admin, rows.BY_ID, [rows.table_id(orm.id)]),
                                   (bob, rows.by_name(2), ["unity", "nothing", "default", orm.name])]:
-        [read] = rows.tables(caller, where, params, for_update=True, pending=True)
+        with transaction.atomic():
+            [read] = rows.tables(caller, where, params, for_update=True, pending=True)
         assert _fields_of(read) == _fields_of(orm)
         assert _fields_of(read.schema) == _fields_of(orm.schema)
         assert _fields_of(read.schema.catalog) == _fields_of(orm.schema.catalog)
         assert read.schema._stored_path == orm.schema.path
-        assert read.pending == []
+        if connection.vendor == "postgresql":  # the pending commits are a column of PostgreSQL's SQL only
+            assert read.pending == []
         assert authz.access_to_read(caller, read).has("SELECT")
         rows.read_columns(read)
         prefetch_related_objects([orm], "columns")
@@ -518,6 +522,47 @@ def test_the_table_row_reads_as_the_orm_reads_it(delta, table, bootstrap):
         assert [c.name for c in read.columns.all()][-2:] == ["a", "b"]
         assert read.columns.filter(position=10).count() == 1
     assert rows.tables(admin, rows.BY_ID, [rows.table_id(uuid.uuid4())]) == []
+
+
+def test_the_table_row_is_locked_only_in_a_transaction_and_only_by_the_modules_conditions(delta, table, bootstrap):
+    from catalog.models import Principal
+    from commits import rows
+
+    admin = Principal.objects.get(name="admin")
+    params = [rows.table_id(table[0])]
+    if connection.features.has_select_for_update:  # as QuerySet.select_for_update in autocommit
+        with pytest.raises(TransactionManagementError):
+            rows.tables(admin, rows.BY_ID, params, for_update=True)
+    assert len(rows.tables(admin, rows.BY_ID, params)) == 1
+    for where in (rows.BY_ID.replace("%s", f"'{table[0]}'"), rows.BY_ID + " OR TRUE", rows.by_name(2) + " "):
+        with pytest.raises(ValueError):
+            rows.tables(admin, where, params)
+
+
+def test_the_conversions_of_the_table_row_are_the_connections_of_each_query(delta, table, bootstrap):
+    """The statement is cached for the process; the converters are asked of the connection that
+    runs each query (SQLite's are its methods; each thread has its own connection)."""
+    from catalog.models import Principal
+    from commits import rows
+
+    admin = Principal.objects.get(name="admin")
+    params = [rows.table_id(table[0])]
+    rows.read_columns(rows.tables(admin, rows.BY_ID, params)[0])  # the statements are cached now
+    asked = []
+    ask = connection.ops.get_db_converters
+
+    def recording(expression):
+        asked.append(expression)
+        return ask(expression)
+
+    with mock.patch.object(connection.ops, "get_db_converters", recording):
+        [read] = rows.tables(admin, rows.BY_ID, params)
+        rows.read_columns(read)
+    converted = [model for model in (Table, Schema, Catalog, Column)
+                 if any(connection.ops.get_db_converters(f.get_col(model._meta.db_table)) +
+                        f.get_col(model._meta.db_table).get_db_converters(connection)
+                        for f in model._meta.concrete_fields)]
+    assert {expression.target.model for expression in asked} == set(converted)
 
 
 def _plain(statement):
