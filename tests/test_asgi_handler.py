@@ -4,6 +4,10 @@ and a body over DATA_UPLOAD_MAX_MEMORY_SIZE is refused while it is received, not
 buffered."""
 
 import asyncio
+import json
+import os
+import subprocess
+import sys
 import threading
 
 from django.core.signals import request_finished, request_started
@@ -158,3 +162,24 @@ def test_the_refusal_keeps_each_apis_envelope():
         status, body = status_and_body(serve(SynchronousChainASGIHandler(), scope, [b"x" * (LIMIT + 1)])[0])
         assert status == 413
         assert expected in body.replace(b" ", b""), body
+
+
+def connection_settings(module: str, **environment) -> dict:
+    """CONN_MAX_AGE and whether the pool is on once `module` is imported, in a fresh process."""
+    code = (f"import json, {module}; from django.conf import settings; d = settings.DATABASES['default']; "
+            "print(json.dumps([d['CONN_MAX_AGE'], 'pool' in d.get('OPTIONS', {})]))")
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("UCWEB_DB_CONN_MAX_AGE", "UCWEB_DB_POOL_SIZE", "DJANGO_SETTINGS_MODULE")}
+    env.update(DATABASE_URL="postgres://postgres@127.0.0.1:5432/ucweb", **environment)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    max_age, pool = json.loads(done.stdout.strip().splitlines()[-1])
+    return {"max_age": max_age, "pool": pool}
+
+
+def test_the_asgi_application_keeps_no_connection_past_its_request_thread():
+    assert connection_settings("ucweb.asgi", UCWEB_DB_POOL_SIZE="0") == {"max_age": 0, "pool": False}
+    assert connection_settings("ucweb.asgi", UCWEB_DB_POOL_SIZE="4") == {"max_age": 0, "pool": True}
+    assert connection_settings("ucweb.asgi", UCWEB_DB_CONN_MAX_AGE="30")["max_age"] == 30  # said explicitly
+    # the other processes (WSGI, Celery) keep their threads and their persistent connections
+    assert connection_settings("ucweb.wsgi", UCWEB_DB_POOL_SIZE="0") == {"max_age": 60, "pool": False}

@@ -136,7 +136,9 @@ if os.environ.get("UCWEB_TEST_DATABASE_NAME"):
     DATABASES["default"]["TEST"] = {"NAME": os.environ["UCWEB_TEST_DATABASE_NAME"]}
 # A pool of PostgreSQL connections per server process (psycopg_pool) instead of one persistent
 # connection per thread: the ASGI server runs each request on a fresh thread. Set by
-# scripts/run_server.sh for the web server; 0 (the default) keeps Django's own connections.
+# scripts/run_server.sh for the web server; 0 (the default) keeps Django's own connections, which
+# the ASGI application (ucweb.asgi) closes at the end of each request unless UCWEB_DB_CONN_MAX_AGE
+# says otherwise (its threads do not outlive their request).
 UCWEB_DB_POOL_SIZE = env_int("UCWEB_DB_POOL_SIZE", 0)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and UCWEB_DB_POOL_SIZE > 0:
     DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections
