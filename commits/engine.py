@@ -111,7 +111,17 @@ def _plan(caller: Principal, prefix: str, change: Change, locked: dict) -> _Plan
     step = formats.next_metadata(table.iceberg.metadata_json, change.requirements, change.updates,
                                  metadata_location=table.iceberg.metadata_location)
     authz.require_policy_unchanged_or_owner(access, step.properties_before, step.metadata.properties)
-    return _Planned(change, table, None, moved(caller, table, step.metadata), columns=step.columns_changed)
+    metadata = moved(caller, table, step.metadata)
+    _require_files_inside(change.updates, metadata.location)
+    return _Planned(change, table, None, metadata, columns=step.columns_changed)
+
+
+def _require_files_inside(updates, table_location: str) -> None:
+    """Every file a change makes the table reference lies inside the table's location (the one it
+    has after the change): readers would take another table's files, or any file, for this one's,
+    and expiring the snapshot would delete it. Accepted paths are kept as the client spelled them."""
+    for field, path in formats.files_named(updates):
+        locations.file_inside_table(path, table_location, field=field)
 
 
 def _plan_create(caller: Principal, catalog: Catalog, change: Change) -> _Planned:
@@ -126,6 +136,7 @@ def _plan_create(caller: Principal, catalog: Catalog, change: Change) -> _Planne
     placed = locations.place_securable(caller=caller, schema=schema, value=metadata.location,
                                        securable_id=table_id)
     metadata = metadata.with_location(placed.url)
+    _require_files_inside(change.updates, placed.url)
     return _Planned(change, None, schema, metadata, managed=placed.managed, table_id=table_id)
 
 

@@ -4,6 +4,7 @@ models choke on. Each is a 400 in the Iceberg error envelope, and nothing change
 location, the stored metadata and the files under the table are what they were."""
 
 import hashlib
+import json
 import uuid
 
 import pytest
@@ -18,6 +19,9 @@ TABLE = "/namespaces/default/tables/events"
 SCHEMA = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": False}]}
 BIG = 2**63
 INT32_OVER = 2**31
+# Stands for the location of the table `events` in a request body (it is known once created): the
+# files a commit names lie inside the table, so that each case is refused for what it is about.
+EVENTS = "<events-location>"
 
 
 @pytest.fixture(params=["file", pytest.param("s3", marks=pytest.mark.s3)])
@@ -27,17 +31,22 @@ def ice(request, live_server, bootstrap, make_token):
     session = requests.Session()
     session.headers["Authorization"] = f"Bearer {make_token('admin', admin=True)}"
 
+    location = None
+
     def call(method, path, body=None, **kwargs):
+        if body is not None and location is not None:
+            body = json.loads(json.dumps(body).replace(EVENTS, location))
         return session.request(method, base + path, json=body, timeout=30, **kwargs)
 
     created = call("POST", "/namespaces/default/tables", {"name": "events", "schema": SCHEMA})
     assert created.status_code == 200, created.text
+    location = created.json()["metadata"]["location"]
     return call
 
 
 def snapshot(**overrides):
     return {"snapshot-id": 1001, "sequence-number": 1, "timestamp-ms": 1735689600000,
-            "manifest-list": "s3://nowhere/snap-1001.avro", "summary": {"operation": "append"}, "schema-id": 0,
+            "manifest-list": f"{EVENTS}/metadata/snap-1001.avro", "summary": {"operation": "append"}, "schema-id": 0,
             **overrides}
 
 
@@ -79,7 +88,7 @@ BAD = {
                                            "snapshot-id": 1, "max-ref-age-ms": -1}]},
     "remove-snapshots 2^63": {"updates": [{"action": "remove-snapshots", "snapshot-ids": [BIG]}]},
     "statistics size -1": {"updates": [{"action": "set-statistics", "snapshot-id": 1, "statistics": {
-        "snapshot-id": 1, "statistics-path": "s3://nowhere/stats.puffin", "file-size-in-bytes": -1,
+        "snapshot-id": 1, "statistics-path": f"{EVENTS}/metadata/stats.puffin", "file-size-in-bytes": -1,
         "file-footer-size-in-bytes": 1, "blob-metadata": []}}]},
     "requirement snapshot-id 2^63": {"requirements": [{"type": "assert-ref-snapshot-id", "ref": "main",
                                                        "snapshot-id": BIG}],

@@ -143,6 +143,21 @@ def parse_updates(data) -> list:
     return _parse_models(data, field="updates", noun="update", needs="an action", adapter=_UPDATES)
 
 
+def files_named(updates) -> list[tuple[str, str]]:
+    """The file locations `updates` make the table reference, each with the field that names it:
+    the manifest list of an added snapshot and the statistics files."""
+    named = []
+    for update in updates:
+        action = getattr(update, "action", None)
+        if action == "add-snapshot":
+            named.append(("add-snapshot manifest-list", update.snapshot.manifest_list))
+        elif action == "set-statistics":
+            named.append(("set-statistics statistics-path", update.statistics.statistics_path))
+        elif action == "set-partition-statistics":
+            named.append(("set-partition-statistics statistics-path", update.partition_statistics.statistics_path))
+    return named
+
+
 def parse_identifier(data) -> tuple[list[str], str]:
     if not isinstance(data, dict):
         raise InvalidParameter("identifier must be an object with namespace and name.")
