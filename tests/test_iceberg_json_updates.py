@@ -232,6 +232,32 @@ def test_metadata_that_is_not_in_the_written_form_goes_through_the_models():
     table.commit([{"action": "set-properties", "updates": {"a": "2"}}], json_form=False)
 
 
+def test_numbers_written_as_text_go_through_the_models():
+    """A registered file is stored as it was read; pyiceberg reads "5" as 5, the JSON path would
+    compare and copy the text (a TypeError on the next snapshot, or a duplicate id let through)."""
+    spelled_as_text = {
+        "last-sequence-number": lambda data: data.update({"last-sequence-number": str(data["last-sequence-number"])}),
+        "last-updated-ms": lambda data: data.update({"last-updated-ms": str(data["last-updated-ms"])}),
+        "snapshot-id": lambda data: data["snapshots"][0].update({"snapshot-id": "501"}),
+        "sequence-number": lambda data: data["snapshots"][0].update({"sequence-number": "1"}),
+        "timestamp-ms": lambda data: data["snapshots"][0].update({"timestamp-ms": "1700000000501"}),
+        "ref snapshot-id": lambda data: data["refs"]["main"].update({"snapshot-id": "501"}),
+        "statistics snapshot-id": lambda data: data["statistics"][0].update({"snapshot-id": "501"}),
+        "a boolean": lambda data: data.update({"last-sequence-number": True}),
+    }
+    for what, spell in spelled_as_text.items():
+        table = Table()
+        _append(table, 501)
+        table.commit([{"action": "set-statistics", "snapshot-id": 501, "statistics": _statistics(501)}])
+        data = table.data
+        spell(data)
+        table.text = json.dumps(data)
+        assert table.commit([_snapshot(table, 501, parent=None, sequence=7)], json_form=False)[0] != "ok", what
+        assert table.commit([{"action": "set-properties", "updates": {"a": "1"}}], json_form=False)[0] == "ok", what
+        table.commit([_snapshot(table, 502, sequence=2)])
+        assert [s["snapshot-id"] for s in table.data["snapshots"]] == [501, 502], what
+
+
 def test_text_is_written_as_ascii():
     """A value with a lone surrogate (valid JSON, not encodable as UTF-8) stays writable."""
     text, location = _new_table()

@@ -311,7 +311,7 @@ def next_metadata(text: str, requirements, updates, *, metadata_location: str) -
         properties_before = dict(data.get("properties") or {})
         try:
             return Step(properties_before, Metadata(data=_apply_json(data, updates, metadata_location)), False)
-        except _ByModel:
+        except (_ByModel, TypeError, KeyError):  # TypeError, KeyError: a shape the JSON path does not know
             pass
     current = parse_metadata(text)
     check_requirements(requirements, current)
@@ -354,7 +354,28 @@ def _in_json_form(data) -> bool:
     if not isinstance(properties, dict) or not all(isinstance(value, str) for value in properties.values()):
         return False
     current = data.get("current-snapshot-id")
-    return isinstance(refs, dict) and (current is None or (current != -1 and "main" in refs))
+    return (isinstance(refs, dict) and (current is None or (current != -1 and "main" in refs))
+            and _numbers_are_integers(data))
+
+
+def _is_integer(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _numbers_are_integers(data: dict) -> bool:
+    """Whether the numbers the JSON path compares and copies are JSON integers. A registered file
+    is stored as it was read, and pyiceberg reads "5" as 5: the model path normalises those."""
+    snapshots, statistics = data["snapshots"], [*data["statistics"], *data["partition-statistics"]]
+    if not all(isinstance(items, list) and all(isinstance(item, dict) for item in items)
+               for items in (snapshots, statistics, data["snapshot-log"], data["metadata-log"])):
+        return False
+    numbers = [data["last-sequence-number"], data["last-updated-ms"], data.get("current-snapshot-id", 0)]
+    numbers += [snapshot.get(key) for snapshot in snapshots for key in ("snapshot-id", "sequence-number", "timestamp-ms")]
+    numbers += [snapshot["parent-snapshot-id"] for snapshot in snapshots if "parent-snapshot-id" in snapshot]
+    numbers += [ref.get("snapshot-id") if isinstance(ref, dict) else None for ref in data["refs"].values()]
+    numbers += [item.get("snapshot-id") for item in statistics]
+    numbers += [entry.get("timestamp-ms") for entry in (*data["snapshot-log"], *data["metadata-log"])]
+    return all(_is_integer(number) for number in numbers)
 
 
 def _holds(requirement, data: dict) -> bool:
