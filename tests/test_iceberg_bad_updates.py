@@ -196,3 +196,34 @@ def test_registering_a_file_that_is_not_iceberg_metadata_is_a_400(ice, settings)
         assert_bad_request(response)
         assert secret not in response.text, kind
     assert list(Table.objects.values_list("name", flat=True)) == ["events"]
+
+
+def test_a_registered_file_with_numbers_as_text_is_committed_to_as_pyiceberg_reads_it(ice):
+    """The file is stored as registered; pyiceberg reads "1" as 1, and so does every commit: a
+    new snapshot is a 200 (not a 500), a snapshot id that exists is a 400."""
+    assert ice("POST", TABLE, add_snapshot()).status_code == 200
+    written = json.loads(IcebergMetadata.objects.get(table__name="events").metadata_json)
+
+    def register(name, **as_text):
+        table_uuid = str(uuid.uuid4())  # registered at the managed location of that uuid, beside events'
+        folder = f"{written['location'].rsplit('/', 1)[0]}/{table_uuid}"
+        data = {**written, "location": folder, "table-uuid": table_uuid}
+        data["snapshots"] = [{**written["snapshots"][0], **as_text.pop("snapshot", {})}]
+        data.update(as_text)
+        url = join(folder, "metadata", "00001-registered.metadata.json")
+        storage_for(url).put(url, json.dumps(data).encode())
+        response = ice("POST", "/namespaces/default/register", {"name": name, "metadata-location": url})
+        assert response.status_code == 200, response.text
+        return f"/namespaces/default/tables/{name}", folder
+
+    path, folder = register("sequence_as_text", **{"last-sequence-number": "1", "last-updated-ms": "1735689600000"})
+    response = ice("POST", path, add_snapshot(**{"snapshot-id": 1002, "sequence-number": 2, "parent-snapshot-id": 1001,
+                                                 "manifest-list": f"{folder}/metadata/snap-1002.avro"}))
+    assert response.status_code == 200, response.text
+    assert [s["snapshot-id"] for s in response.json()["metadata"]["snapshots"]] == [1001, 1002]
+    assert response.json()["metadata"]["last-sequence-number"] == 2
+
+    path, folder = register("ids_as_text", snapshot={"snapshot-id": "1001", "sequence-number": "1"})
+    before = IcebergMetadata.objects.get(table__name="ids_as_text").metadata_location
+    assert_bad_request(ice("POST", path, add_snapshot(**{"manifest-list": f"{folder}/metadata/snap-1001.avro"})))
+    assert IcebergMetadata.objects.get(table__name="ids_as_text").metadata_location == before
