@@ -66,6 +66,7 @@ BAD = {
     "field id 2^63": add_field(BIG),
     "sequence-number -3": add_snapshot(**{"sequence-number": -3}),
     "timestamp-ms -1": add_snapshot(**{"timestamp-ms": -1}),
+    "sequence-number null": add_snapshot(**{"sequence-number": None}),
     "empty body": {},
     "no requirement and no update": {"requirements": [], "updates": []},
     # The same ranges elsewhere.

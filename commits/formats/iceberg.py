@@ -140,7 +140,12 @@ def parse_requirements(data) -> list:
 
 
 def parse_updates(data) -> list:
-    return _parse_models(data, field="updates", noun="update", needs="an action", adapter=_UPDATES)
+    updates = _parse_models(data, field="updates", noun="update", needs="an action", adapter=_UPDATES)
+    for update in updates:
+        # Omitted, it is 0 (format 1); null would leave the metadata without a last-sequence-number.
+        if update.action == "add-snapshot" and update.snapshot.sequence_number is None:
+            raise InvalidParameter("add-snapshot: the snapshot's sequence-number must be a number, not null.")
+    return updates
 
 
 def files_named(updates) -> list[tuple[str, str]]:
