@@ -116,13 +116,18 @@ class SparkRun:
 
         from maintenance.ownership import own_location
 
-        location = json.loads(self.table.iceberg.metadata_json).get("location")
-        mine = own_location(self.table, location)
+        metadata = json.loads(self.table.iceberg.metadata_json)
+        mine = own_location(self.table, metadata.get("location"))
+        outside = file_outside(metadata, mine)
+        if outside is not None:
+            raise Skip(f"the metadata references {outside}, outside the table location {mine}; the catalog "
+                       f"deletes no files of this table")
         scheme, _, path = mine.partition("://")
         canonical = f"{scheme}://{path.lstrip('/')}" if scheme != "file" else f"file:///{path.lstrip('/')}"
         normalised = ("regexp_replace(regexp_replace(file_path, '^file:/+', 'file:///'), '^s3a://', 's3://')")
-        outside = self.sql(f"SELECT file_path FROM {self.full}.all_files WHERE NOT startswith({normalised}, "
-                           f"{_sql_string(canonical + '/')}) LIMIT 1")
+        outside = self.sql(f"SELECT file_path FROM (SELECT file_path FROM {self.full}.all_files UNION ALL "
+                           f"SELECT path AS file_path FROM {self.full}.all_manifests) WHERE NOT "
+                           f"startswith({normalised}, {_sql_string(canonical + '/')}) LIMIT 1")
         if outside:
             raise Skip(f"a snapshot references {outside[0][0]}, outside the table location {mine}; the catalog "
                        f"deletes no files of this table")
@@ -136,6 +141,26 @@ class SparkRun:
         return {"files": files["n"], "bytes": files["b"],
                 "small_file_share": round(files["s"] / files["n"], 4) if files["n"] else 0.0,
                 "snapshots": snapshots, "manifests": manifests}
+
+
+def file_outside(metadata: dict, location: str) -> str | None:
+    """The first manifest list (or manifest) or statistics file in table metadata that does not lie inside
+    `location` (expiring its snapshot would delete it), or None. Metadata written before commits
+    were held to the table's location may name any place."""
+    from catalog import locations
+    from ucweb.errors import InvalidParameter
+
+    named = []
+    for snapshot in metadata.get("snapshots") or []:  # format 1 may list its manifests instead
+        named += [snapshot["manifest-list"]] if "manifest-list" in snapshot else snapshot.get("manifests") or []
+    named += [item.get("statistics-path") for field in ("statistics", "partition-statistics")
+              for item in metadata.get(field) or []]
+    for path in named:
+        try:
+            locations.file_inside_table(path, location, field="file")
+        except InvalidParameter:
+            return str(path)
+    return None
 
 
 def _timestamp(hours_ago: float) -> str:

@@ -11,6 +11,7 @@ import requests
 
 from catalog.models import Table
 from commits.models import IcebergMetadata
+from maintenance.iceberg_ops import file_outside
 from tests.test_iceberg_bad_updates import SCHEMA, assert_bad_request, tree
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -124,3 +125,19 @@ def test_a_transaction_with_one_file_outside_changes_no_table(ice):
     ]
     assert_bad_request(ice("POST", "/transactions/commit", {"table-changes": changes}))
     assert {name: IcebergMetadata.objects.get(table__name=name).metadata_location for name in where} == before
+
+
+def test_maintenance_deletes_nothing_when_the_metadata_names_a_file_outside(tmp_path):
+    """Metadata written before the rule may name a manifest list or statistics file anywhere:
+    expiring its snapshot would delete it, so maintenance finds it first."""
+    location = (tmp_path / "t").as_uri()
+    inside = {"snapshots": [{"manifest-list": f"{location}/metadata/snap-1.avro"},
+                            {"manifests": [f"{location}/metadata/m-1.avro"]}],
+              "statistics": [{"statistics-path": f"{location}/metadata/s.puffin"}], "partition-statistics": []}
+    assert file_outside(inside, location) is None
+    for path in ("s3://elsewhere/snap.avro", f"{location}/../u/snap.avro", f"{location}-sibling/snap.avro"):
+        for metadata in ({**inside, "snapshots": [*inside["snapshots"], {"manifest-list": path}]},
+                         {**inside, "snapshots": [{"manifests": [path]}]},
+                         {**inside, "statistics": [{"statistics-path": path}]},
+                         {**inside, "partition-statistics": [{"statistics-path": path}]}):
+            assert file_outside(metadata, location) == path
