@@ -23,6 +23,7 @@ from catalog.services.names import validate_name
 from catalog.services.tables import drop_table_row, replace_columns
 from catalog.storage import StorageError, StorageObjectNotFound, parse, storage_for
 from commits.formats import iceberg as formats
+from commits.formats import iceberg_view
 from commits.models import IcebergMetadata, IcebergMetricsReport
 from ucweb.errors import AlreadyExists, InvalidParameter, TableAlreadyExists
 
@@ -294,7 +295,7 @@ def create_view(*, caller: Principal, prefix: str, namespace: str, body: dict) -
     authz.require(caller, schema, Action.CREATE_TABLE, access=access)
     view_id = uuid.uuid4()
     location, _ = _location_for(caller, schema, view_id, body.get("location"))
-    metadata = formats.create_view_metadata(schema=body.get("schema"), view_version=body.get("view-version"),
+    metadata = iceberg_view.create_view_metadata(schema=body.get("schema"), view_version=body.get("view-version"),
                                             location=location, properties=properties)
     with transaction.atomic():
         table = new_row(caller=caller, schema=schema, name=name, table_id=view_id, location=location,
@@ -313,9 +314,9 @@ def replace_view(*, caller: Principal, prefix: str, namespace: str, name: str, b
         catalog_iceberg.require_write(caller, table, access)
         if not body.get("requirements") and not body.get("updates"):
             raise InvalidParameter(f"A commit of view {table.full_name} needs at least one requirement or update.")
-        current = formats.parse_view_metadata(table.iceberg.metadata_json)
-        formats.check_view_requirements(body.get("requirements"), current)
-        updated = formats.apply_view_updates(current, body.get("updates"))
+        current = iceberg_view.parse_view_metadata(table.iceberg.metadata_json)
+        iceberg_view.check_view_requirements(body.get("requirements"), current)
+        updated = iceberg_view.apply_view_updates(current, body.get("updates"))
         metadata = moved(caller, table, formats.Metadata(model=updated))
         authz.require_policy_unchanged_or_owner(access, current.properties, metadata.properties)
         state = swap(table, metadata, table.iceberg)

@@ -25,6 +25,7 @@ from catalog.services.names import validate_name
 from catalog.services.tables import drop_table_row, replace_columns
 from catalog.storage import StorageError, storage_for
 from commits.formats import iceberg as formats
+from commits.formats import iceberg_view
 from commits.iceberg import new_row, require_free_name, row_id_for
 from commits.models import IcebergMetadata
 from ucweb.errors import AlreadyExists, InvalidParameter, TableDoesNotExist
@@ -52,7 +53,7 @@ def register_view(*, caller: Principal, prefix: str, namespace: str, body: dict)
     location = body.get("metadata-location")
     text = _read(caller, location)
     try:
-        metadata = formats.parse_view_metadata(text)
+        metadata = iceberg_view.parse_view_metadata(text)
     except ValueError as exc:
         raise InvalidParameter(f"{location} is not Iceberg view metadata: {exc}") from None
     require_free_name(schema, name)  # a taken name answers "already exists" before the location

@@ -11,6 +11,7 @@ import uuid
 import pytest
 
 from commits.formats import iceberg as formats
+from commits.formats import iceberg_json
 from ucweb.errors import CommitFailed, InvalidParameter
 
 NOW = 1_700_000_999_000
@@ -26,7 +27,7 @@ def frozen_clock(monkeypatch):
     import pyiceberg.table.update as pyiceberg_update
 
     monkeypatch.setattr(pyiceberg_update, "datetime_to_millis", lambda _: NOW)
-    monkeypatch.setattr(formats, "_now_ms", lambda: NOW)
+    monkeypatch.setattr(iceberg_json, "now_ms", lambda: NOW)
 
 
 def _new_table() -> tuple[str, str]:

@@ -13,7 +13,7 @@ from catalog.models import Catalog, Principal, Schema, Table
 from catalog.pagination import decode_page_token, encode_page_token
 from catalog.services.names import join_full_name, split_full_name, validate_name
 from commits.formats import delta_log
-from commits.formats.iceberg import apply_view_updates, check_view_requirements, create_view_metadata
+from commits.formats.iceberg_view import apply_view_updates, check_view_requirements, create_view_metadata
 from ucweb import errors
 from ucweb.errors import CommitFailed, InvalidParameter
 

@@ -6,16 +6,15 @@ models and are checked with their own `validate`, updates are pyiceberg's `Table
 applied by `update_table_metadata`, and a new table gets fresh field, spec and sort-order ids from
 `new_table_metadata` (Spark sends ids that start at 0). This module adds only what a catalog server
 needs around them: parsing requests into those models with clear errors, naming the next metadata
-file, and view metadata (which pyiceberg models but does not update).
+file, and what the other APIs show of a table. The common updates applied on the metadata's JSON form are
+`iceberg_json`; view metadata (which pyiceberg models but does not update) is `iceberg_view`.
 """
 
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from dataclasses import dataclass
-from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 from pyiceberg.exceptions import CommitFailedException
@@ -23,18 +22,18 @@ from pyiceberg.exceptions import ValidationError as IcebergValidationError
 from pyiceberg.partitioning import PartitionSpec
 from pyiceberg.schema import Schema
 from pyiceberg.table.metadata import TableMetadata, TableMetadataUtil, TableMetadataV1, new_table_metadata
-from pyiceberg.table.refs import SnapshotRef
 from pyiceberg.table.sorting import SortOrder
 from pyiceberg.table.update import TableRequirement, TableUpdate, update_table_metadata
 from pyiceberg.view.metadata import ViewMetadata
 
+from commits.formats import iceberg_json
 from ucweb.errors import CommitFailed, InvalidParameter
 
 _REQUIREMENTS = TypeAdapter(list[TableRequirement])
 _UPDATES = TypeAdapter(list[TableUpdate])
 
 
-def _describe(error: ValidationError) -> str:
+def describe(error: ValidationError) -> str:
     first = error.errors()[0]
     where = ".".join(str(part) for part in first.get("loc", ()))
     return f"{where}: {first.get('msg')}" if where else str(first.get("msg"))
@@ -100,16 +99,12 @@ def check_ranges(data, where: str) -> None:
     walk(data, where)
 
 
-def _check_string_map(update: dict) -> None:
+def check_string_map(update: dict) -> None:
     """Properties are a map of strings to strings (pyiceberg would turn any value into its str)."""
     if update.get("action") == "set-properties":
         values = update.get("updates")
         if isinstance(values, dict) and not all(isinstance(v, str) for v in values.values()):
             raise InvalidParameter("set-properties: every property value must be a string.")
-
-
-def _dump(model) -> dict:
-    return model.model_dump(mode="json", by_alias=True)
 
 
 def _parse_models(data, *, field: str, noun: str, needs: str, adapter: TypeAdapter) -> list:
@@ -121,17 +116,17 @@ def _parse_models(data, *, field: str, noun: str, needs: str, adapter: TypeAdapt
     for item in data:
         if not isinstance(item, dict) or needs.split()[-1] not in item:
             raise InvalidParameter(f"Each {noun} needs {needs}.")
-        _check_string_map(item)
+        check_string_map(item)
     check_ranges(data, field)
     try:
         models = adapter.validate_python(data)
     except ValidationError as exc:
-        raise InvalidParameter(f"Invalid or unknown {noun}: {_describe(exc)}") from None
+        raise InvalidParameter(f"Invalid or unknown {noun}: {describe(exc)}") from None
     except (IcebergValidationError, ValueError, TypeError) as exc:
         # pyiceberg's own validators (a decimal precision of 99, fixed[-1]) raise its own error.
         raise InvalidParameter(f"Invalid {noun}: {exc}") from None
     # What pydantic made of the input (a numeric string becomes a number) is checked too.
-    check_ranges([_dump(model) for model in models], field)
+    check_ranges([iceberg_json.dump(model) for model in models], field)
     return models
 
 
@@ -217,7 +212,7 @@ def create_metadata(
             properties=dict(properties), table_uuid=table_uuid,
         )
     except ValidationError as exc:
-        raise InvalidParameter(f"Invalid table definition: {_describe(exc)}") from None
+        raise InvalidParameter(f"Invalid table definition: {describe(exc)}") from None
     except (ValueError, KeyError, TypeError, IcebergValidationError) as exc:
         raise InvalidParameter(f"Invalid table definition: {exc}") from None
 
@@ -312,229 +307,14 @@ def next_metadata(text: str, requirements, updates, *, metadata_location: str) -
         data = json.loads(text)
     except ValueError:
         data = None
-    if _in_json_form(data) and all(_holds(requirement, data) for requirement in requirements):
-        properties_before = dict(data.get("properties") or {})
-        try:
-            return Step(properties_before, Metadata(data=_apply_json(data, updates, metadata_location)), False)
-        except (_ByModel, TypeError, KeyError):  # TypeError, KeyError: a shape the JSON path does not know
-            pass
+    properties_before = dict(data.get("properties") or {}) if isinstance(data, dict) else {}
+    applied = iceberg_json.applied(data, requirements, updates, metadata_location)
+    if applied is not None:
+        return Step(properties_before, Metadata(data=applied), False)
     current = parse_metadata(text)
     check_requirements(requirements, current)
     metadata = apply_updates(current, updates, metadata_location=metadata_location)
     return Step(dict(current.properties), Metadata(model=metadata), columns_changed(current, metadata))
-
-
-class _ByModel(Exception):
-    """The commit is left to pyiceberg's models (an update outside the common ones, or a check
-    that fails: the model path raises pyiceberg's own error for it)."""
-
-
-# The keys pyiceberg writes for format version 2: those it always writes (fields with a value by
-# default), and those it writes when they have a value. Metadata with other keys, or without one
-# of the first, is written through the model, which normalises it.
-_V2_ALWAYS = frozenset({
-    "location", "table-uuid", "last-updated-ms", "last-column-id", "schemas", "current-schema-id",
-    "partition-specs", "default-spec-id", "properties", "snapshots", "snapshot-log", "metadata-log",
-    "sort-orders", "default-sort-order-id", "refs", "statistics", "partition-statistics", "format-version",
-    "last-sequence-number",
-})
-_V2_OPTIONAL = frozenset({"last-partition-id", "current-snapshot-id"})
-_JSON_ACTIONS = frozenset({
-    "set-properties", "remove-properties", "add-snapshot", "set-snapshot-ref", "remove-snapshot-ref",
-    "remove-snapshots", "set-statistics", "remove-statistics", "set-partition-statistics",
-    "remove-partition-statistics",
-})
-
-
-def _in_json_form(data) -> bool:
-    """Whether `data` is version 2 metadata as pyiceberg writes it (no key to add, drop or
-    clean up: every property a string, no `current-snapshot-id` of -1, a `main` ref for the
-    current snapshot)."""
-    if not isinstance(data, dict) or data.get("format-version") != 2:
-        return False
-    keys = data.keys()
-    if not _V2_ALWAYS <= keys or not keys <= _V2_ALWAYS | _V2_OPTIONAL:
-        return False
-    properties, refs = data["properties"], data["refs"]
-    if not isinstance(properties, dict) or not all(isinstance(value, str) for value in properties.values()):
-        return False
-    current = data.get("current-snapshot-id")
-    return (isinstance(refs, dict) and (current is None or (current != -1 and "main" in refs))
-            and _numbers_are_integers(data))
-
-
-def _is_integer(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _numbers_are_integers(data: dict) -> bool:
-    """Whether the numbers the JSON path compares and copies are JSON integers. A registered file
-    is stored as it was read, and pyiceberg reads "5" as 5: the model path normalises those."""
-    snapshots, statistics = data["snapshots"], [*data["statistics"], *data["partition-statistics"]]
-    if not all(isinstance(items, list) and all(isinstance(item, dict) for item in items)
-               for items in (snapshots, statistics, data["snapshot-log"], data["metadata-log"])):
-        return False
-    numbers = [data["last-sequence-number"], data["last-updated-ms"], data.get("current-snapshot-id", 0)]
-    numbers += [snapshot.get(key) for snapshot in snapshots for key in ("snapshot-id", "sequence-number", "timestamp-ms")]
-    numbers += [snapshot["parent-snapshot-id"] for snapshot in snapshots if "parent-snapshot-id" in snapshot]
-    numbers += [ref.get("snapshot-id") if isinstance(ref, dict) else None for ref in data["refs"].values()]
-    numbers += [item.get("snapshot-id") for item in statistics]
-    numbers += [entry.get("timestamp-ms") for entry in (*data["snapshot-log"], *data["metadata-log"])]
-    return all(_is_integer(number) for number in numbers)
-
-
-def _holds(requirement, data: dict) -> bool:
-    """Whether a requirement holds for JSON metadata; False for one that fails or that is not
-    one of these (the model path then decides, with pyiceberg's message)."""
-    kind = requirement.type
-    if kind == "assert-table-uuid":
-        return str(requirement.uuid) == str(data["table-uuid"]).lower()
-    if kind == "assert-ref-snapshot-id":
-        if not data["snapshots"] and requirement.ref != "main":
-            return False
-        ref = data["refs"].get(requirement.ref)
-        return requirement.snapshot_id == (ref["snapshot-id"] if ref is not None else None)
-    if kind == "assert-current-schema-id":
-        return requirement.current_schema_id == data["current-schema-id"]
-    if kind == "assert-last-assigned-field-id":
-        return requirement.last_assigned_field_id == data["last-column-id"]
-    if kind == "assert-last-assigned-partition-id":
-        return requirement.last_assigned_partition_id == data.get("last-partition-id")
-    if kind == "assert-default-spec-id":
-        return requirement.default_spec_id == data["default-spec-id"]
-    if kind == "assert-default-sort-order-id":
-        return requirement.default_sort_order_id == data["default-sort-order-id"]
-    return False
-
-
-def _without_none(values: dict) -> dict:
-    return {key: value for key, value in values.items() if value is not None}
-
-
-def _apply_json(data: dict, updates, metadata_location: str) -> dict:
-    """pyiceberg's update_table_metadata for the common updates, on JSON metadata (changed in
-    place: it is the caller's own parse). Raises _ByModel for anything else or any failed check."""
-    if not all(update.action in _JSON_ACTIONS for update in updates):
-        raise _ByModel
-    base_updated_ms = data["last-updated-ms"]
-    snapshots = {snapshot["snapshot-id"]: snapshot for snapshot in data["snapshots"]}
-    added: set[int] = set()
-    changed = False
-    for update in updates:
-        action = update.action
-        if action == "set-properties":
-            if update.updates:
-                data["properties"] = {**data["properties"], **update.updates}
-                changed = True
-        elif action == "remove-properties":
-            if update.removals:
-                properties = dict(data["properties"])
-                for key in update.removals:
-                    if key not in properties:
-                        raise _ByModel
-                    del properties[key]
-                data["properties"] = properties
-                changed = True
-        elif action == "add-snapshot":
-            snapshot = update.snapshot
-            sequence_number = snapshot.sequence_number
-            if (not data["schemas"] or not data["partition-specs"] or not data["sort-orders"]
-                    or snapshot.snapshot_id in snapshots or sequence_number is None
-                    or (sequence_number <= data["last-sequence-number"] and snapshot.parent_snapshot_id is not None)):
-                raise _ByModel
-            written = _dump(snapshot)
-            snapshots[snapshot.snapshot_id] = written
-            data["snapshots"] = [*data["snapshots"], written]
-            data["last-updated-ms"] = snapshot.timestamp_ms
-            data["last-sequence-number"] = sequence_number
-            added.add(snapshot.snapshot_id)
-            changed = True
-        elif action == "set-snapshot-ref":
-            try:
-                ref = _dump(SnapshotRef(snapshot_id=update.snapshot_id, snapshot_ref_type=update.type,
-                                        min_snapshots_to_keep=update.min_snapshots_to_keep,
-                                        max_snapshot_age_ms=update.max_snapshot_age_ms,
-                                        max_ref_age_ms=update.max_ref_age_ms))
-            except (ValidationError, IcebergValidationError, ValueError):
-                raise _ByModel from None
-            existing = data["refs"].get(update.ref_name)
-            if existing is not None and _without_none(existing) == ref:
-                continue
-            snapshot = snapshots.get(update.snapshot_id)
-            if snapshot is None:
-                raise _ByModel
-            if update.snapshot_id in added:
-                data["last-updated-ms"] = snapshot["timestamp-ms"]
-            if update.ref_name == "main":
-                data["current-snapshot-id"] = update.snapshot_id
-                if update.snapshot_id not in added:
-                    data["last-updated-ms"] = _now_ms()
-                data["snapshot-log"] = [*data["snapshot-log"],
-                                        {"snapshot-id": update.snapshot_id, "timestamp-ms": data["last-updated-ms"]}]
-            data["refs"] = {**data["refs"], update.ref_name: ref}
-            changed = True
-        elif action == "remove-snapshot-ref":
-            changed = _remove_ref(data, update.ref_name, snapshots) or changed
-        elif action == "remove-snapshots":
-            removed = set(update.snapshot_ids)
-            statistics_removed = [s["snapshot-id"] for s in data["statistics"] if s["snapshot-id"] in removed]
-            if not removed <= snapshots.keys() or len(statistics_removed) != len(set(statistics_removed)):
-                raise _ByModel  # pyiceberg fails on an unknown id, and on two statistics files of one snapshot
-            for name, ref in list(data["refs"].items()):
-                if ref["snapshot-id"] in removed:
-                    _remove_ref(data, name, snapshots)
-            data["statistics"] = [s for s in data["statistics"] if s["snapshot-id"] not in removed]
-            kept = []
-            for snapshot in data["snapshots"]:
-                if snapshot["snapshot-id"] in removed:
-                    continue
-                if snapshot.get("parent-snapshot-id") in removed:
-                    snapshot = {key: value for key, value in snapshot.items() if key != "parent-snapshot-id"}
-                kept.append(snapshot)
-            data["snapshots"] = kept
-            snapshots = {snapshot["snapshot-id"]: snapshot for snapshot in kept}
-            data["snapshot-log"] = [entry for entry in data["snapshot-log"] if entry["snapshot-id"] not in removed]
-            changed = True
-        elif action in ("set-statistics", "set-partition-statistics"):
-            field, statistics = (("statistics", update.statistics) if action == "set-statistics"
-                                 else ("partition-statistics", update.partition_statistics))
-            data[field] = [*(s for s in data[field] if s["snapshot-id"] != statistics.snapshot_id), _dump(statistics)]
-            changed = True
-        else:  # remove-statistics, remove-partition-statistics
-            field = "statistics" if action == "remove-statistics" else "partition-statistics"
-            kept = [s for s in data[field] if s["snapshot-id"] != update.snapshot_id]
-            if len(kept) == len(data[field]):
-                raise _ByModel
-            data[field] = kept
-            changed = True
-    if changed and metadata_location:
-        try:
-            kept_entries = max(1, int(data["properties"].get(_PREVIOUS_VERSIONS_MAX) or _PREVIOUS_VERSIONS_DEFAULT))
-        except ValueError:
-            raise _ByModel from None
-        log = data["metadata-log"]
-        data["metadata-log"] = [*log[max(0, len(log) - kept_entries + 1):],
-                                {"metadata-file": metadata_location, "timestamp-ms": base_updated_ms}]
-    if changed and data["last-updated-ms"] == base_updated_ms:
-        data["last-updated-ms"] = _now_ms()
-    return data
-
-
-_PREVIOUS_VERSIONS_MAX = "write.metadata.previous-versions-max"
-_PREVIOUS_VERSIONS_DEFAULT = 100
-
-
-def _remove_ref(data: dict, name: str, snapshots: dict) -> bool:
-    """pyiceberg's remove-snapshot-ref: True when the ref existed and is gone."""
-    ref = data["refs"].get(name)
-    if ref is None:
-        return False
-    if ref["snapshot-id"] not in snapshots:
-        raise _ByModel
-    data["refs"] = {key: value for key, value in data["refs"].items() if key != name}
-    if name == "main":
-        data.pop("current-snapshot-id", None)
-    return True
 
 
 def metadata_version(metadata_location: str | None) -> int:
@@ -627,125 +407,3 @@ def only_referenced_snapshots(metadata_json: str) -> str:
         referenced.add(data["current-snapshot-id"])
     data["snapshots"] = [s for s in data.get("snapshots") or [] if s["snapshot-id"] in referenced]
     return json.dumps(data)
-
-
-# -- views ---------------------------------------------------------------------------------------
-def _now_ms() -> int:
-    return int(time.time() * 1000)
-
-
-def _validated_view(data: dict) -> ViewMetadata:
-    try:
-        return ViewMetadata.model_validate(data)
-    except ValidationError as exc:
-        raise InvalidParameter(f"Invalid view metadata: {_describe(exc)}") from None
-
-
-def create_view_metadata(*, schema, view_version, location: str, properties: dict) -> ViewMetadata:
-    if not isinstance(schema, dict) or not isinstance(view_version, dict):
-        raise InvalidParameter("schema and view-version must be objects.")
-    schema = {**schema, "schema-id": 0}
-    version = {**view_version, "version-id": 1, "schema-id": 0}
-    version.setdefault("timestamp-ms", _now_ms())
-    data = {
-        "view-uuid": str(uuid.uuid4()),
-        "format-version": 1,
-        "location": location,
-        "schemas": [schema],
-        "current-version-id": 1,
-        "versions": [version],
-        "version-log": [{"timestamp-ms": version["timestamp-ms"], "version-id": 1}],
-        "properties": properties or {},
-    }
-    return _validated_view(data)
-
-
-VIEW_ACTIONS = {
-    "assign-uuid", "upgrade-format-version", "add-schema", "set-location", "set-properties",
-    "remove-properties", "add-view-version", "set-current-view-version",
-}
-
-
-def check_view_requirements(requirements, metadata: ViewMetadata) -> None:
-    if requirements is None:
-        return
-    if not isinstance(requirements, list):
-        raise InvalidParameter("requirements must be an array.")
-    for requirement in requirements:
-        kind = requirement.get("type") if isinstance(requirement, dict) else None
-        if kind != "assert-view-uuid":
-            raise InvalidParameter(f"Unknown view requirement {kind!r}.")
-        if requirement.get("uuid") != metadata.view_uuid:
-            raise CommitFailed(f"Requirement failed: view UUID does not match {requirement.get('uuid')}.")
-
-
-def apply_view_updates(metadata: ViewMetadata, updates) -> ViewMetadata:
-    if not isinstance(updates, list):
-        raise InvalidParameter("updates must be an array.")
-    check_ranges(updates, "updates")
-    try:
-        return _apply_view_updates(metadata, updates)
-    except (ValueError, TypeError, KeyError, AttributeError) as exc:
-        # A field of the wrong shape (a schema that is not an object, removals that are not
-        # a list, ...): bad input, whatever the exception the shape led to.
-        raise InvalidParameter(f"The view updates cannot be applied: {type(exc).__name__}: {exc}") from None
-
-
-def _apply_view_updates(metadata: ViewMetadata, updates: list) -> ViewMetadata:
-    data: dict[str, Any] = json.loads(metadata.model_dump_json())
-    last_schema_id = max(s["schema-id"] for s in data["schemas"])
-    last_added_version = None
-    added_schema_id = None
-    for update in updates:
-        action = update.get("action") if isinstance(update, dict) else None
-        if action not in VIEW_ACTIONS:
-            raise InvalidParameter(f"Unknown view update {action!r}.")
-        if action == "assign-uuid":
-            if update.get("uuid") != data["view-uuid"]:
-                raise InvalidParameter("The UUID of a view cannot change.")
-        elif action == "upgrade-format-version":
-            if update.get("format-version") != 1:
-                raise InvalidParameter("View format version 1 is the only one.")
-        elif action == "add-schema":
-            schema = dict(update.get("schema") or {})
-            last_schema_id += 1
-            schema["schema-id"] = last_schema_id
-            data["schemas"].append(schema)
-            added_schema_id = last_schema_id
-        elif action == "set-location":
-            if not isinstance(update.get("location"), str):
-                raise InvalidParameter("set-location needs a location.")
-            data["location"] = update["location"]
-        elif action == "set-properties":
-            if not isinstance(update.get("updates"), dict):
-                raise InvalidParameter("set-properties needs updates.")
-            _check_string_map(update)
-            data["properties"].update(update["updates"])
-        elif action == "remove-properties":
-            for key in update.get("removals") or []:
-                data["properties"].pop(key, None)
-        elif action == "add-view-version":
-            version = dict(update.get("view-version") or {})
-            if version.get("schema-id") == -1:
-                if added_schema_id is None:
-                    raise InvalidParameter("schema-id -1 refers to a schema added in the same commit.")
-                version["schema-id"] = added_schema_id
-            version["version-id"] = max(v["version-id"] for v in data["versions"]) + 1
-            version.setdefault("timestamp-ms", _now_ms())
-            data["versions"].append(version)
-            last_added_version = version["version-id"]
-        elif action == "set-current-view-version":
-            version_id = update.get("view-version-id")
-            if version_id == -1:
-                if last_added_version is None:
-                    raise InvalidParameter("view-version-id -1 refers to a version added in the same commit.")
-                version_id = last_added_version
-            if version_id not in {v["version-id"] for v in data["versions"]}:
-                raise InvalidParameter(f"Unknown view version {version_id}.")
-            data["current-version-id"] = version_id
-            data["version-log"].append({"timestamp-ms": _now_ms(), "version-id": version_id})
-    return _validated_view(data)
-
-
-def parse_view_metadata(text: str) -> ViewMetadata:
-    return ViewMetadata.model_validate_json(text)
