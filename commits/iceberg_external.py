@@ -19,7 +19,7 @@ from catalog.authz import Action
 from catalog.choices import DataSourceFormat, Privilege, TableType
 from catalog.models import Principal, Table
 from catalog.services import audit
-from catalog.services.external_locations import require_external_location
+from catalog.locations import require_external_location
 from catalog.services.iceberg import Loaded, require_write, warehouse
 from catalog.services.names import validate_name
 from catalog.services.tables import drop_table_row, replace_columns

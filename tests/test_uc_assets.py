@@ -79,7 +79,8 @@ from catalog.models import (
     RegisteredModel,
     Volume,
 )
-from catalog.services import external_locations, principals, registered_models, secrets
+from catalog import locations
+from catalog.services import principals, registered_models, secrets
 from maintenance.models import PurgeRequest
 from ucweb.errors import InvalidParameter, PermissionDenied
 from tests.helpers import UC, grant, rows
@@ -581,24 +582,24 @@ def test_require_external_location(sdk, external_root, storage_root):
     admin = Principal.objects.get(name="admin")
     inside = (external_root / "t" / "x").as_uri()
     with pytest.raises(PermissionDenied):
-        external_locations.require_external_location(bob, inside, P.CREATE_EXTERNAL_TABLE)
+        locations.require_external_location(bob, inside, P.CREATE_EXTERNAL_TABLE)
     grant("bob", SecurableType.EXTERNAL_LOCATION, "landing", Privilege.CREATE_EXTERNAL_TABLE)
-    assert external_locations.require_external_location(bob, inside, P.CREATE_EXTERNAL_TABLE).name == "landing"
-    assert external_locations.require_external_location(bob, inside.replace("file:///", "/"),
+    assert locations.require_external_location(bob, inside, P.CREATE_EXTERNAL_TABLE).name == "landing"
+    assert locations.require_external_location(bob, inside.replace("file:///", "/"),
                                                         P.CREATE_EXTERNAL_TABLE).name == "landing"
     with pytest.raises(PermissionDenied):
-        external_locations.require_external_location(bob, inside, P.WRITE_FILES)
+        locations.require_external_location(bob, inside, P.WRITE_FILES)
     with pytest.raises(PermissionDenied):
-        external_locations.require_external_location(bob, "file:///elsewhere/t", P.CREATE_EXTERNAL_TABLE)
+        locations.require_external_location(bob, "file:///elsewhere/t", P.CREATE_EXTERNAL_TABLE)
     # Admins may name paths outside every external location, but never managed storage.
-    assert external_locations.require_external_location(admin, "file:///elsewhere/t", P.READ_FILES) is None
+    assert locations.require_external_location(admin, "file:///elsewhere/t", P.READ_FILES) is None
     with pytest.raises(InvalidParameter):
-        external_locations.require_external_location(admin, (storage_root / "tables" / "x").as_uri(), P.READ_FILES)
+        locations.require_external_location(admin, (storage_root / "tables" / "x").as_uri(), P.READ_FILES)
     with pytest.raises(PermissionDenied):
-        external_locations.require_external_location(bob, "gs://bucket/x", P.CREATE_EXTERNAL_TABLE)
-    assert external_locations.require_external_location(admin, "gs://bucket/x", P.CREATE_EXTERNAL_TABLE) is None
+        locations.require_external_location(bob, "gs://bucket/x", P.CREATE_EXTERNAL_TABLE)
+    assert locations.require_external_location(admin, "gs://bucket/x", P.CREATE_EXTERNAL_TABLE) is None
     with pytest.raises(InvalidParameter):
-        external_locations.require_external_location(bob, "not a url", P.READ_FILES)
+        locations.require_external_location(bob, "not a url", P.READ_FILES)
 
 
 def test_path_credentials_on_files(sdk, external_root):

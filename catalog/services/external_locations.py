@@ -9,7 +9,7 @@ Rules:
   belongs to at most one external location.
 - Creating one needs CREATE EXTERNAL LOCATION on the metastore and on the credential.
 
-`require_external_location(caller, url, privilege)` is what EXTERNAL tables and volumes and path
+`catalog.locations.require_external_location(caller, url, privilege)` is what EXTERNAL tables and volumes and path
 credentials call. The external location containing the URL must exist and the caller must hold
 the privilege on it (its owner holds all). A metastore admin may also name a path that no external
 location covers (that keeps bootstrapping and migrations possible); credentials are still only
@@ -32,10 +32,6 @@ from catalog.services.common import validate_comment
 from catalog.services.names import validate_name
 from ucweb.errors import AlreadyExists, InvalidParameter, PermissionDenied
 
-# The URL rules live in catalog.locations (the one location rule); callers elsewhere still find
-# these two here.
-containing_location = locations.containing_location
-require_external_location = locations.require_external_location
 
 
 # -- URLs ---------------------------------------------------------------------------------------

@@ -67,7 +67,7 @@ def create_generic_table(*, caller: Principal, prefix: str, namespace: str, body
     if location is not None:
         # The rule of Unity Catalog EXTERNAL tables: inside an external location the caller holds
         # CREATE EXTERNAL TABLE on, never in managed storage (admins may name any other URL).
-        from catalog.services.external_locations import require_external_location
+        from catalog.locations import require_external_location
 
         require_external_location(caller, location, Privilege.CREATE_EXTERNAL_TABLE)
     if Table.objects.filter(schema=schema, name=name).exists():

@@ -29,11 +29,8 @@ from catalog.choices import (
 )
 from catalog.models import Principal
 from catalog.services import audit
-from catalog.services.external_locations import (
-    canonical_url,
-    containing_location,
-    require_outside_managed_storage,
-)
+from catalog.locations import containing_location, require_outside_managed_storage
+from catalog.services.external_locations import canonical_url
 from catalog.services.names import validate_name
 from catalog.services.registered_models import can_write_versions
 from catalog.services.volumes import writable_by
