@@ -23,10 +23,6 @@ from django.core.handlers.asgi import ASGIHandler
 from django.core.exceptions import RequestAborted
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ucweb.settings")
-# Each request runs on a thread of its own that ends with it: a connection kept open past the
-# request (CONN_MAX_AGE) would never be used again, and without the pool (UCWEB_DB_POOL_SIZE=0)
-# every request would leave one behind until the garbage collector found it.
-os.environ.setdefault("UCWEB_DB_CONN_MAX_AGE", "0")
 
 
 class BodyTooLarge(Exception):

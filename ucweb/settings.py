@@ -125,10 +125,17 @@ TEMPLATES = [
 
 WSGI_APPLICATION = "ucweb.wsgi.application"
 
+# The ASGI application (ucweb.asgi) loads these settings while it is itself being imported. It runs
+# each request on a thread that ends with the request, so a connection kept open past the request
+# would never be used again, and without the pool (UCWEB_DB_POOL_SIZE=0) every request would leave
+# one behind until the garbage collector found it: there, connections close with their request
+# unless UCWEB_DB_CONN_MAX_AGE says otherwise. The other processes (WSGI, Celery, management
+# commands) keep their threads, and their connections for a minute.
+SERVING_ASGI = "ucweb.asgi" in sys.modules
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'ucweb.sqlite3'}",
-        conn_max_age=env_int("UCWEB_DB_CONN_MAX_AGE", 60),
+        conn_max_age=env_int("UCWEB_DB_CONN_MAX_AGE", 0 if SERVING_ASGI else 60),
     )
 }
 if os.environ.get("UCWEB_TEST_DATABASE_NAME"):
@@ -136,9 +143,8 @@ if os.environ.get("UCWEB_TEST_DATABASE_NAME"):
     DATABASES["default"]["TEST"] = {"NAME": os.environ["UCWEB_TEST_DATABASE_NAME"]}
 # A pool of PostgreSQL connections per server process (psycopg_pool) instead of one persistent
 # connection per thread: the ASGI server runs each request on a fresh thread. Set by
-# scripts/run_server.sh for the web server; 0 (the default) keeps Django's own connections, which
-# the ASGI application (ucweb.asgi) closes at the end of each request unless UCWEB_DB_CONN_MAX_AGE
-# says otherwise (its threads do not outlive their request).
+# scripts/run_server.sh for the web server; 0 (the default) keeps Django's own connections (see
+# SERVING_ASGI above).
 UCWEB_DB_POOL_SIZE = env_int("UCWEB_DB_POOL_SIZE", 0)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and UCWEB_DB_POOL_SIZE > 0:
     DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections
