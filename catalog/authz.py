@@ -456,28 +456,3 @@ def has_metastore_privilege(principal: Principal, privilege: str) -> bool:
     return metastore is not None and Grant.objects.filter(
         principal=principal.name, securable_id=metastore.id, privilege=privilege
     ).exists()
-
-
-# -- policy properties -----------------------------------------------------------------------------
-# Table and schema properties under this prefix are the securable's maintenance policy (which
-# maintenance operations clients may run themselves): they belong to its owner, not its writers.
-POLICY_PROPERTY_PREFIX = "ucweb.maintenance."
-
-
-def policy_properties(properties) -> dict:
-    return {key: value for key, value in (properties or {}).items()
-            if key.lower().startswith(POLICY_PROPERTY_PREFIX)}
-
-
-def require_policy_unchanged_or_owner(access: Access, before, after) -> None:
-    """The one check of every API that changes properties (Delta commit metadata, Iceberg
-    set-properties / remove-properties, views): adding, changing or removing a
-    `ucweb.maintenance.*` property needs the owner of the securable (or of a container above
-    it) or a metastore admin. Properties that stay as they are need nothing more."""
-    if policy_properties(before) == policy_properties(after):
-        return
-    access.require(
-        access.owns(),
-        f"Only the owner of {describe(access.chain[0])} or a metastore admin may change its "
-        f"{POLICY_PROPERTY_PREFIX}* properties (its maintenance policy).",
-    )

@@ -9,7 +9,7 @@ import dataclasses
 from django.conf import settings
 from django.db import transaction
 
-from catalog import authz, locations
+from catalog import authz, locations, policy_properties
 from catalog.authz import Action
 from catalog.choices import Privilege
 from catalog.models import Principal, Table
@@ -121,7 +121,7 @@ def _apply_metadata(ratification: Ratification, metadata: wire.MetadataChange, a
         declared = metadata.properties.get(delta_log.TABLE_ID_PROPERTY)
         if declared is not None and declared != str(table.id):
             raise InvalidParameter(f"{delta_log.TABLE_ID_PROPERTY} must stay {table.id}.")
-        authz.require_policy_unchanged_or_owner(access, table.properties, metadata.properties)
+        policy_properties.require_unchanged_or_owner(access, table.properties, metadata.properties)
         table.properties = metadata.properties
         ratification.change("properties")
     if metadata.columns is not None:

@@ -15,7 +15,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from catalog import authz, locations, resolve
+from catalog import authz, locations, policy_properties, resolve
 from catalog.authz import Action
 from catalog.choices import SecurableType, TableType
 from catalog.models import Catalog, Principal, Schema, Table
@@ -110,7 +110,7 @@ def _plan(caller: Principal, prefix: str, change: Change, locked: dict) -> _Plan
         raise InvalidParameter(f"A commit of {table.full_name} needs at least one requirement or update.")
     step = formats.next_metadata(table.iceberg.metadata_json, change.requirements, change.updates,
                                  metadata_location=table.iceberg.metadata_location)
-    authz.require_policy_unchanged_or_owner(access, step.properties_before, step.metadata.properties)
+    policy_properties.require_unchanged_or_owner(access, step.properties_before, step.metadata.properties)
     metadata = moved(caller, table, step.metadata)
     _require_files_inside(change.updates, metadata.location)
     return _Planned(change, table, None, metadata, columns=step.columns_changed)

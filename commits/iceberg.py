@@ -10,7 +10,7 @@ import uuid
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from catalog import authz, locations, resolve
+from catalog import authz, locations, policy_properties, resolve
 from catalog.authz import Action
 from catalog.choices import DataSourceFormat, TableType
 from catalog.models import Grant, Principal, Schema, Table
@@ -318,7 +318,7 @@ def replace_view(*, caller: Principal, prefix: str, namespace: str, name: str, b
         iceberg_view.check_view_requirements(body.get("requirements"), current)
         updated = iceberg_view.apply_view_updates(current, body.get("updates"))
         metadata = moved(caller, table, formats.Metadata(model=updated))
-        authz.require_policy_unchanged_or_owner(access, current.properties, metadata.properties)
+        policy_properties.require_unchanged_or_owner(access, current.properties, metadata.properties)
         state = swap(table, metadata, table.iceberg)
         table.view_definition = formats.view_sql(metadata.model)
         table.updated_at = timezone.now()

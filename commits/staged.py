@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from catalog.authz import POLICY_PROPERTY_PREFIX
+from catalog.policy_properties import POLICY_PROPERTY_PREFIX
 from catalog.models import Table
 from catalog.storage import InvalidStorageUrl, StorageError, StorageObjectNotFound, join, normalize, storage_for
 from commits.formats import delta_log

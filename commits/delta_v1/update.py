@@ -24,7 +24,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from catalog import authz
+from catalog import authz, policy_properties
 from catalog.choices import Privilege
 from catalog.models import Principal, Table
 from catalog.services import tables
@@ -64,7 +64,7 @@ def _apply_metadata(table: Table, update: Update, access: authz.Access, *, versi
     if update.comment is not None:
         table.comment = update.comment
         changed.append("comment")
-    authz.require_policy_unchanged_or_owner(access, table.properties or {}, properties)
+    policy_properties.require_unchanged_or_owner(access, table.properties or {}, properties)
     properties[dp.LAST_UPDATE_VERSION] = str(version)
     properties[dp.LAST_COMMIT_TIMESTAMP] = str(timestamp)
     table.properties = properties
