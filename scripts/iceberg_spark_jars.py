@@ -45,6 +45,19 @@ Environment:
     ``unstable``).
 ``UCWEB_JARJAR``
     path of a jarjar jar to use instead of Debian's ``/usr/share/java/jarjar.jar``.
+
+The code is split by concern into modules next to this file: ``iceberg_jars_common.py`` (the
+error, the progress log, running tools), ``iceberg_jars_debian.py`` (Java, jarjar, the Debian
+download) and ``iceberg_jars_relocation.py`` (writing and verifying the relocated jar). This file
+keeps the PyPI inputs, the cache (stamp and lock) and the entry points. ``scripts`` is not a
+package: this file is run as ``python scripts/iceberg_spark_jars.py`` and loaded by path
+(``importlib.util.spec_from_file_location``) by tests/spark_iceberg.py, maintenance/iceberg_ops.py
+and scripts/aws_sdk_jar.py. So, in one place only, it puts its own directory on ``sys.path`` and
+imports the helpers as ordinary top-level modules (which also lets them import one another with a
+plain ``import``). Python then imports each helper once per process, however many times this file
+is loaded, so every load shares one ``AssemblyError``. The names callers take from this file
+(including those scripts/aws_sdk_jar.py uses: ``_run``, ``_locked``, ``FIXED_ZIP_TIME``...) are
+listed in ``__all__``.
 """
 
 from __future__ import annotations
@@ -57,19 +70,49 @@ import importlib.util
 import json
 import os
 import re
-import shutil
-import struct
-import subprocess
 import sys
 import tempfile
 import time
-import zipfile
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+SCRIPTS_DIR = Path(__file__).resolve().parent
+if str(SCRIPTS_DIR) not in sys.path:
+    sys.path.insert(0, str(SCRIPTS_DIR))
+
+from iceberg_jars_common import (  # noqa: E402
+    ICEBERG_VERSION,
+    AssemblyError,
+    _run,
+    _version_tuple,
+    log,
+)
+from iceberg_jars_debian import (  # noqa: E402
+    DEBIAN_MIRROR,
+    DEBIAN_SUITE,
+    download_debian_jars,
+    jarjar_jar,
+    java_executable,
+)
+from iceberg_jars_relocation import FIXED_ZIP_TIME, RELOCATIONS, relocate, verify  # noqa: E402
+
+__all__ = [
+    "FIXED_ZIP_TIME",
+    "AssemblyError",
+    "_locked",
+    "_run",
+    "cache_dir",
+    "ensure_iceberg_jars",
+    "jarjar_jar",
+    "java_executable",
+    "log",
+    "main",
+    "read_stamp",
+    "spark_jars_conf",
+]
+
+REPO_ROOT = SCRIPTS_DIR.parent
 DEFAULT_CACHE_DIR = REPO_ROOT / "var" / "spark-jars"
 
-ICEBERG_VERSION = "1.10.2"
 SPARK_MINOR = "3.5"
 MAVEN_PACKAGE_TEMPLATE = "org.apache.iceberg:iceberg-spark-runtime-{spark}_{scala}:{iceberg}"
 
@@ -78,50 +121,11 @@ JACKSON_PACKAGE = "snowpark_connect_deps_2"  # PyPI: snowpark-connect-deps-2
 JACKSON_ARTIFACTS = ("jackson-core", "jackson-databind", "jackson-annotations")
 JACKSON_MIN = (2, 18)
 
-DEBIAN_MIRROR = "http://deb.debian.org/debian"
-DEBIAN_SUITE = "unstable"
-DEBIAN_KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")
-# Debian package -> (jar base names it must provide, minimum upstream version)
-DEBIAN_PACKAGES = {
-    "libhttpclient5-java": (("httpclient5",), (5, 4)),
-    "libhttpcore5-java": (("httpcore5", "httpcore5-h2"), (5, 3)),
-}
-DEBIAN_JARJAR = Path("/usr/share/java/jarjar.jar")
-
-SHADED = "org.apache.iceberg.shaded"
-RELOCATIONS = {
-    "com.fasterxml.jackson": f"{SHADED}.com.fasterxml.jackson",
-    "org.apache.hc": f"{SHADED}.org.apache.hc",
-}
-# Classes the runtime jar reaches for, checked by name in the assembled jar.
-REQUIRED_CLASSES = (
-    "com.fasterxml.jackson.core.JsonFactoryBuilder",
-    "com.fasterxml.jackson.databind.ObjectMapper",
-    "com.fasterxml.jackson.annotation.JsonProperty",
-    "org.apache.hc.client5.http.impl.classic.HttpClientBuilder",
-    "org.apache.hc.client5.http.ssl.TlsSocketStrategy",  # httpclient5 >= 5.4
-    "org.apache.hc.core5.http.Method",
-    "org.apache.hc.core5.http2.HttpVersionPolicy",
-)
-# Referenced by the runtime jar but deliberately not supplied: only Arrow's JSON helpers
-# (ObjectMapperFactory, used by ListVector/StructVector.getObject) touch it; Iceberg's Spark
-# read and write paths do not.
-OPTIONAL_CLASSES = {f"{SHADED}.com.fasterxml.jackson.datatype.jsr310.JavaTimeModule"}
-SERVICE_FILES = ("com.fasterxml.jackson.core.JsonFactory", "com.fasterxml.jackson.core.ObjectCodec")
-
-# Bump when the assembly recipe changes, so existing caches are rebuilt.
+# Bump when the assembly recipe changes (here or in the helper modules), so existing caches are
+# rebuilt.
 RECIPE_VERSION = 1
 EXTRA_JAR_NAME = f"iceberg-{ICEBERG_VERSION}-relocated-deps.jar"
 STAMP_NAME = f"iceberg-{ICEBERG_VERSION}-relocated-deps.json"
-FIXED_ZIP_TIME = (1980, 1, 1, 0, 0, 0)
-
-
-class AssemblyError(RuntimeError):
-    """A step of the jar assembly failed; the message says which and what to do."""
-
-
-def log(message: str) -> None:
-    print(f"[iceberg-spark-jars] {message}", file=sys.stderr, flush=True)
 
 
 # --------------------------------------------------------------------------------------------
@@ -176,12 +180,6 @@ def runtime_jar(scala: str) -> Path:
     return path
 
 
-def _version_tuple(text: str) -> tuple[int, ...]:
-    """(5, 6, 4) for "5.6.4", "1:5.6.4-1" (a Debian version) or "5.6.4.jar"."""
-    upstream = text.split(":", 1)[-1].split("-", 1)[0]
-    return tuple(int(x) for x in re.findall(r"\d+", upstream)[:3])
-
-
 def jackson_jars() -> list[Path]:
     jars_dir = _package_jars_dir(JACKSON_PACKAGE, "snowpark-connect-deps-2")
     found = []
@@ -211,353 +209,6 @@ def _sha256(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
-
-
-# --------------------------------------------------------------------------------------------
-# System tools
-
-
-def _run(cmd: list[str], *, what: str, cwd: Path | None = None, env: dict | None = None) -> str:
-    try:
-        proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False)
-    except FileNotFoundError as exc:
-        raise AssemblyError(f"{what}: {cmd[0]} not found ({exc})") from exc
-    if proc.returncode != 0:
-        tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-15:])
-        raise AssemblyError(f"{what} failed (exit {proc.returncode}): {' '.join(cmd)}\n{tail}")
-    return proc.stdout
-
-
-def java_executable() -> str:
-    java_home = os.environ.get("JAVA_HOME")
-    if java_home and (Path(java_home) / "bin" / "java").is_file():
-        return str(Path(java_home) / "bin" / "java")
-    java = shutil.which("java")
-    if not java:
-        raise AssemblyError("no java on PATH (and JAVA_HOME unset): install a JDK 17")
-    return java
-
-
-def _apt_install(packages: list[str]) -> None:
-    """apt-get install as root; one 'apt-get update' and a retry when the first try fails."""
-    if not shutil.which("apt-get"):
-        raise AssemblyError(f"apt-get not available: install {' '.join(packages)} by hand")
-    if os.geteuid() != 0:
-        raise AssemblyError(
-            f"{' '.join(packages)} missing and not running as root: "
-            f"run 'sudo apt-get install -y {' '.join(packages)}'"
-        )
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    cmd = ["apt-get", "install", "-y", "-q", "--no-install-recommends", *packages]
-    log(f"apt-get install {' '.join(packages)}")
-    try:
-        _run(cmd, what="apt-get install", env=env)
-    except AssemblyError:
-        log("apt-get install failed; running apt-get update and retrying")
-        _run(["apt-get", "update", "-q"], what="apt-get update", env=env)
-        _run(cmd, what="apt-get install", env=env)
-
-
-def jarjar_jar() -> Path:
-    override = os.environ.get("UCWEB_JARJAR")
-    if override:
-        if not Path(override).is_file():
-            raise AssemblyError(f"UCWEB_JARJAR={override} does not exist")
-        return Path(override)
-    if not DEBIAN_JARJAR.is_file():
-        _apt_install(["libjarjar-java"])
-    if not DEBIAN_JARJAR.is_file():
-        raise AssemblyError(f"libjarjar-java installed but {DEBIAN_JARJAR} is missing")
-    return DEBIAN_JARJAR
-
-
-# --------------------------------------------------------------------------------------------
-# Debian packages through a private apt configuration
-
-
-def _private_apt_options(root: Path, mirror: str, suite: str) -> list[str]:
-    etc, state, cache = root / "etc", root / "state", root / "cache"
-    for d in (
-        etc / "sources.list.d",
-        etc / "preferences.d",
-        state / "lists" / "partial",
-        cache / "archives" / "partial",
-    ):
-        d.mkdir(parents=True, exist_ok=True)
-    (state / "status").touch()
-    (etc / "sources.list").write_text(
-        f"deb [signed-by={DEBIAN_KEYRING}] {mirror} {suite} main\n", encoding="utf-8"
-    )
-    settings = {
-        "Dir::Etc::SourceList": etc / "sources.list",
-        "Dir::Etc::SourceParts": etc / "sources.list.d",
-        "Dir::Etc::Preferences": etc / "preferences",
-        "Dir::Etc::PreferencesParts": etc / "preferences.d",
-        "Dir::State": state,
-        "Dir::State::Lists": state / "lists",
-        "Dir::State::status": state / "status",
-        "Dir::Cache": cache,
-        "Dir::Cache::Archives": cache / "archives",
-        "Debug::NoLocking": "1",
-        "APT::Sandbox::User": "root" if os.geteuid() == 0 else "",
-        "Acquire::Languages": "none",
-        "APT::Get::List-Cleanup": "0",
-    }
-    opts: list[str] = []
-    for key, value in settings.items():
-        if value == "":
-            continue
-        opts += ["-o", f"{key}={value}"]
-    return opts
-
-
-def download_debian_jars(work: Path) -> tuple[list[Path], dict[str, str]]:
-    """Fetch and unpack the httpclient5/httpcore5 .debs; return their jars and versions."""
-    for tool in ("apt-get", "dpkg-deb"):
-        if not shutil.which(tool):
-            raise AssemblyError(f"{tool} not found: the offline assembly needs Debian's tools")
-    if not DEBIAN_KEYRING.is_file():
-        _apt_install(["debian-archive-keyring"])
-    mirror = os.environ.get("UCWEB_DEBIAN_MIRROR") or DEBIAN_MIRROR
-    suite = os.environ.get("UCWEB_DEBIAN_SUITE") or DEBIAN_SUITE
-    opts = _private_apt_options(work / "apt", mirror, suite)
-    log(f"apt-get update (private lists) for {mirror} {suite} main")
-    proc = subprocess.run(["apt-get", *opts, "-q", "update"], capture_output=True, text=True)
-    # apt-get update exits 0 when a source is unreachable; an index that is missing is the test.
-    if proc.returncode != 0 or not list((work / "apt" / "state" / "lists").glob("*_Packages*")):
-        tail = "\n".join((proc.stderr + proc.stdout).strip().splitlines()[-10:])
-        raise AssemblyError(
-            f"could not fetch the package index of {mirror} {suite} main (is the Debian archive "
-            f"reachable? set UCWEB_DEBIAN_MIRROR to another mirror):\n{tail}"
-        )
-
-    debs_dir = work / "debs"
-    debs_dir.mkdir()
-    packages = list(DEBIAN_PACKAGES)
-    log(f"apt-get download {' '.join(packages)}")
-    _run(["apt-get", *opts, "-q", "download", *packages], what="apt-get download", cwd=debs_dir)
-
-    jars: list[Path] = []
-    versions: dict[str, str] = {}
-    for package, (jar_names, minimum) in DEBIAN_PACKAGES.items():
-        debs = sorted(debs_dir.glob(f"{package}_*.deb"))
-        if len(debs) != 1:
-            raise AssemblyError(f"apt-get download left {len(debs)} files for {package}")
-        version = _run(["dpkg-deb", "-f", str(debs[0]), "Version"], what="dpkg-deb -f").strip()
-        if _version_tuple(version)[:2] < minimum:
-            raise AssemblyError(
-                f"{package} {version} in {mirror} {suite} is older than "
-                f"{'.'.join(map(str, minimum))}; Iceberg {ICEBERG_VERSION} needs a newer one"
-            )
-        versions[package] = version
-        unpacked = work / "unpacked" / package
-        unpacked.mkdir(parents=True)
-        _run(["dpkg-deb", "-x", str(debs[0]), str(unpacked)], what=f"dpkg-deb -x {debs[0].name}")
-        java_dir = unpacked / "usr" / "share" / "java"
-        for jar_name in jar_names:
-            candidates = [
-                p
-                for p in java_dir.glob(f"{jar_name}-*.jar")
-                if not p.is_symlink() and re.fullmatch(rf"{jar_name}-\d[\d.]*\.jar", p.name)
-            ]
-            if len(candidates) != 1:
-                raise AssemblyError(
-                    f"{package} {version}: expected one {jar_name}-<version>.jar in "
-                    f"/usr/share/java, found {[p.name for p in candidates] or 'none'}"
-                )
-            jars.append(candidates[0])
-        log(f"{package} {version}: {', '.join(p.name for p in jars[-len(jar_names) :])}")
-    return jars, versions
-
-
-# --------------------------------------------------------------------------------------------
-# Relocation
-
-
-def _skip_entry(name: str) -> bool:
-    return (
-        name.endswith("/")
-        or name.startswith("META-INF/")
-        or name.endswith("module-info.class")
-        or name.startswith("org/publicsuffix/")  # the runtime jar already carries this list
-    )
-
-
-def _merge_inputs(jars: list[Path], target: Path) -> int:
-    """One jar of all classes and resources to relocate (no META-INF, no multi-release parts)."""
-    seen: set[str] = set()
-    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as out:
-        for jar in jars:
-            with zipfile.ZipFile(jar) as z:
-                for info in z.infolist():
-                    if _skip_entry(info.filename) or info.filename in seen:
-                        continue
-                    seen.add(info.filename)
-                    out.writestr(info.filename, z.read(info))
-    return len(seen)
-
-
-def _relocate_name(dotted: str) -> str:
-    for old, new in RELOCATIONS.items():
-        if dotted == old or dotted.startswith(old + "."):
-            return new + dotted[len(old) :]
-    return dotted
-
-
-def _service_files(jars: list[Path]) -> dict[str, str]:
-    """Relocated copies of the Jackson service registrations (file name and contents)."""
-    out: dict[str, str] = {}
-    for jar in jars:
-        with zipfile.ZipFile(jar) as z:
-            for service in SERVICE_FILES:
-                name = f"META-INF/services/{service}"
-                if name in z.namelist():
-                    lines = z.read(name).decode("utf-8").splitlines()
-                    body = "".join(
-                        _relocate_name(line.strip()) + "\n"
-                        for line in lines
-                        if line.strip() and not line.startswith("#")
-                    )
-                    out[f"META-INF/services/{_relocate_name(service)}"] = body
-    return out
-
-
-def _write_final_jar(
-    relocated: Path, services: dict[str, str], target: Path, description: str
-) -> None:
-    def add(z: zipfile.ZipFile, name: str, data: bytes) -> None:
-        info = zipfile.ZipInfo(name, date_time=FIXED_ZIP_TIME)
-        info.compress_type = zipfile.ZIP_DEFLATED
-        info.external_attr = 0o644 << 16
-        z.writestr(info, data)
-
-    manifest = (
-        "Manifest-Version: 1.0\r\n"
-        f"Implementation-Title: Relocated dependencies for iceberg-spark-runtime "
-        f"{ICEBERG_VERSION}\r\n"
-        f"Implementation-Version: {ICEBERG_VERSION}\r\n\r\n"
-    )
-    with zipfile.ZipFile(relocated) as src, zipfile.ZipFile(target, "w") as out:
-        add(out, "META-INF/MANIFEST.MF", manifest.encode())
-        add(out, "META-INF/ucweb-inputs.txt", description.encode())
-        for name, body in sorted(services.items()):
-            add(out, name, body.encode())
-        for info in sorted(src.infolist(), key=lambda i: i.filename):
-            if info.filename.endswith("/") or info.filename.startswith("META-INF/"):
-                continue
-            add(out, info.filename, src.read(info))
-
-
-def relocate(
-    java: str, jarjar: Path, inputs: list[Path], target: Path, work: Path, description: str
-) -> None:
-    merged = work / "merged-input.jar"
-    count = _merge_inputs(inputs, merged)
-    rules = work / "jarjar-rules.txt"
-    rules.write_text(
-        "".join(f"rule {old}.** {new}.@1\n" for old, new in RELOCATIONS.items()),
-        encoding="utf-8",
-    )
-    relocated = work / "relocated.jar"
-    log(f"jarjar: relocating {count} entries from {len(inputs)} jars")
-    _run(
-        [java, "-jar", str(jarjar), "process", str(rules), str(merged), str(relocated)],
-        what="jarjar process",
-    )
-    if not relocated.is_file():
-        raise AssemblyError("jarjar produced no output jar")
-    _write_final_jar(relocated, _service_files(inputs), target, description)
-
-
-# --------------------------------------------------------------------------------------------
-# Verification
-
-
-_CP_SKIP = {
-    3: 4,
-    4: 4,
-    5: 8,
-    6: 8,
-    7: 2,
-    8: 2,
-    9: 4,
-    10: 4,
-    11: 4,
-    12: 4,
-    15: 3,
-    16: 2,
-    17: 4,
-    18: 4,
-    19: 2,
-    20: 2,
-}
-
-
-def _utf8_constants(data: bytes) -> list[str]:
-    """The CONSTANT_Utf8 strings of a class file (class names, descriptors, signatures...)."""
-    if data[:4] != b"\xca\xfe\xba\xbe":
-        return []
-    count = struct.unpack_from(">H", data, 8)[0]
-    pos, index, out = 10, 1, []
-    while index < count:
-        tag = data[pos]
-        if tag == 1:
-            length = struct.unpack_from(">H", data, pos + 1)[0]
-            out.append(data[pos + 3 : pos + 3 + length].decode("utf-8", "replace"))
-            pos += 3 + length
-        elif tag in _CP_SKIP:
-            pos += 1 + _CP_SKIP[tag]
-            if tag in (5, 6):  # long and double take two slots
-                index += 1
-        else:
-            raise ValueError(f"unknown constant pool tag {tag}")
-        index += 1
-    return out
-
-
-def _relocated_refs(runtime: Path) -> set[str]:
-    """Class names under the relocated packages that the runtime jar's classes refer to."""
-    prefixes = "|".join(re.escape(new.replace(".", "/")) for new in RELOCATIONS.values())
-    pattern = re.compile(rf"(?:{prefixes})/[\w/$-]+")
-    refs: set[str] = set()
-    with zipfile.ZipFile(runtime) as z:
-        for info in z.infolist():
-            if not info.filename.endswith(".class"):
-                continue
-            for const in _utf8_constants(z.read(info)):
-                if "iceberg/shaded/" in const:
-                    for name in pattern.findall(const):
-                        if not name.endswith("/package-info"):
-                            refs.add(name.replace("/", "."))
-    return refs
-
-
-def verify(extra: Path, runtime: Path, *, full: bool) -> None:
-    with zipfile.ZipFile(extra) as z:
-        names = z.namelist()
-        bad = z.testzip()
-    if bad:
-        raise AssemblyError(f"{extra}: corrupt entry {bad}")
-    classes = {n[:-6].replace("/", ".") for n in names if n.endswith(".class")}
-    relocated_prefixes = tuple(new + "." for new in RELOCATIONS.values())
-    strays = sorted(c for c in classes if not c.startswith(relocated_prefixes))
-    if strays:
-        raise AssemblyError(f"{extra}: classes left outside the relocated packages: {strays[:5]}")
-    missing = [c for c in map(_relocate_name, REQUIRED_CLASSES) if c not in classes]
-    if missing:
-        raise AssemblyError(f"{extra}: relocated classes missing: {missing}")
-    if full:
-        refs = _relocated_refs(runtime)
-        unresolved = sorted(refs - classes - OPTIONAL_CLASSES)
-        if unresolved:
-            raise AssemblyError(
-                f"{runtime.name} refers to {len(unresolved)} relocated classes that are in "
-                f"neither jar, e.g. {unresolved[:8]}"
-            )
-        log(
-            f"verified: all {len(refs & classes)} relocated classes {runtime.name} refers to "
-            f"are present ({len(classes)} classes in the extra jar)"
-        )
 
 
 # --------------------------------------------------------------------------------------------
