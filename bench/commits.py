@@ -9,7 +9,8 @@ It creates a database (`ucweb_bench` on the local PostgreSQL unless BENCH_DATABA
 otherwise), serves ucweb as `make run` does (bench/harness.py) on a free port, creates managed
 Delta tables through the API, then runs writers that each propose `latest + 1` on a random table of the set (re-reading
 the latest version after a 409), and prints a Markdown table. Writers and server share the
-machine, so the numbers are for this machine, not a ceiling of the design.
+machine, so the numbers are for this machine, not a ceiling of the design. Beside them, a floor:
+requests that do nothing, through the same server by as many clients.
 """
 
 from __future__ import annotations
@@ -135,6 +136,35 @@ def run_writers(server, token, tables, writers, seconds, api="legacy"):
     }
 
 
+def run_floor(server, writers, seconds):
+    """GET /healthz (no authentication, no query, no storage) by `writers` clients on the same
+    server: the most requests per second any commit path could reach on this machine, since a
+    commit is such a request plus its own work."""
+    http = urllib3.PoolManager(maxsize=writers * 2)
+    latencies = []
+    lock = threading.Lock()
+    deadline = time.perf_counter() + seconds
+
+    def client(_):
+        local = []
+        while time.perf_counter() < deadline:
+            started = time.perf_counter()
+            response = http.request("GET", f"{server.url}/healthz")
+            local.append(time.perf_counter() - started)
+            assert response.status == 200, response.status
+        with lock:
+            latencies.extend(local)
+
+    cpu_before = server.cpu_seconds()
+    elapsed = run_concurrently(client, writers)
+    cpu = server.cpu_seconds() - cpu_before
+    latencies.sort()
+    return {"commits_per_s": len(latencies) / elapsed, "cpu_ms_per_commit": 1000 * cpu / len(latencies),
+            "attempts_per_s": len(latencies) / elapsed, "conflicts": 0, "errors": 0,
+            "p50_ms": 1000 * statistics.median(latencies),
+            "p99_ms": 1000 * latencies[int(0.99 * (len(latencies) - 1))]}
+
+
 PGBENCH_SCRIPT = """\\set tid random(1, :ntables)
 BEGIN;
 SELECT latest_version FROM bench_table WHERE id = :tid FOR UPDATE;
@@ -186,6 +216,8 @@ def main():
         for tables in table_counts:
             for writers in [int(n) for n in args.writers.split(",")]:
                 pg = pgbench(database_url, writers, tables, args.seconds)
+                if tables == table_counts[0]:
+                    rows.append(("floor: GET /healthz", writers, "", run_floor(server, writers, args.seconds), pg))
                 for path in args.apis.split(","):
                     api = run_writers(server, token, all_tables[:tables], writers, args.seconds, api=path)
                     rows.append((path, writers, tables, api, pg))
@@ -206,6 +238,9 @@ def main():
               f"| {pg['latency_ms']:.2f} | {api['commits_per_s'] / pg['tps']:.0%} |")
         if api["errors"]:
             print(f"(!) {api['errors']} requests failed with neither 200 nor 409", file=sys.stderr)
+    print("\nThe floor rows are requests that do nothing (GET /healthz: no authentication, no query) "
+          "through the same server, by the same number of clients, beside the same pgbench run: no "
+          "commit, which is such a request and more, can be faster on this machine.")
     print(f"\nEach ratification reads the staged commit's operation for the maintenance policy: "
           f"{policy_us:.0f} µs per commit on file:// (measured alone; included in the rows above).")
 

@@ -140,6 +140,8 @@ def load_rows(client, server, database_url, name, loads):
         p50 = percentile(timings, .5)
         rows.append((label, f"{p50:.2f}", f"{percentile(timings, .99):.2f}", f"{p50 / bare:.2f}x", f"{cpu_ms:.2f}"))
 
+    # The floor: a request that does nothing (no authentication, no query) through the same server.
+    measured("floor: GET /healthz", "/healthz", 200)
     measured("loadTable", f"{ICEBERG}/namespaces/bench/tables/{name}", 200)
     measured("UC GET table", f"/api/2.1/unity-catalog/tables/unity.bench.{name}", 200)
     return rows
