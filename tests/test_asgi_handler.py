@@ -11,7 +11,7 @@ import sys
 import threading
 
 from django.core.signals import request_finished, request_started
-from django.http import StreamingHttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from django.test import override_settings
 from django.urls import path
 from rest_framework.response import Response
@@ -54,7 +54,17 @@ def streamed(request):
     return StreamingHttpResponse(f"part {n};".encode() for n in range(3))
 
 
+both_inside = threading.Barrier(2)
+
+
+def meeting(request):
+    """Answers once two requests are inside views at the same time."""
+    both_inside.wait(timeout=60)
+    return HttpResponse(str(threading.get_ident()))
+
+
 urlpatterns = [
+    path("meeting", meeting),
     path("recorded", Recorded.as_view()),
     path("raising", Raising.as_view()),
     path("streamed", streamed),
@@ -106,17 +116,48 @@ def test_the_signals_middleware_and_view_run_on_one_thread_per_request():
 
     request_started.connect(on_started)
     request_finished.connect(on_finished)
+    views = []
     try:
-        for _ in range(2):
+        for _ in range(3):
             threads_seen.clear()
             status, _ = status_and_body(serve(application, scope_for("GET", "/recorded"), [])[0])
             assert status == 200
             assert set(threads_seen) == {"started", "middleware", "view", "finished"}
             assert len(set(threads_seen.values())) == 1, threads_seen
             assert threads_seen["view"] != threading.get_ident()
+            views.append(threads_seen["view"])
     finally:
         request_started.disconnect(on_started)
         request_finished.disconnect(on_finished)
+    assert len(set(views)) == 1, "one request after the other: the thread is kept, not started anew"
+
+
+@override_settings(ROOT_URLCONF=__name__)
+def test_requests_in_flight_together_run_on_threads_of_their_own():
+    application = SynchronousChainASGIHandler()
+    both_inside.reset()
+
+    async def two_at_once():
+        async def one():
+            sent, asked = [], []
+
+            async def receive():
+                asked.append(True)
+                if len(asked) == 1:
+                    return {"type": "http.request", "body": b""}
+                await asyncio.Event().wait()  # the client keeps the connection open
+
+            async def send(message):
+                sent.append(message)
+
+            await application(scope_for("GET", "/meeting"), receive, send)
+            return status_and_body(sent)
+
+        return await asyncio.gather(one(), one())
+
+    (status_a, thread_a), (status_b, thread_b) = asyncio.run(two_at_once())
+    assert status_a == status_b == 200  # neither waited for the other's thread
+    assert thread_a != thread_b
 
 
 @override_settings(ROOT_URLCONF=__name__)

@@ -1,13 +1,18 @@
 """The ASGI application that `make run` serves (gunicorn's asyncio worker, see
-scripts/run_server.sh). Requests are read by the event loop: a client that sends its headers a
-byte at a time holds a socket, never a thread. The views stay synchronous; Django runs each request
-on a thread of its own, and the database connections come from a pool (UCWEB_DB_POOL_SIZE).
+scripts/run_server.sh). Requests are read by the event loop: a client that sends its headers or
+its body a byte at a time holds a socket, never a thread. The views stay synchronous, and the
+database connections come from a pool (UCWEB_DB_POOL_SIZE).
 
-The request goes to that thread once: the middleware chain, the view and the rendering run there
-as under WSGI. Django's own ASGI handler runs the chain asynchronously, and each synchronous piece
-of it (every middleware hook, the view, the rendering) then moves to the thread and back: a dozen
-hand-offs per request, which cost more CPU than a commit's SQL. The view's thread is the request's
-thread in both cases, so database connections and the request's thread-local state are the same.
+Once its body has arrived, a request goes to a thread once: the middleware chain, the view and the
+rendering run there as under WSGI. Django's own ASGI handler runs the chain asynchronously, and
+each synchronous piece of it (every middleware hook, the view, the rendering) then moves to the
+thread and back: a dozen hand-offs per request, which cost more CPU than a commit's SQL.
+
+Every synchronous step of a request (request_started, the chain, request_finished) runs on one
+thread, so its database connection and thread-local state are the request's own. Django starts a
+new thread for each request for that, and ends it with the request: about a quarter of the CPU of
+a small request went to starting threads. Here the threads are kept (`Lanes`): a request takes an
+idle one, and gives it back when it is done.
 
 A body larger than DATA_UPLOAD_MAX_MEMORY_SIZE is refused while it is being received: Django's
 handler buffers the whole body (spilling to a temporary file) before the limit is checked, and the
@@ -15,9 +20,11 @@ server sets no limit of its own, so a huge upload would fill the disk before its
 
 import os
 import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import django
-from asgiref.sync import sync_to_async
+from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.conf import settings
 from django.core.handlers.asgi import ASGIHandler
 from django.core.exceptions import RequestAborted
@@ -55,27 +62,86 @@ def too_large_response(path: str):
     return JsonResponse(errors.uc_body(error), status=error.status)
 
 
+class Lanes:
+    """Threads that run requests, each one request at a time (single-thread executors). At most
+    `kept` idle ones are kept; past that, as many requests at once as there are get a thread of
+    their own that ends with them, as under Django's handler: nothing ever waits for a thread."""
+
+    def __init__(self, kept: int):
+        self.kept = kept
+        self.idle: list[ThreadPoolExecutor] = []
+        self.lock = threading.Lock()
+
+    def take(self) -> ThreadPoolExecutor:
+        with self.lock:
+            if self.idle:
+                return self.idle.pop()
+        return ThreadPoolExecutor(max_workers=1, thread_name_prefix="ucweb-request")
+
+    def give_back(self, lane: ThreadPoolExecutor) -> None:
+        with self.lock:
+            if len(self.idle) < self.kept:
+                self.idle.append(lane)
+                return
+        lane.shutdown(wait=False)
+
+
+class Received:
+    """The receive channel of a request whose body has been read (`body_file`)."""
+
+    def __init__(self, body_file, receive):
+        self.body_file = body_file
+        self.receive = receive
+
+    async def __call__(self):
+        return await self.receive()
+
+
 class SynchronousChainASGIHandler(ASGIHandler):
+    # More idle threads than requests in flight at a busy moment buy nothing: the database pool
+    # (UCWEB_DB_POOL_SIZE per worker) is what bounds the requests that make progress.
+    KEPT_THREADS = 32
+
+    def __init__(self):
+        super().__init__()
+        self.lanes = Lanes(self.KEPT_THREADS)
+
     def load_middleware(self, is_async=False):
         super().load_middleware(is_async=False)
         self._middleware_chain = sync_to_async(self._middleware_chain, thread_sensitive=True)
 
-    async def handle(self, scope, receive, send):
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         if limit is not None and (declared_length(scope) or 0) > limit:
             await self.refuse_too_large(scope, send)
             return
         try:
-            await super().handle(scope, receive, send)
+            body_file = await self.read_body(receive)
+        except RequestAborted:
+            return
         except BodyTooLarge:
             await self.refuse_too_large(scope, send)
+            return
+        lane = self.lanes.take()
+        try:
+            # Every thread-sensitive step of the request (Django's signals, the chain, closing the
+            # response) runs on `lane`, which outlives the context.
+            async with ThreadSensitiveContext(executor=lane):
+                await self.handle(scope, Received(body_file, receive), send)
+        finally:
+            self.lanes.give_back(lane)
 
     async def refuse_too_large(self, scope, send):
         response = too_large_response(scope.get("path", ""))
         await self.send_response(response, send)
 
     async def read_body(self, receive):
-        """As Django's, but stops receiving once the body exceeds DATA_UPLOAD_MAX_MEMORY_SIZE."""
+        """As Django's, but stops receiving once the body exceeds DATA_UPLOAD_MAX_MEMORY_SIZE; a
+        body read already (`Received`) is returned as it is."""
+        if isinstance(receive, Received):
+            return receive.body_file
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         body_file = tempfile.SpooledTemporaryFile(max_size=settings.FILE_UPLOAD_MAX_MEMORY_SIZE, mode="w+b")
         received = 0

@@ -125,11 +125,11 @@ TEMPLATES = [
 
 WSGI_APPLICATION = "ucweb.wsgi.application"
 
-# The ASGI application (ucweb.asgi) loads these settings while it is itself being imported. It runs
-# each request on a thread that ends with the request, so a connection kept open past the request
-# would never be used again, and without the pool (UCWEB_DB_POOL_SIZE=0) every request would leave
-# one behind until the garbage collector found it: there, connections close with their request
-# unless UCWEB_DB_CONN_MAX_AGE says otherwise. The other processes (WSGI, Celery, management
+# The ASGI application (ucweb.asgi) loads these settings while it is itself being imported. It keeps
+# a bounded number of request threads (ucweb.asgi.Lanes); past the bound a request's thread ends
+# with it, so a connection kept open past the request would never be used again, and without the
+# pool (UCWEB_DB_POOL_SIZE=0) such requests would leave one behind each until the garbage collector
+# found it: there, connections close with their request unless UCWEB_DB_CONN_MAX_AGE says otherwise. The other processes (WSGI, Celery, management
 # commands) keep their threads, and their connections for a minute.
 SERVING_ASGI = "ucweb.asgi" in sys.modules
 DATABASES = {
