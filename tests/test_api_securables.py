@@ -1,5 +1,5 @@
 """Create, list, get, update, delete, the authorization matrix (the object's permissions included)
-and query pins of every Unity Catalog securable, from one declaration each (tests/api_cases.py).
+and query pins of every Unity Catalog securable, from one declaration each (tests/api_cases/).
 What the matrix does not cover (what lists show to whom, owners and grants at work, renames) is
 in tests/test_uc_authz.py."""
 

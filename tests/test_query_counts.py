@@ -1,7 +1,7 @@
 """The number of SQL queries of each hot path is pinned (tests/query_counts.json), so that an N+1
 or an extra round trip fails here. After a deliberate change, run with UPDATE_QUERY_COUNTS=1
 (tests/query_pins.py). The get and list of every securable (catalogs and schemas too) are pinned
-by tests/api_cases.py."""
+by tests/api_cases/."""
 
 import json
 

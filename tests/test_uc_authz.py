@@ -1,5 +1,5 @@
 """Authorization of the Unity Catalog namespace API beyond the matrix of every operation (that
-one is declared once per securable in tests/test_api_securables.py, see tests/api_cases.py):
+one is declared once per securable in tests/test_api_securables.py, see tests/api_cases/):
 tokens, what the list endpoints show to whom, what the permissions endpoint shows, grants and
 ownership at work, and renames.
 

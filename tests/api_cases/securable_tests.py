@@ -1,33 +1,10 @@
-"""Shared test cases of the Unity Catalog API, one declaration per securable (NetBox's
-`APIViewTestCases` are the model).
-
-A test module declares a securable by subclassing `SecurableAPITests` (and `django.test.TestCase`)
-with its paths, request bodies, the privileges of each operation and the order in which the
-server checks them. From that the class gets:
-
-- create, list, get, update and delete as a metastore admin, each checked for what it did;
-- the authorization matrix of every operation, reading and changing the object's permissions
-  included: anonymous, no grants, exactly the grants it needs (or any other set that serves as
-  well) and each of them missing, the same grants on a container (inherited), every privilege but
-  no ownership, the owner (with and without USE on the containers), the owners of the schema and
-  catalog above it, and a metastore admin. Each call is checked for its status and error code,
-  that a refusal changed nothing and was audited as DENIED with its status (mutations), that a
-  success did what it says (what a role creates is its own; what it deletes leaves nothing inside
-  and no grant behind) and was audited, and that a listing shows the object exactly when the role
-  may see it;
-- every operation with each malformed or unknown credential: a 401 that changes nothing;
-- a pinned number of queries for get and list (tests/query_counts.json).
-
-What a role may see and do is restated here on its own, from the rules in the README (and
-catalog/resolve.py): the expected answer is never read from the server's code. Shared data is
-built once per class (`setUpTestData`); each role runs in a savepoint that is rolled back.
-"""
+"""`SecurableAPITests`, the tests every securable gets from its declaration: create, list, get,
+update and delete as a metastore admin, the authorization matrix of each operation, bad
+credentials, and query pins."""
 
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from django.db import connection, transaction
 from django.db.models import Q
@@ -36,237 +13,28 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from catalog.choices import PRIVILEGES_BY_SECURABLE, AuditOutcome, SecurableType
-from catalog.models import (
-    AuditEvent,
-    Catalog,
-    Credential,
-    ExternalLocation,
-    Function,
-    Grant,
-    ModelVersion,
-    Principal,
-    RegisteredModel,
-    Schema,
-    Table,
-    Volume,
+from catalog.models import AuditEvent, Grant, Principal, Schema
+from tests.api_cases.matrix import Op, Role, own, roles_for, see
+from tests.api_cases.references import (
+    CATALOG,
+    IN_SCHEMA,
+    METASTORE,
+    SCHEMA,
+    chain,
+    grant_all,
+    grant_to_dave,
+    holds,
+    make_owner,
+    row_of,
+    snapshot,
+    split,
 )
-from catalog.resolve import securable_row
-from tests.helpers import UC, grant, rows
+from tests.helpers import UC, grant
 from tests.query_pins import assert_query_count
 
-USE_CATALOG, USE_SCHEMA = "USE CATALOG", "USE SCHEMA"
-LANDING_URL = "s3://lake/landing"
-IAM_ROLE = {"role_arn": "arn:aws:iam::123456789012:role/lake"}
-
-# -- references: "<securable type>:<full name>" ------------------------------------------------
-METASTORE = "metastore:ucweb"
-CATALOG = "catalog:shop"
-SCHEMA = "schema:shop.sales"
 # Authorization headers that name no valid token: each is a 401, whatever the operation.
 BAD_AUTHORIZATION = ("Bearer ucw_not-a-token", "Bearer", "Bearer ", "Basic x", "Basic YWRtaW46YWRtaW4=",
                      "Token abc", "ucw_abc")
-IN_SCHEMA = {"table": Table, "volume": Volume, "function": Function, "registered_model": RegisteredModel}
-# Inside a schema, the privileges that make an object visible (at any level of its chain).
-SEEN_WITH = {"table": ("SELECT", "MODIFY"), "volume": ("READ VOLUME",), "function": ("EXECUTE",),
-             "registered_model": ("EXECUTE",)}
-NOT_FOUND = {
-    "catalog": "CATALOG_DOES_NOT_EXIST", "schema": "SCHEMA_DOES_NOT_EXIST", "table": "TABLE_DOES_NOT_EXIST",
-    "volume": "VOLUME_DOES_NOT_EXIST", "function": "FUNCTION_DOES_NOT_EXIST",
-    "registered_model": "RESOURCE_DOES_NOT_EXIST", "credential": "CREDENTIAL_DOES_NOT_EXIST",
-    "external_location": "EXTERNAL_LOCATION_DOES_NOT_EXIST",
-}
-
-
-def split(ref: str) -> tuple[str, str]:
-    kind, name = ref.split(":", 1)
-    return kind, name
-
-
-def chain(ref: str) -> list[str]:
-    """`ref` followed by its containers, innermost first (the metastore contains nothing here:
-    its grants are not inherited)."""
-    kind, name = split(ref)
-    parts = name.split(".")
-    if kind in IN_SCHEMA:
-        return [ref, f"schema:{parts[0]}.{parts[1]}", f"catalog:{parts[0]}"]
-    if kind == "schema":
-        return [ref, f"catalog:{parts[0]}"]
-    return [ref]
-
-
-def row_of(ref: str):
-    kind, name = split(ref)
-    parts = name.split(".")
-    if kind == "catalog":
-        return Catalog.objects.get(name=name)
-    if kind == "schema":
-        return Schema.objects.get(catalog__name=parts[0], name=parts[1])
-    if kind in IN_SCHEMA:
-        return IN_SCHEMA[kind].objects.get(schema__catalog__name=parts[0], schema__name=parts[1], name=parts[2])
-    if kind == "model_version":
-        return ModelVersion.objects.get(model__schema__catalog__name=parts[0], model__schema__name=parts[1],
-                                        model__name=parts[2], version=int(parts[3]))
-    return {"credential": Credential, "external_location": ExternalLocation}[kind].objects.get(name=name)
-
-
-def make_owner(principal: str, ref: str) -> None:
-    row = row_of(ref)
-    type(row).objects.filter(id=row.id).update(owner=principal)
-
-
-def grant_all(principal: str, grants: tuple) -> None:
-    """Grant each (ref, privilege) of `grants` to `principal`, one request per securable."""
-    by_ref: dict = {}
-    for ref, privilege in grants:
-        by_ref.setdefault(ref, []).append(privilege)
-    for ref, privileges in by_ref.items():
-        kind, name = split(ref)
-        grant(principal, kind, name, *privileges)
-
-
-def grant_to_dave(privilege: str) -> dict:
-    return {"changes": [{"principal": "dave", "add": [privilege], "remove": []}]}
-
-
-def holds(principal: str, ref: str, privilege: str) -> bool:
-    """Whether `principal` holds a grant of `privilege` on the securable of `ref` itself."""
-    securable = securable_row(*split(ref))
-    return Grant.objects.filter(securable_id=securable.id, principal=principal, privilege=privilege).exists()
-
-
-@dataclass(frozen=True)
-class Role:
-    name: str
-    grants: tuple = ()  # ((ref, privilege), ...)
-    owns: str | None = None
-    admin: bool = False
-    anonymous: bool = False
-    # What the declaration itself implies for the role: allowed with exactly the grants an
-    # operation needs (or the same inherited from a container), as the owner or an admin; refused
-    # with any one of them missing. Checked against the rules, so that a declaration cannot need
-    # too much or too little unnoticed.
-    declared: str | None = None
-
-    def owns_any(self, ref: str) -> bool:
-        return self.admin or self.owns in chain(ref)
-
-    def holds(self, privilege: str, ref: str) -> bool:
-        """Admin, owner of `ref` or a container, or a grant on `ref` or a container."""
-        return self.owns_any(ref) or any((link, privilege) in self.grants for link in chain(ref))
-
-    def hidden(self, ref: str) -> str | None:
-        """None when the role sees `ref`; otherwise the error code of the outermost level it does
-        not see (what is invisible answers as missing)."""
-        kind, _ = split(ref)
-        if self.admin or kind == "metastore":
-            return None
-        if kind in ("credential", "external_location"):
-            seen = self.owns == ref or any(link == ref for link, _ in self.grants)
-            return None if seen else NOT_FOUND[kind]
-        for level in reversed(chain(ref)):
-            level_kind, _ = split(level)
-            needs = {"catalog": (USE_CATALOG,), "schema": (USE_SCHEMA,)}.get(level_kind) or SEEN_WITH[level_kind]
-            if not any(self.holds(privilege, level) for privilege in needs):
-                return NOT_FOUND[level_kind]
-        return None
-
-
-# A check the server makes, in order: ("see", ref), or ("allow", ((privilege or None, ref), ...)):
-# one of the alternatives held (None: ownership of ref or a container).
-def see(ref: str) -> tuple:
-    return ("see", ref)
-
-
-def allow(*alternatives: tuple) -> tuple:
-    return ("allow", alternatives)
-
-
-def own(ref: str) -> tuple:
-    return allow((None, ref))
-
-
-@dataclass(frozen=True)
-class Op:
-    name: str
-    method: str
-    path: str
-    body: dict | None = None
-    checks: tuple = ()
-    # Exactly the grants a non-owner needs; None when only ownership lets one do it.
-    needed: tuple | None = ()
-    # Other sets of grants that serve as well as `needed` (a table read with MODIFY, not SELECT).
-    alternatives: tuple = ()
-    # The securable an owner owns, and the USE grants an owner still needs to reach it.
-    owned: str | None = None
-    action: str | None = None  # audit action of a successful mutation; None for reads
-    # A listing: (key of the list in the response, ref of the object that must show exactly when
-    # the role sees it).
-    lists: tuple | None = None
-    # After a success by principal `who`: did it do what it says?
-    done: Callable[[str], bool] = field(default=lambda who: True, compare=False)
-
-    def expected(self, role: Role) -> tuple[int, str | None]:
-        if role.anonymous:
-            return 401, "UNAUTHENTICATED"
-        for kind, subject in self.checks:
-            if kind == "see":
-                code = role.hidden(subject)
-                if code is not None:
-                    return 404, code
-            elif not any(role.owns_any(ref) if privilege is None else role.holds(privilege, ref)
-                         for privilege, ref in subject):
-                return 403, "PERMISSION_DENIED"
-        return 200, None
-
-
-def use_grants(ref: str) -> tuple:
-    """The USE privileges that reaching `ref` needs (on its containers)."""
-    grants = []
-    for link in chain(ref)[1:]:
-        kind, _ = split(link)
-        grants.append((link, USE_CATALOG if kind == "catalog" else USE_SCHEMA))
-    return tuple(reversed(grants))
-
-
-def _lift(grants: tuple, to: str) -> tuple:
-    """The same privileges granted on container `to` instead of inside it, where `to` takes them."""
-    lifted = []
-    for ref, privilege in grants:
-        if to in chain(ref) and privilege in PRIVILEGES_BY_SECURABLE[split(to)[0]]:
-            ref = to
-        lifted.append((ref, privilege))
-    return tuple(dict.fromkeys(lifted))
-
-
-def roles_for(op: Op, every_privilege: tuple):
-    yield Role("anonymous", anonymous=True)
-    yield Role("nobody")
-    for number, needed in enumerate((op.needed, *op.alternatives) if op.needed else ()):
-        which = f" (set {number + 1})" if op.alternatives else ""
-        yield Role(f"exactly the grants{which}", needed, declared="allowed")
-        for index, (ref, privilege) in enumerate(needed):
-            rest = needed[:index] + needed[index + 1:]
-            yield Role(f"without {privilege} on {ref}{which}", rest, declared="refused")
-        for container in (SCHEMA, CATALOG):
-            lifted = _lift(needed, container)
-            if lifted != needed:
-                yield Role(f"inherited from {container}{which}", lifted, declared="allowed")
-    yield Role("every privilege, no ownership", every_privilege)
-    if op.owned:
-        yield Role(f"owner of {op.owned}", use_grants(op.owned), owns=op.owned, declared="allowed")
-        if use_grants(op.owned):
-            yield Role(f"owner of {op.owned} without USE", owns=op.owned)
-    if op.owned != SCHEMA and op.owned != CATALOG and split(op.owned or METASTORE)[0] in IN_SCHEMA:
-        yield Role("owner of the schema", ((CATALOG, USE_CATALOG),), owns=SCHEMA)
-    if op.owned != CATALOG:
-        yield Role("owner of the catalog", owns=CATALOG)
-    yield Role("admin", admin=True, declared="allowed")
-
-
-def snapshot() -> dict:
-    """Every row of the namespace and governance tables but the audit log and tokens."""
-    return rows(Principal, Catalog, Schema, Table, Volume, Function, RegisteredModel, ModelVersion, Credential,
-                ExternalLocation, Grant)
 
 
 class _Rollback(Exception):
