@@ -11,7 +11,7 @@ inside the transaction that holds the table row's lock, so nothing changes for t
 instead of three. The text of each part depends only on the model and the fields written, so it
 is written once per process; the values go through the fields as the ORM's insert and update
 compilers send them (`pre_save`, then `get_db_prep_save`), so conversions and `auto_now_add` stay
-the ORM's. The rows are plain values (no expressions): tests/test_delta_commits.py compares the
+the ORM's. The rows are plain values (no expressions): tests/test_delta_commit_sql.py compares the
 statements with the ORM's own."""
 
 from __future__ import annotations
