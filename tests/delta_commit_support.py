@@ -1,6 +1,6 @@
-"""What the tests of the UC Delta commit API (`/delta/commit`, `/delta/preview/commits`) share: a
-managed Delta table made through the Delta client, the table's commit state, and commit proposals
-as a client posts them."""
+"""What the tests of the UC Delta commit API (`/delta/commit`, `/delta/preview/commits`) share:
+the preview path (below the UC prefix) that the Sail tests call it by, a managed Delta table made
+through the Delta client, the table's commit state, and commit proposals as a client posts them."""
 
 import uuid
 
@@ -10,6 +10,8 @@ from catalog.models import Table
 from commits.models import DeltaCommit
 from tests.delta_client import write_staged
 from tests.helpers import UC
+
+COMMITS = "/delta/preview/commits"
 
 
 @pytest.fixture
