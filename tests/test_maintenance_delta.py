@@ -1,21 +1,18 @@
 """The catalog maintains the managed Delta tables it reserves maintenance of: OPTIMIZE, VACUUM,
 CHECKPOINT, on real parquet files written through the Delta test client, ratified by the same
-ratification as any client. Reads rebuild the table from the log as a Delta reader does."""
+ratification as any client, with writers committing while OPTIMIZE runs, on S3, and by
+partition. Reads rebuild the table from the log as a Delta reader does. How runs are started,
+retried and shown is in test_maintenance_delta_runs.py."""
 
 from __future__ import annotations
 
 import io
 import json
-import os
-import signal
-import subprocess
-import sys
 import threading
 import time
 import uuid
 from pathlib import Path
 
-import psycopg
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -28,39 +25,12 @@ from catalog.storage import join, storage_for
 from maintenance import runs
 from maintenance.models import MaintenancePlan
 from tests.delta_client import DeltaCommitInfo, encode, log_name
-from tests.helpers import plant_orphans, wait_for
+from tests.helpers import plant_orphans
+from tests.maintenance_delta_support import commit, live_files, make_table, read_rows, write_rows
+from tests.maintenance_delta_support import table_of_20  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.django_db(transaction=True)
-ROOT = Path(__file__).resolve().parent.parent
 Status = MaintenancePlan.Status
-
-
-# -- a writer of real data --------------------------------------------------------------------------
-def write_rows(location: str, first_id: int, count: int, tag: str) -> dict:
-    """One parquet data file of `count` rows; returns its add action."""
-    table = pa.table({"id": pa.array(range(first_id, first_id + count), pa.int64()),
-                      "city": pa.array([f"{tag}-{i % 7}" for i in range(count)], pa.string())})
-    buffer = io.BytesIO()
-    pq.write_table(table, buffer)
-    name = f"part-{uuid.uuid4()}.parquet"
-    storage_for(location).put(join(location, name), buffer.getvalue())
-    now = int(time.time() * 1000)
-    return {"path": name, "size": len(buffer.getvalue()), "modificationTime": now, "dataChange": True,
-            "partitionValues": {}, "stats": json.dumps({"numRecords": count})}
-
-
-def commit(delta, table_id, location, version, add) -> None:
-    """Stage, ratify, publish and backfill one commit of one file at `version`."""
-    now = int(time.time() * 1000)
-    payload = encode([{"commitInfo": {"inCommitTimestamp": now, "operation": "WRITE"}}, {"add": add}])
-    file_name = f"{version:020d}.{uuid.uuid4()}.json"
-    url = join(location, "_delta_log", "_staged_commits", file_name)
-    storage_for(url).put(url, payload)
-    info = DeltaCommitInfo(version=version, timestamp=now, file_name=file_name, file_size=len(payload),
-                           file_modification_timestamp=now)
-    delta.ratify(table_id, location, info)
-    delta.publish(location, info)
-    delta.backfill(table_id, location, version)
 
 
 def append_with_retry(delta, table_id, location, add) -> int:
@@ -76,32 +46,6 @@ def append_with_retry(delta, table_id, location, add) -> int:
     raise AssertionError("the writer never got a version")
 
 
-def live_files(delta, table_id, location, version=None) -> list[dict]:
-    """The add actions live at `version` (default latest), from the published log and the
-    ratified commits, as a reader of a catalog-managed table rebuilds them."""
-    log = join(location, "_delta_log")
-    response = delta.get_commits(table_id, location)
-    target = response.latest_table_version if version is None else version
-    staged = {c.version: join(log, "_staged_commits", c.file_name) for c in response.commits}
-    live: dict[str, dict] = {}
-    storage = storage_for(log)
-    for v in range(target + 1):
-        url = staged.get(v) or join(log, log_name(v))
-        for line in storage.read(url).decode().splitlines():
-            action = json.loads(line)
-            if "add" in action:
-                live[action["add"]["path"]] = action["add"]
-            elif "remove" in action:
-                live.pop(action["remove"]["path"], None)
-    return list(live.values())
-
-
-def read_rows(delta, table_id, location, version=None) -> pa.Table:
-    tables = [pq.read_table(io.BytesIO(storage_for(location).read(join(location, add["path"]))))
-              for add in live_files(delta, table_id, location, version)]
-    return pa.concat_tables(tables).sort_by([("id", "ascending")])
-
-
 def checksums(table: pa.Table) -> dict:
     import hashlib
 
@@ -109,23 +53,10 @@ def checksums(table: pa.Table) -> dict:
             for name in table.column_names}
 
 
-def make_table(delta, commits: int):
-    created = delta.create_table("unity", "default", "events")
-    table_id, location = created.table_id, created.storage_location
-    for version in range(1, commits + 1):
-        commit(delta, table_id, location, version, write_rows(location, version * 10, 10, f"v{version}"))
-    return table_id, location
-
-
 @pytest.fixture
 def small_table(delta):
     """200 small commits, one file of 10 rows each."""
     return make_table(delta, 200)
-
-
-@pytest.fixture
-def table_of_20(delta):
-    return make_table(delta, 20)
 
 
 # -- OPTIMIZE, time travel, VACUUM, CHECKPOINT ------------------------------------------------------
@@ -283,120 +214,6 @@ def test_a_user_commit_that_removes_a_rewritten_file_wins(delta, table_of_20):
     assert len(live) == 19 and victim not in {a["path"] for a in live}
     root = Path(location.removeprefix("file://"))
     assert len(list(root.glob("*.parquet"))) == 20  # the uncommitted output was removed
-
-
-def test_bad_operation_and_unknown_table(delta, table_of_20):
-    from django.core.management.base import CommandError
-
-    with pytest.raises(CommandError, match="Table not found: unity.default.nope"):
-        call_command("run_maintenance", "unity.default.nope", "--operation", "OPTIMIZE")
-    with pytest.raises(CommandError, match="does not apply"):
-        call_command("run_maintenance", "unity.default.events", "--operation", "EXPIRE_SNAPSHOTS")
-    assert not MaintenancePlan.objects.exists()
-
-
-def test_a_killed_worker_leaves_the_table_unchanged_and_the_run_is_retried(delta, table_of_20, settings):
-    """The run is killed (SIGKILL) while its commit waits for the table's row lock, which a
-    long user transaction holds: the table is unchanged and readable; once the lease expires
-    the run is taken again and succeeds."""
-    if connection.vendor != "postgresql":
-        pytest.skip("the subprocess shares the test database, which needs PostgreSQL")
-    table_id, location = table_of_20
-    before = read_rows(delta, table_id, location)
-    settings.UCWEB_MAINTENANCE_BACKOFF_SECONDS = 0
-    database = connection.settings_dict
-    dsn = f"postgres://{database.get('USER') or 'postgres'}@{database.get('HOST') or '127.0.0.1'}:" \
-          f"{database.get('PORT') or 5432}/{database['NAME']}"
-    runs.request_run(table=Table.objects.get(id=table_id), operation="OPTIMIZE", requested_by="test")
-    holder = psycopg.connect(dsn)
-    holder.execute("SELECT id FROM catalog_table WHERE id = %s FOR UPDATE", [table_id])
-    env = {**os.environ, "DATABASE_URL": dsn, "DJANGO_SETTINGS_MODULE": "ucweb.settings",
-           "UCWEB_STORAGE_ROOT": settings.UCWEB_STORAGE_ROOT, "UCWEB_MAINTENANCE_LEASE_SECONDS": "2"}
-    worker = subprocess.Popen([sys.executable, "manage.py", "run_maintenance", "unity.default.events"],
-                              cwd=ROOT, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    try:
-        def waiting_on_the_lock():
-            plan = MaintenancePlan.objects.filter(table_id=table_id, status=Status.RUNNING).first()
-            if plan is None or not plan.progress.startswith("ratifying"):
-                return False
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-                               "AND datname = current_database()")
-                return cursor.fetchone()[0] > 0
-
-        wait_for(waiting_on_the_lock, timeout=120)
-        worker.send_signal(signal.SIGKILL)
-        worker.wait()
-    except AssertionError:
-        worker.kill()
-        print(worker.communicate()[0].decode())
-        raise
-    finally:
-        holder.rollback()
-        holder.close()
-        if worker.poll() is None:
-            worker.kill()
-    assert worker.returncode == -signal.SIGKILL
-    table = Table.objects.get(id=table_id)
-    assert table.latest_version == 20
-    assert read_rows(delta, table_id, location).equals(before)
-    assert len(live_files(delta, table_id, location)) == 20
-
-    wait_for(lambda: runs.reclaim_expired() == 1, timeout=30)
-    plan = MaintenancePlan.objects.get(table_id=table_id, operation="OPTIMIZE")
-    assert plan.status == Status.PLANNED and "stopped" in plan.outcome
-    finished = runs.run_due(table=table)
-    assert [p.status for p in finished] == [Status.SUCCEEDED]
-    assert finished[0].attempts == 2
-    assert read_rows(delta, table_id, location).equals(before)
-    assert len(live_files(delta, table_id, location)) == 1
-
-
-def test_a_failing_run_is_retried_with_backoff_then_fails(delta, table_of_20, settings, capsys):
-    """A data file the log names is gone: each attempt fails, waits its backoff, and after the
-    last attempt the run is FAILED; the command exits non-zero; the table is unchanged."""
-    table_id, location = table_of_20
-    settings.UCWEB_MAINTENANCE_MAX_ATTEMPTS = 2
-    settings.UCWEB_MAINTENANCE_BACKOFF_SECONDS = 3600
-    victim = live_files(delta, table_id, location)[3]["path"]
-    storage_for(location).delete(join(location, victim))
-    with pytest.raises(SystemExit) as exit_code:
-        call_command("run_maintenance", "unity.default.events", "--operation", "OPTIMIZE")
-    assert exit_code.value.code == 1
-    plan = MaintenancePlan.objects.get(table_id=table_id)
-    assert plan.status == Status.PLANNED and plan.attempts == 1 and "StorageObjectNotFound" in plan.outcome
-    assert plan.next_attempt_at is not None
-    assert runs.run_due(table=Table.objects.get(id=table_id)) == []  # not due before its backoff
-    MaintenancePlan.objects.filter(id=plan.id).update(next_attempt_at=None)  # the backoff has passed
-    finished = runs.run_due(table=Table.objects.get(id=table_id))
-    assert [(p.status, p.attempts) for p in finished] == [(Status.FAILED, 2)]
-    assert Table.objects.get(id=table_id).latest_version == 20
-    assert AuditEvent.objects.filter(action="maintenanceOptimize", outcome="FAILED").count() == 2
-    root = Path(location.removeprefix("file://"))
-    assert len(list(root.glob("*.parquet"))) == 19  # nothing half-written is left behind
-
-
-def test_admin_run_now_shows_the_run_and_its_chart(delta, table_of_20, client):
-    from django.contrib.auth import get_user_model
-
-    table_id, location = table_of_20
-    user = get_user_model().objects.create_superuser("governance", "gov@example.com", "pw")
-    client.force_login(user)
-    response = client.post("/admin/maintenance/maintenanceplan/add/", {
-        "table": table_id, "operation": "OPTIMIZE", "reason": "too many small files"})
-    assert response.status_code == 302
-    plan = MaintenancePlan.objects.get(table_id=table_id)
-    assert plan.status == Status.PLANNED and plan.requested_by == "governance"
-    response = client.post("/admin/maintenance/maintenanceplan/", {
-        "action": "run_now", "_selected_action": [plan.id]})
-    assert response.status_code == 302
-    plan.refresh_from_db()
-    assert plan.status == Status.SUCCEEDED and plan.before["files"] == 20 and plan.after["files"] == 1
-    page = client.get(f"/admin/maintenance/maintenanceplan/{plan.id}/change/").content.decode()
-    assert "<svg" in page and "before and after each maintenance run" in page and "unity.default." in page
-    listing = client.get("/admin/maintenance/maintenanceplan/").content.decode()
-    assert "20 → 1" in listing
 
 
 @pytest.mark.s3
