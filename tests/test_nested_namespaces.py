@@ -22,7 +22,7 @@ from pyiceberg.types import LongType, NestedField
 from catalog.models import AuditEvent, Schema as UCSchema, Table
 from catalog.services import policies
 from tests.helpers import UC
-from tests.test_polaris import CATALOG, COMPACTION, EXPIRY, ORPHANS, Polaris, content, error_of
+from tests.polaris_support import CATALOG, COMPACTION, EXPIRY, ORPHANS, Polaris, content, error_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
