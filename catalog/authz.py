@@ -214,7 +214,7 @@ class Access:
 # A request that reads (and locks) a table row reads the caller's grants on the table, its schema
 # and its catalog in the same statement, as "<securable id> <privilege>" texts in the row's
 # attribute HELD_GRANTS: its access costs no query of its own. The column is SQL
-# (HELD_GRANTS_SQL, which commits.rows writes into its own statement): the ORM's compilation of
+# (HELD_GRANTS_SQL, which catalog.rows writes into its own statement): the ORM's compilation of
 # a nested queryset cost more CPU per request than the round trip it saves.
 HELD_GRANTS = "held_grants"
 _TABLE, _SCHEMA = Table._meta.db_table, Schema._meta.db_table

@@ -9,14 +9,13 @@ import dataclasses
 from django.conf import settings
 from django.db import transaction
 
-from catalog import authz, locations, policy_properties
+from catalog import authz, locations, policy_properties, rows
 from catalog.authz import Action
 from catalog.choices import Privilege
 from catalog.models import Principal, Table
 from catalog.services.tables import replace_columns
 from catalog.storage import InvalidStorageUrl, normalize
 from commits import delta_wire as wire
-from commits import rows
 from commits.formats import delta_log
 from commits.models import CommitReport, DeltaCommit
 from commits.ratification import Ratification, is_catalog_managed

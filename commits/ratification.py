@@ -34,12 +34,13 @@ from django.db import transaction
 from django.db.models import Model
 from django.utils import timezone
 
+from catalog import rows
 from catalog.choices import TableType
 from catalog.models import Principal, Table
 from catalog.services import audit
 from catalog.signals import publication_due
 from catalog.storage import StorageError, storage_for
-from commits import managed_tables, publication, rows
+from commits import managed_tables, publication
 from commits.models import DeltaCommit
 from commits.one_statement import save_with
 from commits.staged import StagedCommit, check_maintenance_policy
@@ -127,7 +128,7 @@ class Ratification:
 
     def pending(self) -> list[dict] | None:
         """The commits after latest_published_version (newest first) when the row was read with
-        them (commits.rows) and publication did not move since; None otherwise."""
+        them (catalog.rows) and publication did not move since; None otherwise."""
         before = getattr(self.table, "pending", None)
         if before is None or self.table.latest_published_version != self.published_before:
             return None

@@ -21,13 +21,13 @@ def _fields_of(row):
 
 
 def test_the_table_row_reads_as_the_orm_reads_it(delta, table, bootstrap):
-    """commits.rows reads tables and columns with SQL written once; the instances hold what the
+    """catalog.rows reads tables and columns with SQL written once; the instances hold what the
     ORM's own queries give (conversions included), and a grantee's privileges come with the row."""
     from django.db.models import prefetch_related_objects
 
     from catalog import authz
     from catalog.models import Grant, Principal
-    from commits import rows
+    from catalog import rows
 
     orm = Table.objects.select_related("schema__catalog").get(id=table[0])
     orm.comment, orm.properties, orm.uniform_iceberg = "c", {"k": "v"}, {"metadata_location": "s3://m"}
@@ -61,7 +61,7 @@ def test_the_table_row_reads_as_the_orm_reads_it(delta, table, bootstrap):
 
 def test_the_table_row_is_locked_only_in_a_transaction_and_only_by_the_modules_conditions(delta, table, bootstrap):
     from catalog.models import Principal
-    from commits import rows
+    from catalog import rows
 
     admin = Principal.objects.get(name="admin")
     params = [rows.table_id(table[0])]
@@ -78,7 +78,7 @@ def test_the_conversions_of_the_table_row_are_the_connections_of_each_query(delt
     """The statement is cached for the process; the converters are asked of the connection that
     runs each query (SQLite's are its methods; each thread has its own connection)."""
     from catalog.models import Principal
-    from commits import rows
+    from catalog import rows
 
     admin = Principal.objects.get(name="admin")
     params = [rows.table_id(table[0])]

@@ -1,5 +1,5 @@
 """`make run` with nothing configured: SQLite and file:// storage. The commit paths write their rows
-with PostgreSQL-only SQL when they can (commits/one_statement.py, commits/rows.py); here the same
+with PostgreSQL-only SQL when they can (commits/one_statement.py, catalog/rows.py); here the same
 commits must go through on the embedded database, with a user who holds only grants."""
 
 from __future__ import annotations

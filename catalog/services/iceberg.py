@@ -13,7 +13,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from catalog import authz, locations, resolve
+from catalog import authz, locations, resolve, rows
 from catalog.authz import Access, Action
 from catalog.choices import DataSourceFormat, TableType
 from catalog.models import Catalog, Principal, Schema, Table
@@ -114,11 +114,19 @@ def list_tables(*, caller: Principal, prefix: str, namespace: str, view: bool = 
     return authz.visible(tables.only("name", "schema__name", "schema__path"), caller, access=access)
 
 
+def is_kind(table: Table, view: bool) -> bool:
+    """`kind_filter` of one row."""
+    if table.data_source_format != DataSourceFormat.ICEBERG:
+        return False
+    return (table.table_type == TableType.VIEW) == view
+
+
 def find(caller: Principal, prefix: str, namespace, name: str, *, view: bool,
           for_update: bool = False) -> tuple[Table, Access]:
     """The table or view and the caller's access to it, once the caller may see it (SELECT or
-    MODIFY: `authz.SEEN_WITH`). A hit costs two queries: the table with its schema, warehouse and
-    metadata, and the caller's grants on the chain."""
+    MODIFY: `authz.SEEN_WITH`). A hit costs one query (catalog.rows: the table with its schema,
+    warehouse, metadata and the caller's grants on the chain); locked, two (the row, then its
+    metadata) and the grants."""
     missing = ViewDoesNotExist if view else TableDoesNotExist
     levels = namespace_levels(namespace)
     # Spark resolves `db.t.snapshots` by loading table `snapshots` in namespace `db.t` first: a
@@ -127,13 +135,13 @@ def find(caller: Principal, prefix: str, namespace, name: str, *, view: bool,
         warehouse(prefix, caller)  # a warehouse the caller may not see does not exist either
         raise missing(f"Namespace {'.'.join(levels)} does not exist.")
     if for_update:
-        queryset = Table.objects.select_related("schema__catalog").select_for_update(of=("self",))
+        # Locked, the table's metadata is read by a statement of its own (the lazy `table.iceberg`),
+        # so it is the version the lock protects (see commits.engine.lock).
+        table = Table.objects.select_related("schema__catalog").select_for_update(of=("self",)).filter(
+            kind_filter(view), schema__catalog__name=prefix, schema__path=namespace_path(levels), name=name).first()
     else:
-        queryset = Table.objects.select_related("schema__catalog", "iceberg")
-    table = queryset.filter(kind_filter(view), schema__catalog__name=prefix, schema__path=namespace_path(levels),
-                            name=name).first()
-    # Locked, the table's metadata is read by a statement of its own (the lazy `table.iceberg`),
-    # so it is the version the lock protects (see commits.engine.lock).
+        found = rows.tables(caller, rows.by_name(1), [prefix, namespace_path(levels), name], iceberg=True)
+        table = found[0] if found and is_kind(found[0], view) else None
     what = "View" if view else "Table"
     not_found = missing(f"{what} {'.'.join(levels)}.{name} does not exist.")
     if table is None or not hasattr(table, "iceberg"):
@@ -143,7 +151,8 @@ def find(caller: Principal, prefix: str, namespace, name: str, *, view: bool,
     def hidden(row):
         return resolve.warehouse_not_found(prefix) if isinstance(row, Catalog) else not_found
 
-    return table, authz.require(caller, table, Action.SEE, missing=hidden)
+    access = None if for_update else authz.access_to_read(caller, table)
+    return table, authz.require(caller, table, Action.SEE, access=access, missing=hidden)
 
 
 def require_write(caller: Principal, table: Table, access: Access | None = None) -> None:

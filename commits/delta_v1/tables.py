@@ -11,7 +11,7 @@ import json
 from django.db import transaction
 from django.utils import timezone
 
-from catalog import authz, pagination, resolve
+from catalog import authz, pagination, resolve, rows
 from catalog.choices import DataSourceFormat, Privilege, SecurableType, TableOperation, TableType
 from catalog.models import Principal, StagingTable, Table
 from catalog.services import audit, managed_tables as staging_tables, tables
@@ -19,7 +19,7 @@ from catalog.services.common import validate_comment
 from catalog.services.names import quote_part, schema_paths, validate_name
 from catalog.storage import InvalidStorageUrl, normalize
 from catalog.storage.credentials import vend
-from commits import delta, managed_tables, rows
+from commits import delta, managed_tables
 from commits.delta_v1.wire import (
     UnsupportedTableFormat, check_contract, json_int, json_object, millis, parse_columns, parse_domains,
     parse_protocol, parse_uniform, render_columns, render_uniform, storage_credentials, string_list, string_map,
@@ -119,7 +119,7 @@ def describe(table: Table) -> dict:
 
 def _pending_commits(table: Table) -> list[dict]:
     """The ratified commits after latest_published_version, newest first: as read with the row
-    (commits.rows) when that list is whole, else from the database. (A row read after waiting for
+    (catalog.rows) when that list is whole, else from the database. (A row read after waiting for
     its lock is the newest one, while the commits read in the same statement are those of the
     statement's start: the versions ratified meanwhile are then missing, and are read here.)"""
     start, end = table.latest_published_version or 0, table.latest_version
@@ -133,7 +133,7 @@ def _pending_commits(table: Table) -> list[dict]:
 def table_for(caller: Principal, catalog: str, schema: str, name: str, *, for_update: bool = False,
               pending: bool = False, columns: bool = False) -> Table:
     """The table, with the caller's grants (and on request its unpublished commits and its
-    columns) in as few queries as the request allows (commits.rows)."""
+    columns) in as few queries as the request allows (catalog.rows)."""
     paths = schema_paths(schema)  # the paths the name may mean, likelier first (catalog.resolve's rule)
     found = {row.schema.path: row for row in rows.tables(
         caller, rows.by_name(len(paths)), [catalog, *paths, name], for_update=for_update, pending=pending)

@@ -24,11 +24,11 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from catalog import authz, policy_properties
+from catalog import authz, policy_properties, rows
 from catalog.choices import Privilege
 from catalog.models import Principal, Table
 from catalog.services import tables
-from commits import publication, rows
+from commits import publication
 from commits.delta_v1.tables import describe, etag, require, require_delta, table_for
 from commits.delta_v1.wire import (
     LOG_REPRESENTED, CommitVersionConflict, RequirementFailed, Update, check_contract, millis, parse_columns,

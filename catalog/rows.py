@@ -1,6 +1,7 @@
-"""The table row a Delta request works on, read with what the request needs in the same round
-trip: the caller's grants on the table, its schema and its catalog (for the authorization), and
-on request the ratified commits that are not published yet (for the Delta REST API's answer).
+"""The table row a request works on, read with what the request needs in the same round trip:
+the table's schema and catalog, the caller's grants on the three (for the authorization), and on
+request the table's Iceberg metadata (loadTable) or the ratified Delta commits that are not
+published yet (for the Delta REST API's answer).
 
 A commit's hot path is a handful of queries (tests/query_counts.json); reading the grants in a
 second query made the authorization cost as much as the ratification's own row lock (the
@@ -8,7 +9,10 @@ column is `authz.HELD_GRANTS_SQL`; `authz.access_to_read` makes the caller's acc
 statement is SQL written once per process (`_statement`): compiling the equivalent queryset
 (select_related, two subqueries, the row lock) cost the ORM more CPU per request than the
 database spent answering it. The rows become model instances as the ORM makes them (`from_db`,
-with the ORM's conversions of the values on this database)."""
+with the ORM's conversions of the values on this database).
+
+The Iceberg metadata and the Delta commits are models of the commits app, which the catalog does
+not import: they are reached through the table's relations (`iceberg`, `delta_commits`)."""
 
 from __future__ import annotations
 
@@ -20,17 +24,21 @@ from django.db.models import JSONField, Model
 
 from catalog import authz
 from catalog.models import Catalog, Column, Principal, Schema, Table
-from commits.models import DeltaCommit
 
 COMMIT_FIELDS = ("version", "timestamp", "file_name", "file_size", "file_modification_timestamp")
 _TABLE, _SCHEMA, _CATALOG = Table._meta.db_table, Schema._meta.db_table, Catalog._meta.db_table
-_PENDING = (  # the commits after latest_published_version, newest first, as one JSON array
-    "COALESCE((SELECT jsonb_agg(jsonb_build_object("
-    + ", ".join(f"'{name}', c.{name}" for name in COMMIT_FIELDS)
-    + f") ORDER BY c.version DESC) FROM {DeltaCommit._meta.db_table} c WHERE c.table_id = \"{_TABLE}\".\"id\" "
-    f'AND c.version > COALESCE("{_TABLE}"."latest_published_version", 0) '
-    f'AND c.version <= "{_TABLE}"."latest_version"), \'[]\'::jsonb)'
-)
+_ICEBERG = Table._meta.get_field("iceberg")  # the one-to-one relation to the Iceberg metadata
+
+
+def _pending_sql() -> str:
+    """The commits after latest_published_version, newest first, as one JSON array."""
+    commits = Table._meta.get_field("delta_commits").related_model._meta.db_table
+    return ("COALESCE((SELECT jsonb_agg(jsonb_build_object("
+            + ", ".join(f"'{name}', c.{name}" for name in COMMIT_FIELDS)
+            + f") ORDER BY c.version DESC) FROM {commits} c WHERE c.table_id = \"{_TABLE}\".\"id\" "
+            f'AND c.version > COALESCE("{_TABLE}"."latest_published_version", 0) '
+            f'AND c.version <= "{_TABLE}"."latest_version"), \'[]\'::jsonb)')
+
 _JOINED = (Table, Schema, Catalog)  # each row: the table, its schema, the schema's catalog
 BY_ID = f'"{_TABLE}"."id" = %s'
 
@@ -65,23 +73,28 @@ def _conversions(columns: list[tuple[int, object]]) -> list[tuple[int, list]]:
 
 
 @lru_cache(maxsize=64)
-def _statement(vendor: str, where: str, for_update: bool, held: bool, pending: bool):
+def _statement(vendor: str, where: str, for_update: bool, held: bool, pending: bool, iceberg: bool):
     """The SELECT of tables with their schema and catalog (and the extra columns asked for), and
     the conversions of its values, for `vendor`'s database."""
     quote = connection.ops.quote_name
+    joined = [*_JOINED, _ICEBERG.related_model] if iceberg else _JOINED
     columns = [f"{quote(model._meta.db_table)}.{quote(field.column)}"
-               for model in _JOINED for field in model._meta.concrete_fields]
+               for model in joined for field in model._meta.concrete_fields]
     if held:
         columns.append(authz.HELD_GRANTS_SQL)
     if pending:
-        columns.append(_PENDING)
+        columns.append(_pending_sql())
     sql = (f"SELECT {', '.join(columns)} FROM {quote(_TABLE)} "
            f"INNER JOIN {quote(_SCHEMA)} ON {quote(_SCHEMA)}.{quote('id')} = {quote(_TABLE)}.{quote('schema_id')} "
-           f"INNER JOIN {quote(_CATALOG)} ON {quote(_CATALOG)}.{quote('id')} = {quote(_SCHEMA)}.{quote('catalog_id')} "
-           f"WHERE {where}")
+           f"INNER JOIN {quote(_CATALOG)} ON {quote(_CATALOG)}.{quote('id')} = {quote(_SCHEMA)}.{quote('catalog_id')} ")
+    if iceberg:
+        metadata = quote(_ICEBERG.related_model._meta.db_table)
+        sql += (f"LEFT OUTER JOIN {metadata} ON {metadata}.{quote(_ICEBERG.field.column)} "
+                f"= {quote(_TABLE)}.{quote('id')} ")
+    sql += f"WHERE {where}"
     if for_update and connection.features.has_select_for_update:
         sql += f" FOR UPDATE OF {quote(_TABLE)}" if connection.features.has_select_for_update_of else " FOR UPDATE"
-    converted = [_converted_columns(model, model._meta.db_table) for model in _JOINED]
+    converted = [_converted_columns(model, model._meta.db_table) for model in joined]
     pending_converters = JSONField().get_db_converters(connection)
     return sql, converted, pending_converters
 
@@ -101,35 +114,44 @@ def _attnames(model: type[Model]) -> tuple[str, ...]:
 
 
 def tables(caller: Principal, where: str, params: list, *, for_update: bool = False,
-           pending: bool = False) -> list[Table]:
+           pending: bool = False, iceberg: bool = False) -> list[Table]:
     """The tables matching `where` (BY_ID or by_name(...), with its params), each with its schema
     and catalog and the caller's privileges on the three. With `for_update` the table rows (only
     they) are locked; with `pending`, `table.pending` lists the commits after
-    latest_published_version, newest first. The two extra columns are PostgreSQL's SQL: elsewhere
-    `authz.access_to_read` reads the grants itself, and the commits are read when needed."""
+    latest_published_version, newest first; with `iceberg`, `table.iceberg` is the table's Iceberg
+    metadata, read in the same statement (absent: the table has none). The grants and pending
+    columns are PostgreSQL's SQL: elsewhere `authz.access_to_read` reads the grants itself, and
+    the commits are read when needed."""
     if where != BY_ID and where != by_name(where.count("%s") - 2):
         # `where` is part of the statement's cache key and of its SQL: only this module's conditions
-        raise ValueError(f"Not a condition of commits.rows: {where!r}")
+        raise ValueError(f"Not a condition of catalog.rows: {where!r}")
     if for_update and connection.features.has_select_for_update and connection.get_autocommit():
         raise TransactionManagementError("select_for_update cannot be used outside of a transaction.")
     postgresql = connection.vendor == "postgresql"
     held = postgresql and not caller.is_metastore_admin
     pending = postgresql and pending
-    sql, converted, pending_converters = _statement(connection.vendor, where, for_update, held, pending)
+    sql, converted, pending_converters = _statement(connection.vendor, where, for_update, held, pending, iceberg)
     conversions = [_conversions(columns) for columns in converted]
+    joined = [*_JOINED, _ICEBERG.related_model] if iceberg else _JOINED
     with connection.cursor() as cursor:
         cursor.execute(sql, [caller.name, *params] if held else params)
         found = cursor.fetchall()
     result = []
     for row in found:
         values, start, parts = list(row), 0, []
-        for model, converters in zip(_JOINED, conversions):
+        for model, converters in zip(joined, conversions):
             size = len(model._meta.concrete_fields)
-            parts.append(_instance(model, values[start:start + size], converters))
+            part = values[start:start + size]
+            # A LEFT JOIN that found nothing: the primary key (the table's id) is NULL
+            parts.append(None if part[0] is None else _instance(model, part, converters))
             start += size
-        table, schema, catalog = parts
+        table, schema, catalog = parts[:3]
         Schema.catalog.field.set_cached_value(schema, catalog)
         Table.schema.field.set_cached_value(table, schema)
+        if iceberg:
+            _ICEBERG.set_cached_value(table, parts[3])  # None: `table.iceberg` raises, as select_related leaves it
+            if parts[3] is not None:
+                _ICEBERG.field.set_cached_value(parts[3], table)
         extra = iter(values[start:])
         if held:
             setattr(table, authz.HELD_GRANTS, next(extra))
