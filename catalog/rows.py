@@ -50,6 +50,21 @@ def by_name(paths: int) -> str:
             f'AND "{_TABLE}"."name" = %s')
 
 
+@lru_cache(maxsize=64)
+def by_names(count: int) -> str:
+    """The condition on a catalog name and `count` (schema path, table name) pairs."""
+    pair = f'("{_SCHEMA}"."path" = %s AND "{_TABLE}"."name" = %s)'
+    return f'"{_CATALOG}"."name" = %s AND ({" OR ".join([pair] * count)})'
+
+
+def _is_condition(where: str) -> bool:
+    """`where` is one of this module's conditions: it is part of the statement's cache key and of
+    its SQL."""
+    placeholders = where.count("%s")
+    return (where == BY_ID or where == by_name(placeholders - 2)
+            or (placeholders % 2 == 1 and where == by_names(placeholders // 2)))
+
+
 def _converters_of(column) -> list:
     return connection.ops.get_db_converters(column) + column.get_db_converters(connection)
 
@@ -88,12 +103,14 @@ def _statement(vendor: str, where: str, for_update: bool, held: bool, pending: b
            f"INNER JOIN {quote(_SCHEMA)} ON {quote(_SCHEMA)}.{quote('id')} = {quote(_TABLE)}.{quote('schema_id')} "
            f"INNER JOIN {quote(_CATALOG)} ON {quote(_CATALOG)}.{quote('id')} = {quote(_SCHEMA)}.{quote('catalog_id')} ")
     if iceberg:
+        # Locked, the metadata row is locked with the table's (an outer join's row cannot be)
         metadata = quote(_ICEBERG.related_model._meta.db_table)
-        sql += (f"LEFT OUTER JOIN {metadata} ON {metadata}.{quote(_ICEBERG.field.column)} "
-                f"= {quote(_TABLE)}.{quote('id')} ")
-    sql += f"WHERE {where}"
+        sql += (f"{'INNER' if for_update else 'LEFT OUTER'} JOIN {metadata} ON "
+                f"{metadata}.{quote(_ICEBERG.field.column)} = {quote(_TABLE)}.{quote('id')} ")
+    sql += f"WHERE {where} ORDER BY {quote(_TABLE)}.{quote('id')}"
     if for_update and connection.features.has_select_for_update:
-        sql += f" FOR UPDATE OF {quote(_TABLE)}" if connection.features.has_select_for_update_of else " FOR UPDATE"
+        locked = quote(_TABLE) + (f", {metadata}" if iceberg else "")
+        sql += f" FOR UPDATE OF {locked}" if connection.features.has_select_for_update_of else " FOR UPDATE"
     converted = [_converted_columns(model, model._meta.db_table) for model in joined]
     pending_converters = JSONField().get_db_converters(connection)
     return sql, converted, pending_converters
@@ -115,15 +132,17 @@ def _attnames(model: type[Model]) -> tuple[str, ...]:
 
 def tables(caller: Principal, where: str, params: list, *, for_update: bool = False,
            pending: bool = False, iceberg: bool = False) -> list[Table]:
-    """The tables matching `where` (BY_ID or by_name(...), with its params), each with its schema
-    and catalog and the caller's privileges on the three. With `for_update` the table rows (only
-    they) are locked; with `pending`, `table.pending` lists the commits after
-    latest_published_version, newest first; with `iceberg`, `table.iceberg` is the table's Iceberg
-    metadata, read in the same statement (absent: the table has none). The grants and pending
-    columns are PostgreSQL's SQL: elsewhere `authz.access_to_read` reads the grants itself, and
-    the commits are read when needed."""
-    if where != BY_ID and where != by_name(where.count("%s") - 2):
-        # `where` is part of the statement's cache key and of its SQL: only this module's conditions
+    """The tables matching `where` (BY_ID, by_name(...) or by_names(...), with its params), in
+    the order of their ids, each with its schema and catalog and the caller's privileges on the
+    three. With `for_update` the table rows (only they) are locked, in that order; with `pending`,
+    `table.pending` lists the commits after latest_published_version, newest first; with
+    `iceberg`, `table.iceberg` is the table's Iceberg metadata, read in the same statement (absent:
+    the table has none). Locked, an Iceberg read locks the metadata rows too, and reads only the
+    tables that have one: PostgreSQL hands a `SELECT ... FOR UPDATE` that waited for another
+    transaction the newest version of the rows it locks, but the rows it joins without locking as
+    they were when it began. The grants and pending columns are PostgreSQL's SQL: elsewhere
+    `authz.access_to_read` reads the grants itself, and the commits are read when needed."""
+    if not _is_condition(where):
         raise ValueError(f"Not a condition of catalog.rows: {where!r}")
     if for_update and connection.features.has_select_for_update and connection.get_autocommit():
         raise TransactionManagementError("select_for_update cannot be used outside of a transaction.")

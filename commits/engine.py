@@ -12,10 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
-from catalog import authz, locations, policy_properties, resolve
+from catalog import authz, locations, policy_properties, resolve, rows
 from catalog.authz import Action
 from catalog.choices import SecurableType, TableType
 from catalog.models import Catalog, Principal, Schema, Table
@@ -68,27 +67,18 @@ class _Planned:
 
 # -- lock, plan, write ---------------------------------------------------------------------------
 def lock(caller: Principal, prefix: str, changes: list[Change]) -> dict:
-    """Locks every table a commit touches, in one fixed order (by id), so that two transactions
-    over the same tables cannot wait on each other.
-
-    The metadata row is locked in the same statement as the table row. PostgreSQL hands a
-    `SELECT ... FOR UPDATE` that waited for another commit the newest version of every row it
-    locks, but joined rows that it does not lock as they were when the statement began: metadata
-    read unlocked in the locking statement could be the version a concurrent commit has just
-    replaced, and a requirement checked against it would pass where it must fail (a lost update).
-    On PostgreSQL the same statement reads the caller's grants on each table's chain."""
-    query = Q(pk__in=[])
-    for change in changes:
-        if change.levels and all(change.levels):
-            query |= Q(schema__path=namespace_path(change.levels), name=change.name)
-    rows = (
-        Table.objects.select_related("schema__catalog", "iceberg")
-        .select_for_update(of=("self", "iceberg"))
-        .filter(query, catalog_iceberg.kind_filter(False), schema__catalog__name=prefix, iceberg__isnull=False)
-        .order_by("id")
-    )
-    rows = authz.with_held_grants(rows, caller)
-    return {(tuple(row.schema.levels), row.name): row for row in rows}
+    """Locks every table a commit touches and its metadata row, in one fixed order (by id), so
+    that two transactions over the same tables cannot wait on each other; on PostgreSQL the same
+    statement reads the caller's grants on each table's chain (catalog.rows). Both rows are
+    locked: metadata read unlocked in the locking statement could be the version a concurrent
+    commit has just replaced, and a requirement checked against it would pass where it must fail
+    (a lost update)."""
+    keys = [(namespace_path(change.levels), change.name) for change in changes if change.levels and all(change.levels)]
+    if not keys:
+        return {}
+    found = rows.tables(caller, rows.by_names(len(keys)), [prefix, *(part for key in keys for part in key)],
+                        for_update=True, iceberg=True)
+    return {(tuple(row.schema.levels), row.name): row for row in found if catalog_iceberg.is_kind(row, view=False)}
 
 
 def _plan(caller: Principal, prefix: str, change: Change, locked: dict) -> _Planned:

@@ -3,7 +3,7 @@ the same statement: the metadata instance holds what the ORM's select_related gi
 without Iceberg metadata reads as select_related leaves it (no `iceberg`, and no query to find out)."""
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from catalog import authz, rows
@@ -46,3 +46,24 @@ def test_a_table_without_iceberg_metadata_reads_without_it(bootstrap, storage_ro
     assert len(queries.captured_queries) == 1
     [without] = rows.tables(admin, rows.by_name(1), ["unity", "default", "plain"])
     assert fields_of(without) == fields_of(read)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_commit_locks_its_tables_and_their_metadata_in_the_order_of_their_ids(admin_client, bootstrap, storage_root):
+    for name in ("b_ice", "a_ice"):
+        created = admin_client.post("/api/catalog/v1/unity/namespaces/default/tables", {
+            "name": name, "schema": {"type": "struct", "schema-id": 0, "fields": []}}, format="json")
+        assert created.status_code == 200, created.content
+    admin = Principal.objects.get(name="admin")
+    params = ["unity", "default", "a_ice", "default", "b_ice", "default", "missing"]
+    with transaction.atomic(), CaptureQueriesContext(connection) as queries:
+        found = rows.tables(admin, rows.by_names(3), params, for_update=True, iceberg=True)
+    assert [table.id for table in found] == sorted(table.id for table in found)
+    assert sorted(table.name for table in found) == ["a_ice", "b_ice"]
+    assert all(table.iceberg.table is table for table in found)
+    if connection.vendor == "postgresql":
+        [statement] = [query["sql"] for query in queries.captured_queries if "SELECT" in query["sql"]]
+        metadata = Table._meta.get_field("iceberg").related_model._meta.db_table
+        assert statement.endswith(f'FOR UPDATE OF "{Table._meta.db_table}", "{metadata}"')
+    with pytest.raises(ValueError):
+        rows.tables(admin, rows.by_names(3) + " OR TRUE", params)
