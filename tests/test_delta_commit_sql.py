@@ -1,4 +1,4 @@
-"""The hot path of Delta commits writes its SQL by hand (commits.rows, commits.one_statement):
+"""The hot path of Delta commits writes its SQL by hand (catalog.rows, commits.one_statement):
 the rows it reads and the statement it writes are the ORM's, locking happens only where the
 ORM's would, and each query converts values with its own connection's converters."""
 
