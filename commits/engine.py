@@ -177,11 +177,19 @@ def commit_table(*, caller: Principal, prefix: str, namespace: str, name: str, b
     return commit(caller, prefix, [change])[0]
 
 
+# A transaction's tables are read with one statement of their own per count (catalog.rows): a
+# bound keeps those statements few, and under PostgreSQL's limit of parameters per statement.
+MOST_TABLES_PER_TRANSACTION = 1000
+
+
 def commit_transaction(*, caller: Principal, prefix: str, body: dict) -> None:
     try:
         table_changes = body.get("table-changes")
         if not isinstance(table_changes, list) or not table_changes:
             raise InvalidParameter("table-changes must be a non-empty array.")
+        if len(table_changes) > MOST_TABLES_PER_TRANSACTION:
+            raise InvalidParameter(f"A transaction changes at most {MOST_TABLES_PER_TRANSACTION} tables; "
+                                   f"this one has {len(table_changes)}.")
         changes = [parse_change(item) for item in table_changes]
     except InvalidParameter:
         catalog_iceberg.warehouse(prefix, caller)  # a warehouse that does not exist answers that first

@@ -55,6 +55,15 @@ def streamed(request):
 
 
 both_inside = threading.Barrier(2)
+blocking_entered, blocking_released = threading.Event(), threading.Event()
+
+
+def blocking(request):
+    """Holds its thread until the test releases it (a view stuck on a row lock, say)."""
+    threads_seen["blocking"] = threading.get_ident()
+    blocking_entered.set()
+    blocking_released.wait(timeout=60)
+    return HttpResponse("late")
 
 
 def meeting(request):
@@ -64,6 +73,7 @@ def meeting(request):
 
 
 urlpatterns = [
+    path("blocking", blocking),
     path("meeting", meeting),
     path("recorded", Recorded.as_view()),
     path("raising", Raising.as_view()),
@@ -158,6 +168,49 @@ def test_requests_in_flight_together_run_on_threads_of_their_own():
     (status_a, thread_a), (status_b, thread_b) = asyncio.run(two_at_once())
     assert status_a == status_b == 200  # neither waited for the other's thread
     assert thread_a != thread_b
+
+
+def one_request(application, url: str):
+    """The coroutine of one GET of `url` whose client stays connected, and the messages it sends."""
+    sent, asked = [], []
+
+    async def receive():
+        asked.append(True)
+        if len(asked) == 1:
+            return {"type": "http.request", "body": b""}
+        await asyncio.Event().wait()
+
+    async def send(message):
+        sent.append(message)
+
+    return application(scope_for("GET", url), receive, send), sent
+
+
+@override_settings(ROOT_URLCONF=__name__)
+def test_a_cancelled_request_keeps_its_thread_until_the_view_is_done():
+    """The server cancels a request whose client left while its view still runs: the next request
+    must not be given that busy thread (it would wait behind the view)."""
+    application = SynchronousChainASGIHandler()
+    blocking_entered.clear()
+    blocking_released.clear()
+    threads_seen.clear()
+
+    async def scenario():
+        stuck, _ = one_request(application, "/blocking")
+        stuck = asyncio.create_task(stuck)
+        await asyncio.get_running_loop().run_in_executor(None, blocking_entered.wait, 60)
+        stuck.cancel()
+        await asyncio.gather(stuck, return_exceptions=True)
+        next_request, sent = one_request(application, "/recorded")
+        try:
+            await asyncio.wait_for(next_request, timeout=60)
+        finally:
+            blocking_released.set()
+        return sent
+
+    sent = asyncio.run(scenario())
+    assert status_and_body(sent)[0] == 200
+    assert threads_seen["view"] != threads_seen["blocking"]
 
 
 @override_settings(ROOT_URLCONF=__name__)

@@ -228,3 +228,19 @@ def test_a_registered_file_with_numbers_as_text_is_committed_to_as_pyiceberg_rea
     before = IcebergMetadata.objects.get(table__name="ids_as_text").metadata_location
     assert_bad_request(ice("POST", path, add_snapshot(**{"manifest-list": f"{folder}/metadata/snap-1001.avro"})))
     assert IcebergMetadata.objects.get(table__name="ids_as_text").metadata_location == before
+
+
+def test_a_transaction_of_more_tables_than_the_bound_is_a_400_and_changes_nothing(ice):
+    from commits.engine import MOST_TABLES_PER_TRANSACTION
+
+    before = state()
+    one = {"identifier": {"namespace": ["default"], "name": "events"},
+           "updates": [{"action": "set-properties", "updates": {"k": "v"}}]}
+    changes = [one] + [{**one, "identifier": {"namespace": ["default"], "name": f"t{n}"}}
+                       for n in range(MOST_TABLES_PER_TRANSACTION)]
+    response = ice("POST", "/transactions/commit", {"table-changes": changes})
+    assert_bad_request(response)
+    assert str(MOST_TABLES_PER_TRANSACTION) in response.json()["error"]["message"]
+    assert state() == before
+    accepted = ice("POST", "/transactions/commit", {"table-changes": [one]})
+    assert accepted.status_code == 204, accepted.text

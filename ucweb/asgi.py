@@ -28,6 +28,7 @@ from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.conf import settings
 from django.core.handlers.asgi import ASGIHandler
 from django.core.exceptions import RequestAborted
+from django.db import close_old_connections
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ucweb.settings")
 
@@ -125,13 +126,21 @@ class SynchronousChainASGIHandler(ASGIHandler):
             await self.refuse_too_large(scope, send)
             return
         lane = self.lanes.take()
+        handled = False
         try:
             # Every thread-sensitive step of the request (Django's signals, the chain, closing the
             # response) runs on `lane`, which outlives the context.
             async with ThreadSensitiveContext(executor=lane):
                 await self.handle(scope, Received(body_file, receive), send)
+            handled = True
         finally:
-            self.lanes.give_back(lane)
+            if handled:
+                self.lanes.give_back(lane)  # every step has run: the thread is idle
+            else:
+                # Cancelled (the server gave up on a client that left) or failed: the view may
+                # still be running on the lane, and request_finished may never have run. The lane
+                # goes back once it is idle, its connections closed as request_finished would.
+                lane.submit(close_old_connections).add_done_callback(lambda _: self.lanes.give_back(lane))
 
     async def refuse_too_large(self, scope, send):
         response = too_large_response(scope.get("path", ""))
