@@ -148,22 +148,9 @@ def test_requests_in_flight_together_run_on_threads_of_their_own():
     both_inside.reset()
 
     async def two_at_once():
-        async def one():
-            sent, asked = [], []
-
-            async def receive():
-                asked.append(True)
-                if len(asked) == 1:
-                    return {"type": "http.request", "body": b""}
-                await asyncio.Event().wait()  # the client keeps the connection open
-
-            async def send(message):
-                sent.append(message)
-
-            await application(scope_for("GET", "/meeting"), receive, send)
-            return status_and_body(sent)
-
-        return await asyncio.gather(one(), one())
+        (first, sent_a), (second, sent_b) = one_request(application, "/meeting"), one_request(application, "/meeting")
+        await asyncio.gather(first, second)
+        return status_and_body(sent_a), status_and_body(sent_b)
 
     (status_a, thread_a), (status_b, thread_b) = asyncio.run(two_at_once())
     assert status_a == status_b == 200  # neither waited for the other's thread
