@@ -23,6 +23,7 @@ from django.db.transaction import TransactionManagementError
 from django.db.models import JSONField, Model
 
 from catalog import authz
+from catalog.choices import DataSourceFormat, TableType
 from catalog.models import Catalog, Column, Principal, Schema, Table
 
 COMMIT_FIELDS = ("version", "timestamp", "file_name", "file_size", "file_modification_timestamp")
@@ -50,19 +51,29 @@ def by_name(paths: int) -> str:
             f'AND "{_TABLE}"."name" = %s')
 
 
+# Iceberg tables, not views (commits.engine locks only those: a view named in a transaction is
+# not one of its tables, and must not be locked by it).
+_ICEBERG_TABLES = (f'"{_TABLE}"."data_source_format" = \'{DataSourceFormat.ICEBERG}\' '
+                   f'AND "{_TABLE}"."table_type" <> \'{TableType.VIEW}\'')
+
+
 @lru_cache(maxsize=64)
-def by_names(count: int) -> str:
-    """The condition on a catalog name and `count` (schema path, table name) pairs."""
+def by_names(count: int, *, iceberg_tables: bool = False) -> str:
+    """The condition on a catalog name and `count` (schema path, table name) pairs; with
+    `iceberg_tables`, only Iceberg tables (not views) match."""
     pair = f'("{_SCHEMA}"."path" = %s AND "{_TABLE}"."name" = %s)'
-    return f'"{_CATALOG}"."name" = %s AND ({" OR ".join([pair] * count)})'
+    condition = f'"{_CATALOG}"."name" = %s AND ({" OR ".join([pair] * count)})'
+    return f"{condition} AND {_ICEBERG_TABLES}" if iceberg_tables else condition
 
 
 def _is_condition(where: str) -> bool:
     """`where` is one of this module's conditions: it is part of the statement's cache key and of
     its SQL."""
     placeholders = where.count("%s")
-    return (where == BY_ID or where == by_name(placeholders - 2)
-            or (placeholders % 2 == 1 and where == by_names(placeholders // 2)))
+    if where == BY_ID or where == by_name(placeholders - 2):
+        return True
+    pairs = placeholders // 2
+    return placeholders % 2 == 1 and where in (by_names(pairs), by_names(pairs, iceberg_tables=True))
 
 
 def _converters_of(column) -> list:
@@ -113,7 +124,7 @@ def _statement(vendor: str, where: str, for_update: bool, held: bool, pending: b
         sql += f" FOR UPDATE OF {locked}" if connection.features.has_select_for_update_of else " FOR UPDATE"
     converted = [_converted_columns(model, model._meta.db_table) for model in joined]
     pending_converters = JSONField().get_db_converters(connection)
-    return sql, converted, pending_converters
+    return sql, joined, converted, pending_converters
 
 
 def _instance(model: type[Model], values: list, conversions) -> Model:
@@ -149,9 +160,9 @@ def tables(caller: Principal, where: str, params: list, *, for_update: bool = Fa
     postgresql = connection.vendor == "postgresql"
     held = postgresql and not caller.is_metastore_admin
     pending = postgresql and pending
-    sql, converted, pending_converters = _statement(connection.vendor, where, for_update, held, pending, iceberg)
+    sql, joined, converted, pending_converters = _statement(connection.vendor, where, for_update, held, pending,
+                                                            iceberg)
     conversions = [_conversions(columns) for columns in converted]
-    joined = [*_JOINED, _ICEBERG.related_model] if iceberg else _JOINED
     with connection.cursor() as cursor:
         cursor.execute(sql, [caller.name, *params] if held else params)
         found = cursor.fetchall()

@@ -76,9 +76,9 @@ def lock(caller: Principal, prefix: str, changes: list[Change]) -> dict:
     keys = [(namespace_path(change.levels), change.name) for change in changes if change.levels and all(change.levels)]
     if not keys:
         return {}
-    found = rows.tables(caller, rows.by_names(len(keys)), [prefix, *(part for key in keys for part in key)],
-                        for_update=True, iceberg=True)
-    return {(tuple(row.schema.levels), row.name): row for row in found if catalog_iceberg.is_kind(row, view=False)}
+    found = rows.tables(caller, rows.by_names(len(keys), iceberg_tables=True),
+                        [prefix, *(part for key in keys for part in key)], for_update=True, iceberg=True)
+    return {(tuple(row.schema.levels), row.name): row for row in found}
 
 
 def _plan(caller: Principal, prefix: str, change: Change, locked: dict) -> _Planned:

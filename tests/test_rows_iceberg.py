@@ -67,3 +67,18 @@ def test_a_commit_locks_its_tables_and_their_metadata_in_the_order_of_their_ids(
         assert statement.endswith(f'FOR UPDATE OF "{Table._meta.db_table}", "{metadata}"')
     with pytest.raises(ValueError):
         rows.tables(admin, rows.by_names(3) + " OR TRUE", params)
+
+
+def test_a_commit_locks_iceberg_tables_only_not_views_of_the_same_names(admin_client, bootstrap, storage_root):
+    for name in ("seen", "viewed"):
+        created = admin_client.post("/api/catalog/v1/unity/namespaces/default/tables", {
+            "name": name, "schema": {"type": "struct", "schema-id": 0, "fields": []}}, format="json")
+        assert created.status_code == 200, created.content
+    Table.objects.filter(name="viewed").update(table_type="VIEW")
+    admin = Principal.objects.get(name="admin")
+    params = ["unity", "default", "seen", "default", "viewed"]
+    with transaction.atomic():
+        locked = rows.tables(admin, rows.by_names(2, iceberg_tables=True), params, for_update=True, iceberg=True)
+    assert [table.name for table in locked] == ["seen"]
+    assert sorted(table.name for table in rows.tables(admin, rows.by_names(2), params, iceberg=True)) == [
+        "seen", "viewed"]
