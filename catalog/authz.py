@@ -24,9 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from django.db import connection
 from django.db.models import Exists, F, OuterRef, Q, Value
-from django.db.models.expressions import RawSQL
 from django.db.models.functions import Concat
 from django.db.models.lookups import StartsWith
 
@@ -225,16 +223,8 @@ HELD_GRANTS_SQL = (
 )
 
 
-def with_held_grants(tables, caller: Principal):
-    """The table rows of `tables`, each with the caller's grants on its chain (PostgreSQL; a
-    metastore admin needs none)."""
-    if connection.vendor != "postgresql" or caller.is_metastore_admin:
-        return tables
-    return tables.annotate(**{HELD_GRANTS: RawSQL(HELD_GRANTS_SQL, (caller.name,))})
-
-
 def access_to_read(caller: Principal, table) -> Access:
-    """The caller's access to a table read by `with_held_grants`: no query, unless the grants did
+    """The caller's access to a table read by `catalog.rows.tables`: no query, unless the grants did
     not come with the row (another database) or the chain is longer than table, schema and
     catalog (a nested namespace, whose parents' grants count too)."""
     held = getattr(table, HELD_GRANTS, None)

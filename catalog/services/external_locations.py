@@ -25,20 +25,12 @@ from django.db.models import Q
 from catalog import authz, locations, resolve
 from catalog.authz import Action
 from catalog.choices import CredentialPurpose, Privilege, SecurableType
-from catalog.locations import LOCATION_SCHEMES, ancestors, is_within, require_outside_managed_storage
+from catalog.locations import ancestors, is_within, require_outside_managed_storage
 from catalog.models import ExternalLocation, Principal, Table, Volume
 from catalog.services import recipes
 from catalog.services.common import validate_comment
 from catalog.services.names import validate_name
 from ucweb.errors import AlreadyExists, InvalidParameter, PermissionDenied
-
-
-
-# -- URLs ---------------------------------------------------------------------------------------
-def canonical_url(value, *, field: str = "url", schemes=LOCATION_SCHEMES) -> str:
-    """The canonical form of a storage URL or absolute path, or InvalidParameter. `schemes=None`
-    accepts any absolute URL (an EXTERNAL table may name storage that ucweb itself does not serve)."""
-    return locations.canonical(value, field=field, schemes=schemes)
 
 
 def _check_no_overlap(url: str, *, exclude_id=None) -> None:
@@ -78,7 +70,7 @@ def _usable_credential(caller: Principal, credential_name):
 def create_external_location(*, caller: Principal, name, url, credential_name, comment=None) -> ExternalLocation:
     validate_name(name)
     comment = validate_comment(comment)
-    canonical = canonical_url(url)
+    canonical = locations.canonical(url, field="url")
     if not authz.has_metastore_privilege(caller, Privilege.CREATE_EXTERNAL_LOCATION):
         raise PermissionDenied("Missing CREATE EXTERNAL LOCATION on the metastore.")
     credential = _usable_credential(caller, credential_name)
@@ -121,7 +113,7 @@ def update_external_location(*, caller: Principal, name: str, fields: dict) -> E
 
     def apply_url_and_credential():
         if fields.get("url") is not None:
-            canonical = canonical_url(fields["url"])
+            canonical = locations.canonical(fields["url"], field="url")
             if canonical != location.url:
                 _check_no_overlap(canonical, exclude_id=location.id)
                 stranded = [row for row in _dependents(location.url)

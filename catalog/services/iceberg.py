@@ -206,7 +206,8 @@ def table_exists(*, caller: Principal, prefix: str, namespace: str, name: str, v
     find(caller, prefix, namespace, name, view=view)
 
 
-def credentials(*, caller: Principal, prefix: str, namespace: str, name: str) -> dict:
-    table, _ = find(caller, prefix, namespace, name, view=False)
+def credentials(loaded: Loaded) -> dict:
+    """`GET .../credentials` of a loaded table: its storage settings, once its location is its own."""
+    table = loaded.table
     locations.require_own_location(table.storage_location, own_id=table.id, what=f"table {table.full_name}")
-    return {"storage-credentials": [{"prefix": table.storage_location, "config": storage_config(table.storage_location)}]}
+    return {"storage-credentials": [{"prefix": table.storage_location, "config": loaded.config}]}

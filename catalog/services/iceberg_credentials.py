@@ -168,8 +168,8 @@ def delegate_new_table(loaded: iceberg.Loaded, *, caller: Principal, delegation:
 
 def load_credentials(*, caller: Principal, prefix: str, namespace: str, name: str) -> dict:
     """`GET .../credentials`: the table's storage settings and, on S3, freshly vended keys."""
-    answer = iceberg.credentials(caller=caller, prefix=prefix, namespace=namespace, name=name)
     loaded = iceberg.load_table(caller=caller, prefix=prefix, namespace=namespace, name=name)
+    answer = iceberg.credentials(loaded)
     table, location = loaded.table, loaded.table.storage_location
     if not _is_s3(location):
         return answer

@@ -16,7 +16,7 @@ then the one vendor (catalog.storage.credentials) vends for the securable's own 
 
 from __future__ import annotations
 
-from catalog import authz, resolve
+from catalog import authz, locations, resolve
 from catalog.authz import Action
 from catalog.choices import (
     ModelVersionOperation,
@@ -30,7 +30,6 @@ from catalog.choices import (
 from catalog.models import Principal
 from catalog.services import audit
 from catalog.locations import containing_location, require_outside_managed_storage
-from catalog.services.external_locations import canonical_url
 from catalog.services.names import validate_name
 from catalog.services.registered_models import can_write_versions
 from catalog.services.volumes import writable_by
@@ -87,7 +86,7 @@ PATH_ACTIONS = {
 
 def for_path(*, caller: Principal, url, operation) -> dict:
     operation = _operation(operation, list(PATH_ACTIONS))
-    canonical = canonical_url(url)
+    canonical = locations.canonical(url, field="url")
     require_outside_managed_storage(canonical, field="url")
     location = containing_location(canonical)
     if location is None and not caller.is_metastore_admin:
