@@ -26,7 +26,7 @@ def test_a_schema_created_in_a_catalog_being_dropped_answers_409(live_server, bo
     if connection.vendor != "postgresql":
         pytest.skip("the race needs a second connection to the same PostgreSQL database")
     headers = {"Authorization": f"Bearer {make_token('admin', admin=True)}"}
-    created = requests.post(f"{live_server.url}{UC}/catalogs", json={"name": "doomed"}, headers=headers)
+    created = requests.post(f"{live_server.url}{UC}/catalogs", json={"name": "doomed"}, headers=headers, timeout=60)
     assert created.status_code == 200, created.text
     catalog_id = Catalog.objects.get(name="doomed").id
 
@@ -36,7 +36,8 @@ def test_a_schema_created_in_a_catalog_being_dropped_answers_409(live_server, bo
 
     def create_schema():
         answer["response"] = requests.post(f"{live_server.url}{UC}/schemas",
-                                           json={"name": "late", "catalog_name": "doomed"}, headers=headers)
+                                           json={"name": "late", "catalog_name": "doomed"}, headers=headers,
+                                           timeout=60)
 
     creator = threading.Thread(target=create_schema)
     creator.start()
@@ -51,7 +52,7 @@ def test_a_schema_created_in_a_catalog_being_dropped_answers_409(live_server, bo
         dropper.commit()
     finally:
         dropper.close()
-        creator.join()
+        creator.join(timeout=60)
 
     response = answer["response"]
     assert response.status_code == 409, response.text

@@ -177,10 +177,11 @@ def _translate(exc: Exception) -> CatalogError | None:
         # of the service has been rolled back. Logged so that the missing check can be added.
         logger.warning("Database refused a value: %s", exc)
         return InvalidParameter("A value is too long, out of range or otherwise invalid for its field.")
-    if isinstance(exc, IntegrityError):
-        # The services check names and containers first; what still breaks a constraint at commit
-        # lost a race with another request. The transaction has been rolled back.
-        logger.info("A write lost to a concurrent change: %s", exc)
+    if isinstance(exc, IntegrityError) and _lost_a_race(exc):
+        # The services check names and containers first; a row that still breaks a foreign key or
+        # a unique constraint at commit lost a race with another request (its container dropped,
+        # its name taken). The transaction has been rolled back. Other constraints stay a 500.
+        logger.warning("A write lost to a concurrent change: %s", exc)
         return ConcurrentChange("A concurrent change conflicts with this request (a container was dropped or "
                                 "a name taken meanwhile); nothing was changed.")
     if isinstance(exc, drf_exceptions.APIException):
@@ -188,6 +189,18 @@ def _translate(exc: Exception) -> CatalogError | None:
         error.status = exc.status_code
         return error
     return None
+
+
+# Foreign key and unique violations (SQLSTATE; SQLite says it in words)
+RACE_SQLSTATES = {"23503", "23505"}
+RACE_MESSAGES = ("FOREIGN KEY constraint failed", "UNIQUE constraint failed")
+
+
+def _lost_a_race(exc: IntegrityError) -> bool:
+    sqlstate = getattr(exc.__cause__, "sqlstate", None)
+    if sqlstate is not None:
+        return sqlstate in RACE_SQLSTATES
+    return str(exc.__cause__ or exc).startswith(RACE_MESSAGES)
 
 
 translate = _translate  # for the APIs that render their own envelope (catalog.api.delta)

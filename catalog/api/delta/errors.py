@@ -24,6 +24,7 @@ TYPE_BY_CODE = {
     "SCHEMA_ALREADY_EXISTS": "AlreadyExistsException",
     "CATALOG_ALREADY_EXISTS": "AlreadyExistsException",
     "RESOURCE_EXHAUSTED": "ResourceExhaustedException",
+    "ABORTED": "UpdateRequirementConflictException",  # a concurrent change: read again and retry
     "NOT_IMPLEMENTED": "NotImplementedException",
     "TEMPORARILY_UNAVAILABLE": "InternalServerErrorException",
 }
