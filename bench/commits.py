@@ -216,8 +216,7 @@ def main():
         for tables in table_counts:
             for writers in [int(n) for n in args.writers.split(",")]:
                 pg = pgbench(database_url, writers, tables, args.seconds)
-                if tables == table_counts[0]:
-                    rows.append(("floor: GET /healthz", writers, "", run_floor(server, writers, args.seconds), pg))
+                rows.append(("floor: GET /healthz", writers, tables, run_floor(server, writers, args.seconds), pg))
                 for path in args.apis.split(","):
                     api = run_writers(server, token, all_tables[:tables], writers, args.seconds, api=path)
                     rows.append((path, writers, tables, api, pg))
