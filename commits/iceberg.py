@@ -4,6 +4,7 @@ commits.formats.iceberg (pure); names, namespaces and reading are catalog.servic
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 
@@ -234,6 +235,7 @@ def _register_table(*, caller: Principal, prefix: str, namespace: str, body: dic
     if not locations.is_within(location, placed.url):
         raise InvalidParameter(f"metadata-location {location} does not lie in the table location {placed.url} "
                                "that the metadata file names.")
+    require_files_inside(text, placed.url)
     with transaction.atomic():
         table = new_row(caller=caller, schema=schema, name=name, table_id=table_id,
                          location=placed.url, table_type=TableType.EXTERNAL)
@@ -244,6 +246,14 @@ def _register_table(*, caller: Principal, prefix: str, namespace: str, body: dic
         audit.record(principal=caller.name, action="registerIcebergTable", securable_type="table",
                      securable_name=table.full_name, securable_id=table.id, details={"metadata_location": location})
     return Loaded(table, location, text, catalog_iceberg.storage_config(table.storage_location))
+
+
+def require_files_inside(text: str, table_location: str) -> None:
+    """Every manifest list and statistics file that metadata another writer made (registered, or
+    sent by notification) references lies inside the table's location: the catalog would serve
+    them as this table's files, and its snapshot expiry would delete them."""
+    for path in formats.files_referenced(json.loads(text)):
+        locations.file_inside_table(path, table_location, field="a manifest list or statistics file of the metadata")
 
 
 MAX_METADATA_BYTES = 64 * 1024 * 1024

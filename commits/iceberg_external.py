@@ -26,7 +26,7 @@ from catalog.services.tables import drop_table_row, replace_columns
 from catalog.storage import StorageError, storage_for
 from commits.formats import iceberg as formats
 from commits.formats import iceberg_view
-from commits.iceberg import new_row, require_free_name, row_id_for
+from commits.iceberg import new_row, require_files_inside, require_free_name, row_id_for
 from commits.models import IcebergMetadata
 from ucweb.errors import AlreadyExists, InvalidParameter, TableDoesNotExist
 
@@ -116,6 +116,7 @@ def _parse_table(location: str, text: str, table_uuid: str):
 
 
 def _apply(table: Table, location: str, text: str, metadata, timestamp: int, placed: str) -> None:
+    require_files_inside(text, placed)
     IcebergMetadata.objects.update_or_create(table=table, defaults={
         "metadata_location": location, "metadata_json": text, "notification_timestamp": timestamp})
     replace_columns(table, formats.columns_of(metadata))

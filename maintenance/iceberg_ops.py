@@ -148,14 +148,10 @@ def file_outside(metadata: dict, location: str) -> str | None:
     `location` (expiring its snapshot would delete it), or None. Metadata written before commits
     were held to the table's location may name any place."""
     from catalog import locations
+    from commits.formats.iceberg import files_referenced
     from ucweb.errors import InvalidParameter
 
-    named = []
-    for snapshot in metadata.get("snapshots") or []:  # format 1 may list its manifests instead
-        named += [snapshot["manifest-list"]] if "manifest-list" in snapshot else snapshot.get("manifests") or []
-    named += [item.get("statistics-path") for field in ("statistics", "partition-statistics")
-              for item in metadata.get(field) or []]
-    for path in named:
+    for path in files_referenced(metadata):
         try:
             locations.file_inside_table(path, location, field="file")
         except InvalidParameter:

@@ -209,7 +209,8 @@ def test_a_registered_file_with_numbers_as_text_is_committed_to_as_pyiceberg_rea
         table_uuid = str(uuid.uuid4())  # registered at the managed location of that uuid, beside events'
         folder = f"{written['location'].rsplit('/', 1)[0]}/{table_uuid}"
         data = {**written, "location": folder, "table-uuid": table_uuid}
-        data["snapshots"] = [{**written["snapshots"][0], **as_text.pop("snapshot", {})}]
+        data["snapshots"] = [{**written["snapshots"][0], "manifest-list": f"{folder}/metadata/snap-1001.avro",
+                              **as_text.pop("snapshot", {})}]  # registered files lie inside the table
         data.update(as_text)
         url = join(folder, "metadata", "00001-registered.metadata.json")
         storage_for(url).put(url, json.dumps(data).encode())

@@ -136,3 +136,40 @@ def test_register_view(iceberg, catalog_api, tmp_path):
         name="again", metadata_location=metadata_location))) == (409, "AlreadyExistsException")
     assert error_of(lambda: api.register_view(CATALOG, "default", RegisterViewRequest(
         name="x", metadata_location=location + "/missing.json"))) == (400, "BadRequestException")
+
+
+def test_metadata_naming_another_tables_files_is_neither_registered_nor_admitted(iceberg, catalog_api, tmp_path,
+                                                                                 storage_root):
+    """Metadata another system wrote may reference only files inside the table's own location: a
+    manifest list in another table's storage would be served as this table's, and expired (deleted)
+    with its snapshot."""
+    import pyarrow as pa
+    from pathlib import Path
+
+    from pyiceberg.exceptions import BadRequestError
+
+    arrow = pa.schema([pa.field("id", pa.int64(), False)])
+    victim = iceberg.create_table(("default", "victim"), schema=ICEBERG_SCHEMA)
+    victim.append(pa.Table.from_pylist([{"id": 1}], schema=arrow))
+    victim_list = victim.metadata.current_snapshot().manifest_list
+    location = (tmp_path / "external" / "forged").as_uri()
+    written = iceberg.create_table(("default", "source"), schema=ICEBERG_SCHEMA, location=location)
+    written.append(pa.Table.from_pylist([{"id": 2}], schema=arrow))
+    table_uuid = str(written.metadata.table_uuid)
+    iceberg.drop_table(("default", "source"))
+    metadata = json.loads(Path(written.metadata_location.removeprefix("file://")).read_text())
+    metadata["snapshots"][0]["manifest-list"] = victim_list
+    forged = Path(tmp_path / "external" / "forged" / "metadata" / "99999-forged.metadata.json")
+    forged.write_text(json.dumps(metadata))
+
+    def files():
+        return sorted(str(path) for root in (tmp_path / "external", storage_root) for path in Path(root).rglob("*"))
+
+    before = files()
+    with pytest.raises(BadRequestError):
+        iceberg.register_table(("default", "forged"), forged.as_uri())
+    assert error_of(lambda: catalog_api().send_notification(CATALOG, "default", "forged", notification(
+        "CREATE", "forged", 100, table_uuid, forged.as_uri()))) == (400, "BadRequestException")
+    assert not Table.objects.filter(name="forged").exists()
+    assert files() == before
+    assert iceberg.load_table(("default", "victim")).metadata.current_snapshot().manifest_list == victim_list

@@ -143,6 +143,18 @@ def parse_updates(data) -> list:
     return updates
 
 
+def files_referenced(metadata: dict) -> list[str]:
+    """The manifest lists (a format-1 snapshot may list its manifests instead) and statistics
+    files that table metadata in its JSON form references: what the table's readers open and its
+    snapshot expiry deletes."""
+    named = []
+    for snapshot in metadata.get("snapshots") or []:
+        named += [snapshot["manifest-list"]] if "manifest-list" in snapshot else snapshot.get("manifests") or []
+    named += [item.get("statistics-path") for field in ("statistics", "partition-statistics")
+              for item in metadata.get(field) or []]
+    return named
+
+
 def files_named(updates) -> list[tuple[str, str]]:
     """The file locations `updates` make the table reference, each with the field that names it:
     the manifest list of an added snapshot and the statistics files."""
