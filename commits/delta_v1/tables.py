@@ -20,8 +20,9 @@ from catalog.services.names import quote_part, schema_paths, validate_name
 from catalog.storage import InvalidStorageUrl, normalize
 from catalog.storage.credentials import vend
 from commits import delta, managed_tables
+from commits.delta_wire import integer
 from commits.delta_v1.wire import (
-    UnsupportedTableFormat, check_contract, json_int, json_object, millis, parse_columns, parse_domains,
+    UnsupportedTableFormat, check_contract, json_object, millis, parse_columns, parse_domains,
     parse_protocol, parse_uniform, render_columns, render_uniform, storage_credentials, string_list, string_map,
 )
 from commits.formats import delta_log
@@ -267,7 +268,7 @@ def create_table(*, caller: Principal, catalog: str, schema: str, body: dict) ->
     properties = string_map(body.get("properties"), "properties")
     protocol = parse_protocol(body.get("protocol"))
     domains = parse_domains(body.get("domain-metadata"), "domain-metadata") if body.get("domain-metadata") else {}
-    timestamp = json_int(body.get("last-commit-timestamp-ms"), "last-commit-timestamp-ms", minimum=0)
+    timestamp = integer(body.get("last-commit-timestamp-ms"), "last-commit-timestamp-ms", minimum=0)
     comment = validate_comment(body.get("comment"))
     synthetic = sorted(key for key in properties if dp.is_synthetic(key) and not key.startswith(dp.FEATURE_PREFIX))
     if synthetic:

@@ -58,11 +58,6 @@ def millis(moment) -> int:
 
 
 # -- parsing helpers ---------------------------------------------------------------------------------
-def json_int(value, field: str, *, minimum: int | None = None, required: bool = True):
-    """This API's integers are JSON numbers."""
-    return integer(value, field, minimum=minimum, required=required)
-
-
 def json_object(value, field: str, *, required: bool = True) -> dict | None:
     if value is None and not required:
         return None
@@ -131,8 +126,8 @@ def render_columns(table: Table) -> tuple[dict, list[str]]:
 def parse_protocol(value, field: str = "protocol") -> dict:
     protocol = json_object(value, field)
     return {
-        "min-reader-version": json_int(protocol.get("min-reader-version"), f"{field}.min-reader-version", minimum=1),
-        "min-writer-version": json_int(protocol.get("min-writer-version"), f"{field}.min-writer-version", minimum=1),
+        "min-reader-version": integer(protocol.get("min-reader-version"), f"{field}.min-reader-version", minimum=1),
+        "min-writer-version": integer(protocol.get("min-writer-version"), f"{field}.min-writer-version", minimum=1),
         "reader-features": string_list(protocol.get("reader-features", []), f"{field}.reader-features"),
         "writer-features": string_list(protocol.get("writer-features", []), f"{field}.writer-features"),
     }
@@ -154,7 +149,7 @@ def parse_domains(value, field: str) -> dict:
                 raise InvalidParameter(f"{field}.delta.clustering.clusteringColumns must be an array of paths.")
             clean[name] = json.dumps(paths, separators=(",", ":"))
         else:
-            clean[name] = str(json_int(config.get("rowIdHighWaterMark"), f"{field}.delta.rowTracking.rowIdHighWaterMark",
+            clean[name] = str(integer(config.get("rowIdHighWaterMark"), f"{field}.delta.rowTracking.rowIdHighWaterMark",
                                    minimum=-1))
     return clean
 
@@ -182,12 +177,12 @@ def parse_uniform(value, *, location: str, field: str = "uniform") -> dict | Non
     clean = {
         "metadata_location": locations.file_inside_table(metadata_location, location,
                                                          field=f"{field}.iceberg.metadata-location"),
-        "converted_delta_version": json_int(iceberg.get("converted-delta-version"),
+        "converted_delta_version": integer(iceberg.get("converted-delta-version"),
                                         f"{field}.iceberg.converted-delta-version", minimum=0),
-        "converted_delta_timestamp": json_int(iceberg.get("converted-delta-timestamp"),
+        "converted_delta_timestamp": integer(iceberg.get("converted-delta-timestamp"),
                                           f"{field}.iceberg.converted-delta-timestamp", minimum=0),
     }
-    base = json_int(iceberg.get("base-converted-delta-version"), f"{field}.iceberg.base-converted-delta-version",
+    base = integer(iceberg.get("base-converted-delta-version"), f"{field}.iceberg.base-converted-delta-version",
                 minimum=0, required=False)
     if base is not None:
         clean["base_converted_delta_version"] = base
@@ -289,14 +284,14 @@ class Update:
         if "add-commit" in actions:
             self.commit = read(COMMIT_INFO, get("add-commit").get("commit"), "add-commit.commit", spelling=hyphenated)
             self.uniform_value = get("add-commit").get("uniform")
-        self.backfilled = json_int(get("set-latest-backfilled-version").get("latest-published-version"),
+        self.backfilled = integer(get("set-latest-backfilled-version").get("latest-published-version"),
                                "set-latest-backfilled-version.latest-published-version", minimum=0) \
             if "set-latest-backfilled-version" in actions else None
         self.snapshot = None
         if "update-metadata-snapshot-version" in actions:
             item = get("update-metadata-snapshot-version")
-            self.snapshot = (json_int(item.get("last-commit-version"), "last-commit-version", minimum=0),
-                             json_int(item.get("last-commit-timestamp-ms"), "last-commit-timestamp-ms", minimum=0))
+            self.snapshot = (integer(item.get("last-commit-version"), "last-commit-version", minimum=0),
+                             integer(item.get("last-commit-timestamp-ms"), "last-commit-timestamp-ms", minimum=0))
         self.changes_metadata = any(a in actions for a in (
             "set-properties", "remove-properties", "set-protocol", "set-columns", "set-partition-columns",
             "set-table-comment", "set-domain-metadata", "remove-domain-metadata"))
