@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from catalog import authz, locations, policy_properties, resolve, rows
 from catalog.authz import Action
-from catalog.choices import SecurableType, TableType
+from catalog.choices import TableType
 from catalog.models import Catalog, Principal, Schema, Table
 from catalog.services import audit
 from catalog.services import iceberg as catalog_iceberg
@@ -89,12 +89,8 @@ def _plan(caller: Principal, prefix: str, change: Change, locked: dict) -> _Plan
         if not any(getattr(r, "type", None) == "assert-create" for r in change.requirements):
             raise change.missing()
         return _plan_create(caller, catalog, change)
-    access = authz.access_to_read(caller, table)
-    level = authz.hidden_level(access, SecurableType.TABLE)
-    if level is not None:
-        if level == len(access.chain) - 1:
-            catalog_iceberg.warehouse(prefix, caller)  # raises the warehouse's own not-found
-        raise authz.hidden(change.missing())
+    access = authz.require(caller, table, Action.SEE, access=authz.access_to_read(caller, table),
+                           missing=catalog_iceberg.missing_in_warehouse(prefix, change.missing()))
     catalog_iceberg.require_write(caller, table, access)
     if not change.requirements and not change.updates:
         raise InvalidParameter(f"A commit of {table.full_name} needs at least one requirement or update.")

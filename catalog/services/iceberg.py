@@ -148,11 +148,15 @@ def find(caller: Principal, prefix: str, namespace, name: str, *, view: bool,
         warehouse(prefix, caller)  # a warehouse the caller may not see does not exist either
         raise not_found
 
-    def hidden(row):
-        return resolve.warehouse_not_found(prefix) if isinstance(row, Catalog) else not_found
-
     access = None if for_update else authz.access_to_read(caller, table)
-    return table, authz.require(caller, table, Action.SEE, access=access, missing=hidden)
+    return table, authz.require(caller, table, Action.SEE, access=access,
+                                missing=missing_in_warehouse(prefix, not_found))
+
+
+def missing_in_warehouse(prefix: str, not_found):
+    """`authz.require`'s `missing` for a table or view named in warehouse `prefix`: a catalog the
+    caller may not see is a warehouse that does not exist; any other hidden link is `not_found`."""
+    return lambda row: resolve.warehouse_not_found(prefix) if isinstance(row, Catalog) else not_found
 
 
 def require_write(caller: Principal, table: Table, access: Access | None = None) -> None:
