@@ -118,3 +118,13 @@ def none_match(header: str | None, etag: str) -> bool:
 
 def page(request, queryset, key="name"):
     return pagination.page_if_asked(queryset, request.query_params, key=key)
+
+
+def identifiers(request, queryset) -> Response:
+    """A listing of tables, views or policies, named by namespace and name: every item, or one
+    page when the request asks for pages (Iceberg REST and Polaris alike)."""
+    items, token = page(request, queryset)
+    body = {"identifiers": [{"namespace": item.schema.levels, "name": item.name} for item in items]}
+    if token:
+        body["next-page-token"] = token
+    return Response(body)

@@ -10,17 +10,13 @@ from rest_framework.response import Response
 
 from catalog.api.iceberg import wire
 from catalog.api.iceberg.base import (
-    COMMIT_RULES, CONFLICT, DELEGATION, ERRORS, NO_CONTENT, PAGE, TAGS, IcebergView, delegation, none_match, page,
-    table_result)
+    COMMIT_RULES, CONFLICT, DELEGATION, ERRORS, NO_CONTENT, PAGE, TAGS, IcebergView, delegation, identifiers,
+    none_match, table_result)
 from catalog.services import iceberg, iceberg_credentials
 from catalog.services.common import validate_optional_bool
 from commits import engine, iceberg_external
 from commits import iceberg as iceberg_commits
 from ucweb.errors import InvalidParameter
-
-
-def _identifiers(items) -> list[dict]:
-    return [{"namespace": table.schema.levels, "name": table.name} for table in items]
 
 
 class TablesView(IcebergView):
@@ -29,12 +25,8 @@ class TablesView(IcebergView):
     @extend_schema(tags=TAGS, operation_id="listTables", responses={200: wire.ListTablesResponse, **ERRORS},
                    parameters=PAGE)
     def get(self, request, prefix, namespace):
-        items, token = page(request, iceberg.list_tables(caller=request.user, prefix=prefix, namespace=namespace,
-                                                          view=self.view_objects))
-        body = {"identifiers": _identifiers(items)}
-        if token:
-            body["next-page-token"] = token
-        return Response(body)
+        return identifiers(request, iceberg.list_tables(caller=request.user, prefix=prefix, namespace=namespace,
+                                                        view=self.view_objects))
 
     @extend_schema(tags=TAGS, operation_id="createTable", responses={200: wire.LoadTableResult, **CONFLICT},
                    request=wire.CreateTableRequest, parameters=[DELEGATION])

@@ -8,6 +8,7 @@ from rest_framework.response import Response
 
 from catalog import pagination
 from catalog.api.base import CatalogAPIView
+from catalog.api.iceberg.base import identifiers
 from catalog.api.polaris import wire
 from catalog.services import generic_tables, policies
 from catalog.services.common import validate_optional_bool
@@ -26,16 +27,6 @@ DELEGATION = OpenApiParameter(
     description="vended-credentials: the answer carries short-lived credentials for the table's location.")
 ERRORS = {code: wire.IcebergErrorResponse for code in (400, 401, 403, 404)}
 CONFLICT = {**ERRORS, 409: wire.IcebergErrorResponse}
-
-
-def _identifiers(request, queryset) -> Response:
-    """A listing of tables or policies, named by namespace and name: every item, or one page when
-    the request asks for pages."""
-    items, token = pagination.page_if_asked(queryset, request.query_params)
-    body = {"identifiers": [{"namespace": item.schema.levels, "name": item.name} for item in items]}
-    if token:
-        body["next-page-token"] = token
-    return Response(body)
 
 
 class PolarisView(CatalogAPIView):
@@ -57,7 +48,7 @@ class GenericTablesView(PolarisView):
     @extend_schema(tags=GENERIC_TAGS, operation_id="listGenericTables", parameters=PAGE,
                    responses={200: wire.ListGenericTablesResponse, **ERRORS})
     def get(self, request, prefix, namespace):
-        return _identifiers(request, generic_tables.list_generic_tables(
+        return identifiers(request, generic_tables.list_generic_tables(
             caller=request.user, prefix=prefix, namespace=namespace))
 
     @extend_schema(tags=GENERIC_TAGS, operation_id="createGenericTable", request=wire.CreateGenericTableRequest,
@@ -95,7 +86,7 @@ class PoliciesView(PolarisView):
     @extend_schema(tags=POLICY_TAGS, operation_id="listPolicies", parameters=[*PAGE, POLICY_TYPE],
                    responses={200: wire.ListPoliciesResponse, **ERRORS})
     def get(self, request, prefix, namespace):
-        return _identifiers(request, policies.list_policies(
+        return identifiers(request, policies.list_policies(
             caller=request.user, prefix=prefix, namespace=namespace,
             policy_type=request.query_params.get("policyType")))
 
