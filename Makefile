@@ -56,9 +56,11 @@ services:
 	bash scripts/ensure_services.sh
 
 # Tasks run inline in tests, and the worker tests start a Redis of their own: no broker is set.
+# The live server's request threads keep their PostgreSQL connection for as long as the client
+# keeps its HTTP connection (Django's default outside the ASGI server, see ucweb/settings.py):
+# opening one for every request, as UCWEB_DB_CONN_MAX_AGE=0 would, costs the suite minutes.
 test: venv-dev services lint-imports
 	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} \
-	UCWEB_DB_CONN_MAX_AGE=0 \
 	$(VENV_PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 # The dependency rule (.importlinter), checked before the tests: the catalog and commits never

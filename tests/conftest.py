@@ -2,9 +2,11 @@
 does), and every protocol test talks to a real HTTP server (`live_server`) with a real client."""
 
 import asyncio
+import socket
 
 import pytest
 from django.core.management import call_command
+from django.core.servers.basehttp import WSGIRequestHandler
 from django.db import transaction
 from django.test import override_settings
 from rest_framework.test import APIClient
@@ -110,6 +112,48 @@ def uc_sdk(live_server, make_token):
     return SDK()
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """The live server's request threads keep their database connection for as long as their client
+    keeps its HTTP connection open (CONN_MAX_AGE), and some clients of the tests are never closed:
+    those sessions are ended before the test database is dropped, which they would refuse."""
+    yield
+    from django.db import connection
+
+    if connection.vendor == "postgresql":
+        with django_db_blocker.unblock(), connection.cursor() as cursor:
+            cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                           "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def live_server_without_nagle():
+    """Django's test server sends a response's headers and its body in two writes. On a connection
+    the client keeps open, Nagle's algorithm holds the body back until the client acknowledges the
+    headers, and the client delays that acknowledgement: every request of a client that keeps its
+    connection (urllib3, requests, aiohttp, the JVM) waited for it, 1.6 ms became 66 ms. The
+    deployed server (uvicorn, on asyncio) sets TCP_NODELAY on every connection; so does the test
+    server here."""
+    setup = WSGIRequestHandler.setup
+
+    def setup_without_nagle(self):
+        self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        setup(self)
+
+    WSGIRequestHandler.setup = setup_without_nagle
+    yield
+    WSGIRequestHandler.setup = setup
+
+
+@pytest.fixture(autouse=True, scope="session")
+def static_files_found_per_request():
+    """Every Django test client loads the middleware anew, and WhiteNoise's lists every static file
+    when it is made (14 ms): the tests make thousands of clients, a server makes it once. In
+    autorefresh mode WhiteNoise finds a file when it is asked for, which serves the same files."""
+    with override_settings(WHITENOISE_AUTOREFRESH=True):
+        yield
+
+
 @pytest.fixture(autouse=True)
 def fresh_token_cache():
     principals.forget_cached_tokens()
@@ -188,7 +232,9 @@ def delta(live_server, bootstrap, make_token, storage_root):
     """A Delta client (tests/delta_client.py) acting as the metastore admin."""
     from tests.delta_client import DeltaClient
 
-    return DeltaClient(f"{live_server.url}{UC}", make_token("admin", admin=True))
+    client = DeltaClient(f"{live_server.url}{UC}", make_token("admin", admin=True))
+    yield client
+    client.close()
 
 
 @pytest.fixture
@@ -206,4 +252,6 @@ def s3_storage_root(s3_server, settings):
 def delta_s3(live_server, bootstrap, make_token, s3_storage_root):
     from tests.delta_client import DeltaClient
 
-    return DeltaClient(f"{live_server.url}{UC}", make_token("admin", admin=True))
+    client = DeltaClient(f"{live_server.url}{UC}", make_token("admin", admin=True))
+    yield client
+    client.close()
