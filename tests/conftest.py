@@ -12,7 +12,7 @@ from django.test import override_settings
 from rest_framework.test import APIClient
 
 from catalog.services import principals
-from tests.helpers import UC
+from tests.helpers import UC, terminate_other_connections
 
 
 pytest_plugins = ["tests.s3_server"]
@@ -121,9 +121,8 @@ def django_db_setup(django_db_setup, django_db_blocker):
     from django.db import connection
 
     if connection.vendor == "postgresql":
-        with django_db_blocker.unblock(), connection.cursor() as cursor:
-            cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                           "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        with django_db_blocker.unblock():
+            terminate_other_connections()
 
 
 @pytest.fixture(autouse=True, scope="session")

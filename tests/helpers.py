@@ -148,3 +148,13 @@ def stop_process(process: subprocess.Popen | None, *, grace: float) -> None:
             _signal_group(process.pid, signal.SIGKILL)
             deadline, killed = time.monotonic() + 30, True
         time.sleep(0.05)
+
+
+def terminate_other_connections() -> int:
+    """pg_terminate_backend on every connection to the test database but this process's own; how many."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                       "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        return cursor.fetchone()[0]

@@ -20,11 +20,10 @@ from collections import Counter, defaultdict
 
 import pytest
 import requests
-from django.db import connection
 
 from commits.models import DeltaCommit
 from tests.delta_client import DeltaClient, write_staged
-from tests.helpers import UC, wait_for
+from tests.helpers import UC, terminate_other_connections, wait_for
 from tests.server_process import running_server
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -37,15 +36,6 @@ def server(tmp_path):
     with running_server(tmp_path, UCWEB_MAX_UNPUBLISHED_COMMITS="1000000") as process:
         yield process
 
-
-def terminate_server_connections() -> int:
-    """pg_terminate_backend on every connection to the test database but this one."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
-        )
-        return cursor.fetchone()[0]
 
 
 class Writer(threading.Thread):
@@ -128,7 +118,7 @@ def test_sixteen_writers_through_killed_workers_and_terminated_connections(serve
             os.kill(victim, signal.SIGKILL)
             faults.append(("SIGKILL worker", victim))
         else:
-            faults.append(("pg_terminate_backend", terminate_server_connections()))
+            faults.append(("pg_terminate_backend", terminate_other_connections()))
     for writer in writers:
         writer.join(timeout=900)
     assert not any(writer.is_alive() for writer in writers), "every writer finished"
