@@ -21,8 +21,10 @@ operations) that the file runs in well under a minute and a half.
 from __future__ import annotations
 
 import zlib
+from http.cookiejar import DefaultCookiePolicy
 
 import pytest
+import requests
 import schemathesis
 from hypothesis import HealthCheck, Phase, settings
 from schemathesis.checks import not_a_server_error
@@ -141,6 +143,16 @@ def api_schema(fuzz_server):
     return schemathesis.openapi.from_url(f"{base_url}/api/schema/?format=json")
 
 
+def kept_session() -> requests.Session:
+    """One kept HTTP connection for the fuzzer's requests. Without a session of its own,
+    schemathesis opens a connection for every request, and the live server a thread and a
+    database connection for each: a third of the test's time went to connecting. The session
+    keeps no cookies, so each request still stands alone."""
+    session = requests.Session()
+    session.cookies.set_policy(DefaultCookiePolicy(allowed_domains=[]))
+    return session
+
+
 def half_of_the_cases(case) -> bool:
     """A choice that depends only on the generated request, so that Hypothesis replays a failing
     example the same way."""
@@ -152,19 +164,23 @@ class Runner:
     def __init__(self, base_url: str, token: str):
         self.base_url, self.token = base_url, token
         self.admin = Principal.objects.get(name="admin")
+        self.session = kept_session()
 
     def __call__(self, case, *, aim: bool = False) -> None:
         if aim and half_of_the_cases(case):
             ensure_rows(self.admin)
             aim_at_real_rows(case)
-        response = case.call(base_url=self.base_url, headers={"Authorization": f"Bearer {self.token}"}, timeout=30)
+        response = case.call(base_url=self.base_url, session=self.session,
+                             headers={"Authorization": f"Bearer {self.token}"}, timeout=30)
         case.validate_response(response, checks=[not_a_server_error])
         check_error_envelope(response)
 
 
 @pytest.fixture
 def run(fuzz_server):
-    return Runner(*fuzz_server)
+    runner = Runner(*fuzz_server)
+    yield runner
+    runner.session.close()
 
 
 namespace_api = schemathesis.pytest.from_fixture("api_schema").include(path_regex=NAMESPACE_PATHS)

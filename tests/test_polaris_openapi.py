@@ -10,7 +10,7 @@ from apache_polaris.sdk.catalog import ApiClient, Configuration
 
 from catalog.models import Policy, Table
 from tests.polaris_support import CATALOG, EXPIRY, content
-from tests.test_openapi_fuzz import check_error_envelope, fuzz_settings
+from tests.test_openapi_fuzz import check_error_envelope, fuzz_settings, kept_session
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.xdist_group("polaris")]
 
@@ -85,9 +85,15 @@ def _fuzz():
     return schemathesis.pytest.from_fixture("polaris_api_schema").include(path_regex=NEW_PATHS)
 
 
+@pytest.fixture
+def http():
+    with kept_session() as session:
+        yield session
+
+
 @_fuzz().parametrize()
 @fuzz_settings(max_examples=15)
-def test_new_operations_have_no_server_errors(case, live_server, make_token):
+def test_new_operations_have_no_server_errors(case, live_server, make_token, http):
     import zlib
 
     from schemathesis.checks import not_a_server_error
@@ -101,7 +107,8 @@ def test_new_operations_have_no_server_errors(case, live_server, make_token):
             if key in params:
                 params[key] = value
     token = make_token("admin", admin=True)
-    response = case.call(base_url=live_server.url, headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    response = case.call(base_url=live_server.url, session=http, headers={"Authorization": f"Bearer {token}"},
+                         timeout=30)
     case.validate_response(response, checks=[not_a_server_error])
     check_error_envelope(response)
 
