@@ -1,8 +1,8 @@
 """Shared fixtures. Tests run against PostgreSQL when DATABASE_URL points at it (`make test`
 does), and every protocol test talks to a real HTTP server (`live_server`) with a real client."""
 
-import asyncio
 import socket
+import threading
 
 import pytest
 from django.core.management import call_command
@@ -93,8 +93,13 @@ def admin_client(bootstrap, make_client):
 @pytest.fixture
 def uc_sdk(live_server, make_token):
     """uc_sdk(ApiClass, name) runs calls of the official `unitycatalog-client` SDK against the live
-    server as principal `name`: `uc_sdk.run(CatalogsApi, "admin", lambda api: api.list_catalogs())`."""
-    from unitycatalog.client import ApiClient, Configuration
+    server as principal `name`: `uc_sdk.run(CatalogsApi, "admin", lambda api: api.list_catalogs())`.
+    One SDK client serves every call (tests/sdk_loop.py), one call at a time, each with a fresh
+    token of its principal."""
+    from tests.sdk_loop import KeptSDK
+
+    kept = KeptSDK(f"{live_server.url}{UC}", name="uc-sdk")
+    one_at_a_time = threading.Lock()
 
     class SDK:
         host = f"{live_server.url}{UC}"
@@ -103,13 +108,14 @@ def uc_sdk(live_server, make_token):
             token = make_token(name, admin=(name == "admin") if admin is None else admin)
 
             async def go():
-                async with ApiClient(Configuration(host=self.host)) as client:
-                    client.set_default_header("Authorization", f"Bearer {token}")
-                    return await call(api_class(client))
+                kept.client.set_default_header("Authorization", f"Bearer {token}")
+                return await call(api_class(kept.client))
 
-            return asyncio.run(go())
+            with one_at_a_time:
+                return kept.run(go())
 
-    return SDK()
+    yield SDK()
+    kept.close()
 
 
 @pytest.fixture(scope="session")

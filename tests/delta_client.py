@@ -7,15 +7,12 @@ commits, as the managed-table spec describes."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
 import time
 import uuid
-import weakref
 
 import urllib3
-from unitycatalog.client import ApiClient, Configuration, DeltaCommitsApi, TablesApi
+from unitycatalog.client import DeltaCommitsApi, TablesApi
 from unitycatalog.client.models import (
     CreateStagingTable,
     CreateTable,
@@ -29,6 +26,7 @@ from unitycatalog.client.models import (
 from unitycatalog.client.exceptions import ApiException
 
 from catalog.storage import join, storage_for
+from tests.sdk_loop import KeptSDK
 
 SCHEMA = {
     "type": "struct",
@@ -161,39 +159,16 @@ def live_files(location: str, latest: int, ratified: dict[int, str]) -> list[str
     return sorted(live)
 
 
-def _serve(loop: asyncio.AbstractEventLoop) -> None:
-    asyncio.set_event_loop(loop)
-    loop.run_forever()
-
-
-def _shut_down(loop: asyncio.AbstractEventLoop, thread: threading.Thread, sdk: ApiClient) -> None:
-    asyncio.run_coroutine_threadsafe(sdk.close(), loop).result()
-    loop.call_soon_threadsafe(loop.stop)
-    thread.join()
-    loop.close()
-
-
 class DeltaClient:
-    """The SDK's client is opened once and kept, with its HTTP connections, as an application that
-    uses the SDK keeps it: on an event loop of this client's own, so that calls from several
-    threads at once run concurrently. `close()` (or the garbage collector) closes it."""
+    """The SDK's client is opened once and kept, with its HTTP connections (tests/sdk_loop.py), as
+    an application that uses the SDK keeps it; calls from several threads at once run
+    concurrently. `close()` (or the garbage collector) closes it."""
 
     def __init__(self, host: str, token: str):
         self.host = host
         self.token = token
-        self._loop = asyncio.new_event_loop()
-        thread = threading.Thread(target=_serve, args=(self._loop,), name="delta-client", daemon=True)
-        thread.start()
-        self._sdk = self._run(self._open())
-        self.close = weakref.finalize(self, _shut_down, self._loop, thread, self._sdk)
-
-    async def _open(self) -> ApiClient:
-        sdk = ApiClient(Configuration(host=self.host))
-        sdk.set_default_header("Authorization", f"Bearer {self.token}")
-        return sdk
-
-    def _run(self, coroutine):
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+        kept = KeptSDK(host, token, name="delta-client")
+        self._sdk, self._run, self.close = kept.client, kept.run, kept.close
 
     def _call(self, api_class, call):
         return self._run(call(api_class(self._sdk)))
