@@ -9,7 +9,10 @@ BENCH_ARGS ?=
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/ucweb
 # Test processes (pytest-xdist; each has its own test database, live server and object store;
 # the Spark and Sail tests each stay in one process). TEST_WORKERS=0 runs everything in one.
-TEST_WORKERS ?= 2
+# Three on a two-core machine: the suite also waits (servers and JVMs starting, client processes,
+# conditions polled), and with two processes the cores stood idle 15 % of the run, with three 4 %
+# (at most 67 PostgreSQL connections at once, of the 100 a default server allows).
+TEST_WORKERS ?= 3
 
 # `make run` installs only what the server and its worker need (requirements.txt); `make test`
 # adds the test-only packages (requirements-dev.txt: clients, Sail, PySpark, SeaweedFS, Selenium).
@@ -26,7 +29,7 @@ DEV_STAMP := $(VENV)/.installed-dev-$(DEV_HASH)
 help:
 	@echo "make venv    create $(VENV) and install requirements.txt, the server's (skipped when unchanged)"
 	@echo "make run     migrate, bootstrap and serve on 127.0.0.1:\$${UCWEB_PORT:-8080}"
-	@echo "make test    install requirements-dev.txt, start PostgreSQL (install Redis and Chromium) if needed, run pytest (PYTEST_ARGS=..., TEST_WORKERS=2)"
+	@echo "make test    install requirements-dev.txt, start PostgreSQL (install Redis and Chromium) if needed, run pytest (PYTEST_ARGS=..., TEST_WORKERS=3)"
 	@echo "make lint-imports  check the dependency rule between the apps (.importlinter)"
 	@echo "make bench   run bench/commits.py (BENCH_ARGS=...)"
 	@echo "make clean   remove $(VENV) and caches (keeps var/ data)"
