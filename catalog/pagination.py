@@ -81,8 +81,13 @@ def paginate(queryset, *, max_results, page_token, key: str = "name", numeric: b
             after = int(after)
         queryset = queryset.filter(**{f"{key}__gt": after})
     items = list(queryset[: size + 1])
-    next_token = encode_page_token(str(getattr(items[size - 1], key))) if len(items) > size else None
+    next_token = encode_page_token(str(_key_of(items[size - 1], key))) if len(items) > size else None
     return items[:size], next_token
+
+
+def _key_of(item, key: str):
+    """The key of a row: a model instance, or a dict of `values()`."""
+    return item[key] if isinstance(item, dict) else getattr(item, key)
 
 
 def paginate_list(items: list, *, max_results, page_token, key):
