@@ -126,11 +126,8 @@ def identifiers(request, queryset) -> Response:
     page when the request asks for pages (Iceberg REST and Polaris alike). Only the two columns
     are read: a model instance per row, and one of its schema, cost most of a listing's time."""
     items, token = page(request, queryset.values("name", "schema__path"))
-    levels = {}
-    body = {"identifiers": [
-        {"namespace": levels.get(item["schema__path"]) or levels.setdefault(
-            item["schema__path"], namespace_levels_of(item["schema__path"])), "name": item["name"]}
-        for item in items]}
+    levels = {path: namespace_levels_of(path) for path in {item["schema__path"] for item in items}}
+    body = {"identifiers": [{"namespace": levels[item["schema__path"]], "name": item["name"]} for item in items]}
     if token:
         body["next-page-token"] = token
     return Response(body)
