@@ -8,6 +8,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from django.core.management import call_command
 
 from catalog.models import (
     Credential,
@@ -18,9 +19,10 @@ from catalog.models import (
     RegisteredModel,
     Volume,
 )
+from tests.conftest import bearer_client, token_for
 from tests.helpers import UC, rows
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 # == bad input =====================================================================================
@@ -194,27 +196,38 @@ BAD_REQUESTS = [
 ]
 
 
-@pytest.fixture
-def assets_world(admin_client, storage_root):
+@pytest.fixture(scope="module")
+def admin_token(module_db, django_db_blocker, module_storage_root):
     """shop.sales with volume raw, function f, model m (version 1), STORAGE credential c, SERVICE
-    credential s, external location l at s3://lake/landing."""
+    credential s, external location l at s3://lake/landing: built once for the module (see
+    `module_db`); each test's changes are rolled back after it."""
     role = {"role_arn": "arn:aws:iam::123456789012:role/r"}
-    for method, path, body in [
-        ("post", "/catalogs", {"name": "shop"}),
-        ("post", "/schemas", {"name": "sales", "catalog_name": "shop"}),
-        ("post", "/volumes", {"name": "raw", "catalog_name": "shop", "schema_name": "sales",
-                              "volume_type": "MANAGED"}),
-        ("post", "/functions", _function(name="f", specific_name="f")),
-        ("post", "/models", {"name": "m", "catalog_name": "shop", "schema_name": "sales"}),
-        ("post", "/models/versions", {"model_name": "m", "catalog_name": "shop", "schema_name": "sales",
-                                      "source": "file:///tmp/m"}),
-        ("post", "/credentials", {"name": "c", "aws_iam_role": role}),
-        ("post", "/credentials", {"name": "s", "purpose": "SERVICE", "aws_iam_role": role}),
-        ("post", "/external-locations", {"name": "l", "url": "s3://lake/landing", "credential_name": "c"}),
-    ]:
-        response = getattr(admin_client, method)(f"{UC}{path}", body, format="json")
-        assert response.status_code == 200, (path, response.content)
-    return admin_client
+    with django_db_blocker.unblock():
+        call_command("bootstrap", verbosity=0)
+        token = token_for("admin", admin=True)
+        admin_client = bearer_client(token)
+        for method, path, body in [
+            ("post", "/catalogs", {"name": "shop"}),
+            ("post", "/schemas", {"name": "sales", "catalog_name": "shop"}),
+            ("post", "/volumes", {"name": "raw", "catalog_name": "shop", "schema_name": "sales",
+                                  "volume_type": "MANAGED"}),
+            ("post", "/functions", _function(name="f", specific_name="f")),
+            ("post", "/models", {"name": "m", "catalog_name": "shop", "schema_name": "sales"}),
+            ("post", "/models/versions", {"model_name": "m", "catalog_name": "shop", "schema_name": "sales",
+                                          "source": "file:///tmp/m"}),
+            ("post", "/credentials", {"name": "c", "aws_iam_role": role}),
+            ("post", "/credentials", {"name": "s", "purpose": "SERVICE", "aws_iam_role": role}),
+            ("post", "/external-locations", {"name": "l", "url": "s3://lake/landing", "credential_name": "c"}),
+        ]:
+            response = getattr(admin_client, method)(f"{UC}{path}", body, format="json")
+            assert response.status_code == 200, (path, response.content)
+    return token
+
+
+@pytest.fixture
+def assets_world(db, admin_token):
+    """The admin's client on the module's shared assets (see admin_token)."""
+    return bearer_client(admin_token)
 
 
 def assets_snapshot() -> dict:
@@ -224,7 +237,6 @@ def assets_snapshot() -> dict:
                 Grant)
 
 
-@pytest.mark.django_db  # no live server: each case rolls back, which is much faster than a flush
 @pytest.mark.parametrize("method,path,body,status", BAD_REQUESTS,
                          ids=[f"{m} {p} {i}" for i, (m, p, _, _) in enumerate(BAD_REQUESTS)])
 def test_bad_input_is_refused_and_changes_nothing(assets_world, method, path, body, status):
