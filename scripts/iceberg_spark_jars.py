@@ -18,8 +18,10 @@ Instead:
 * Debian's ``jarjar`` (``libjarjar-java``, installed with apt-get when missing) relocates both
   sets into the runtime's shaded packages, and the result is written as ONE extra jar.
 
-The result is cached in ``<repo>/var/spark-jars`` (override: ``UCWEB_SPARK_JARS_DIR``); later
-runs only check the cache and do no network access. The script prints progress on stderr and,
+The result is cached per user, in ``$XDG_CACHE_HOME/ucweb/spark-jars`` (``~/.cache/ucweb/spark-jars``;
+override: ``UCWEB_SPARK_JARS_DIR``), so that every clone and work tree on a machine shares it: the
+stamp keys it by the recipe and by the names and sizes of its inputs, never by their paths, and a
+lock serializes builders. Later runs only check the cache and do no network access. The script prints progress on stderr and,
 as the last (only) line of stdout, the comma-separated absolute paths to put in ``spark.jars``.
 
 Usage::
@@ -35,7 +37,7 @@ From Python (tests/spark_iceberg.py does this)::
 Environment:
 
 ``UCWEB_SPARK_JARS_DIR``
-    cache directory (default ``<repo>/var/spark-jars``).
+    cache directory (default ``$XDG_CACHE_HOME/ucweb/spark-jars``, else ``~/.cache/ucweb/spark-jars``).
 ``UCWEB_SPARK_JARS_SOURCE``
     ``offline`` (default): the assembly above. ``maven``: for machines that can reach Maven
     Central; ``spark_jars_conf()`` then returns ``spark.jars.packages`` with the upstream runtime
@@ -110,8 +112,7 @@ __all__ = [
     "spark_jars_conf",
 ]
 
-REPO_ROOT = SCRIPTS_DIR.parent
-DEFAULT_CACHE_DIR = REPO_ROOT / "var" / "spark-jars"
+DEFAULT_CACHE_DIR = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ucweb" / "spark-jars"
 
 SPARK_MINOR = "3.5"
 MAVEN_PACKAGE_TEMPLATE = "org.apache.iceberg:iceberg-spark-runtime-{spark}_{scala}:{iceberg}"
