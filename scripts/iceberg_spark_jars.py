@@ -18,11 +18,11 @@ Instead:
 * Debian's ``jarjar`` (``libjarjar-java``, installed with apt-get when missing) relocates both
   sets into the runtime's shaded packages, and the result is written as ONE extra jar.
 
-The result is cached per user, in ``$XDG_CACHE_HOME/ucweb/spark-jars`` (``~/.cache/ucweb/spark-jars``;
-override: ``UCWEB_SPARK_JARS_DIR``), so that every clone and work tree on a machine shares it: the
-stamp keys it by the recipe and by the names and sizes of its inputs, never by their paths, and a
-lock serializes builders. Later runs only check the cache and do no network access. The script prints progress on stderr and,
-as the last (only) line of stdout, the comma-separated absolute paths to put in ``spark.jars``.
+The result is cached per user, in ``$XDG_CACHE_HOME/ucweb/spark-jars`` (else
+``~/.cache/ucweb/spark-jars``; override: ``UCWEB_SPARK_JARS_DIR``), so that every clone and work
+tree on a machine shares it: the stamp keys it by the recipe and by the names and sizes of its
+inputs, never by their paths, and a lock serializes builders. Later runs only check the cache and
+do no network access. The script prints progress on stderr and, as the last (only) line of stdout, the comma-separated absolute paths to put in ``spark.jars``.
 
 Usage::
 

@@ -102,8 +102,6 @@ def uc_sdk(live_server, make_token):
     one_at_a_time = threading.Lock()
 
     class SDK:
-        host = f"{live_server.url}{UC}"
-
         def run(self, api_class, name, call, *, admin=None):
             token = make_token(name, admin=(name == "admin") if admin is None else admin)
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from django.core.management import call_command
 
 from catalog.models import (
     Credential,
@@ -19,8 +18,9 @@ from catalog.models import (
     RegisteredModel,
     Volume,
 )
-from tests.conftest import bearer_client, token_for
+from tests.conftest import bearer_client
 from tests.helpers import UC, rows
+from tests.uc_bad_input_support import admin_world
 
 pytestmark = pytest.mark.django_db
 
@@ -203,10 +203,7 @@ def admin_token(module_db, django_db_blocker, module_storage_root):
     `module_db`); each test's changes are rolled back after it."""
     role = {"role_arn": "arn:aws:iam::123456789012:role/r"}
     with django_db_blocker.unblock():
-        call_command("bootstrap", verbosity=0)
-        token = token_for("admin", admin=True)
-        admin_client = bearer_client(token)
-        for method, path, body in [
+        return admin_world([
             ("post", "/catalogs", {"name": "shop"}),
             ("post", "/schemas", {"name": "sales", "catalog_name": "shop"}),
             ("post", "/volumes", {"name": "raw", "catalog_name": "shop", "schema_name": "sales",
@@ -218,10 +215,7 @@ def admin_token(module_db, django_db_blocker, module_storage_root):
             ("post", "/credentials", {"name": "c", "aws_iam_role": role}),
             ("post", "/credentials", {"name": "s", "purpose": "SERVICE", "aws_iam_role": role}),
             ("post", "/external-locations", {"name": "l", "url": "s3://lake/landing", "credential_name": "c"}),
-        ]:
-            response = getattr(admin_client, method)(f"{UC}{path}", body, format="json")
-            assert response.status_code == 200, (path, response.content)
-    return token
+        ])
 
 
 @pytest.fixture
@@ -253,7 +247,6 @@ def test_bad_input_is_refused_and_changes_nothing(assets_world, method, path, bo
     assert assets_snapshot() == before
 
 
-@pytest.mark.django_db
 def test_openapi_documents_every_new_operation(client):
     import yaml
 

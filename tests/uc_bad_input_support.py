@@ -21,24 +21,32 @@ from tests.conftest import bearer_client, token_for
 from tests.helpers import UC, external_table_body, rows
 
 
+def admin_world(requests, *, principals=()) -> str:
+    """Bootstraps, creates `principals`, then sends `requests` ((method, path, body) under the UC
+    prefix) as the metastore admin, each answered 200; returns the admin's token. A module-scoped
+    fixture calls it once, inside `django_db_blocker.unblock()` (see `module_db`)."""
+    call_command("bootstrap", verbosity=0)
+    token = token_for("admin", admin=True)
+    admin_client = bearer_client(token)
+    for name in principals:
+        token_for(name)
+    for method, path, body in requests:
+        response = getattr(admin_client, method)(f"{UC}{path}", body, format="json")
+        assert response.status_code == 200, (path, response.content)
+    return token
+
+
 @pytest.fixture(scope="module")
 def admin_token(module_db, django_db_blocker):
     """unity.default (bootstrap), catalog shop, schema shop.sales, table shop.sales.trips (two
     columns), principal bob with USE CATALOG on shop: built once for the module."""
     with django_db_blocker.unblock():
-        call_command("bootstrap", verbosity=0)
-        token = token_for("admin", admin=True)
-        admin_client = bearer_client(token)
-        token_for("bob")
-        for method, path, body in [
+        return admin_world([
             ("post", "/catalogs", {"name": "shop", "comment": "original", "properties": {"k": "v"}}),
             ("post", "/schemas", {"name": "sales", "catalog_name": "shop", "comment": "original"}),
             ("post", "/tables", table_body()),
             ("patch", "/permissions/catalog/shop", {"changes": [{"principal": "bob", "add": ["USE CATALOG"]}]}),
-        ]:
-            response = getattr(admin_client, method)(f"{UC}{path}", body, format="json")
-            assert response.status_code == 200, response.content
-    return token
+        ], principals=["bob"])
 
 
 @pytest.fixture

@@ -127,8 +127,7 @@ def storage_access_configs(*, caller: Principal, table: Table, delegation: str |
 
 def list_generic_tables(*, caller: Principal, prefix: str, namespace: str):
     schema, access = resolve.namespace(caller, warehouse(prefix, caller), namespace)
-    tables = Table.objects.filter(GENERIC, schema=schema).select_related("schema")
-    return authz.visible(tables.only("name", "schema__name", "schema__path"), caller, access=access)
+    return authz.visible(Table.objects.filter(GENERIC, schema=schema), caller, access=access)
 
 
 def drop_generic_table(*, caller: Principal, prefix: str, namespace: str, name: str) -> None:

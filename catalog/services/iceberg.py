@@ -109,9 +109,7 @@ def kind_filter(view: bool) -> Q:
 
 def list_tables(*, caller: Principal, prefix: str, namespace: str, view: bool = False):
     schema, access = resolve.namespace(caller, warehouse(prefix, caller), namespace)
-    # Identifiers are all a listing returns: no columns, no other fields.
-    tables = Table.objects.filter(kind_filter(view), schema=schema).select_related("schema")
-    return authz.visible(tables.only("name", "schema__name", "schema__path"), caller, access=access)
+    return authz.visible(Table.objects.filter(kind_filter(view), schema=schema), caller, access=access)
 
 
 def is_kind(table: Table, view: bool) -> bool:

@@ -131,7 +131,7 @@ def load_policy(*, caller: Principal, prefix: str, namespace: str, name: str) ->
 
 def list_policies(*, caller: Principal, prefix: str, namespace: str, policy_type: str | None):
     schema, access = resolve.namespace(caller, warehouse(prefix, caller), namespace)
-    queryset = Policy.objects.filter(schema=schema).select_related("schema")
+    queryset = Policy.objects.filter(schema=schema)
     if policy_type not in (None, ""):
         queryset = queryset.filter(policy_type=validate_policy_type(policy_type))
     return authz.visible(queryset, caller, access=access)
