@@ -150,11 +150,13 @@ def stop_process(process: subprocess.Popen | None, *, grace: float) -> None:
         time.sleep(0.05)
 
 
-def terminate_other_connections() -> int:
-    """pg_terminate_backend on every connection to the test database but this process's own; how many."""
+def terminate_other_connections(application_name: str | None = None) -> int:
+    """pg_terminate_backend on every connection to the test database but this process's own, or
+    only on those of one application (libpq's PGAPPNAME); how many."""
     from django.db import connection
 
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                       "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+                       "WHERE datname = current_database() AND pid <> pg_backend_pid() "
+                       "AND (%s::text IS NULL OR application_name = %s)", [application_name, application_name])
         return cursor.fetchone()[0]

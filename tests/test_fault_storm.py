@@ -29,11 +29,14 @@ from tests.server_process import running_server
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 WRITERS = 16
 CHANGES_PER_WRITER = 12
+STORM_SERVER = "ucweb-fault-storm"
 
 
 @pytest.fixture
 def server(tmp_path):
-    with running_server(tmp_path, UCWEB_MAX_UNPUBLISHED_COMMITS="1000000") as process:
+    # The server's connections carry a name of their own (libpq's PGAPPNAME), so that the storm
+    # ends those and not the connections of this test process's live server.
+    with running_server(tmp_path, UCWEB_MAX_UNPUBLISHED_COMMITS="1000000", PGAPPNAME=STORM_SERVER) as process:
         yield process
 
 
@@ -118,7 +121,7 @@ def test_sixteen_writers_through_killed_workers_and_terminated_connections(serve
             os.kill(victim, signal.SIGKILL)
             faults.append(("SIGKILL worker", victim))
         else:
-            faults.append(("pg_terminate_backend", terminate_other_connections()))
+            faults.append(("pg_terminate_backend", terminate_other_connections(STORM_SERVER)))
     for writer in writers:
         writer.join(timeout=900)
     assert not any(writer.is_alive() for writer in writers), "every writer finished"
