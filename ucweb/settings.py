@@ -156,14 +156,14 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and UCWEB_D
         "max_size": UCWEB_DB_POOL_SIZE,
         "timeout": env_int("UCWEB_DB_POOL_TIMEOUT", 30),
     }
-if DATABASES["default"]["CONN_MAX_AGE"]:
-    # A kept connection that the database ended meanwhile (a restart, pg_terminate_backend, an idle
-    # timeout) is found and replaced before a request uses it, instead of failing that request.
-    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Concurrent requests on SQLite wait for the write lock instead of failing at once.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
     DATABASES["default"]["CONN_MAX_AGE"] = 0
+if DATABASES["default"]["CONN_MAX_AGE"]:
+    # A kept connection that the database ended meanwhile (a restart, pg_terminate_backend, an idle
+    # timeout) is found and replaced before a request uses it, instead of failing that request.
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 USE_TZ = True
