@@ -22,7 +22,8 @@ The result is cached per user, in ``$XDG_CACHE_HOME/ucweb/spark-jars`` (else
 ``~/.cache/ucweb/spark-jars``; override: ``UCWEB_SPARK_JARS_DIR``), so that every clone and work
 tree on a machine shares it: the stamp keys it by the recipe and by the names and sizes of its
 inputs, never by their paths, and a lock serializes builders. Later runs only check the cache and
-do no network access. The script prints progress on stderr and, as the last (only) line of stdout, the comma-separated absolute paths to put in ``spark.jars``.
+do no network access. The script prints progress on stderr and, as the last (only) line of
+stdout, the comma-separated absolute paths to put in ``spark.jars``.
 
 Usage::
 

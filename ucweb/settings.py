@@ -148,9 +148,6 @@ if os.environ.get("UCWEB_TEST_DATABASE_NAME"):
 UCWEB_DB_POOL_SIZE = env_int("UCWEB_DB_POOL_SIZE", 0)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and UCWEB_DB_POOL_SIZE > 0:
     DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections
-    # A connection the server lost (a restarted or terminated backend) is replaced when it is
-    # taken from the pool, not handed to a request (Django passes the pool's check for this).
-    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
         "min_size": 1,
         "max_size": UCWEB_DB_POOL_SIZE,
@@ -160,10 +157,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Concurrent requests on SQLite wait for the write lock instead of failing at once.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
     DATABASES["default"]["CONN_MAX_AGE"] = 0
-if DATABASES["default"]["CONN_MAX_AGE"]:
-    # A kept connection that the database ended meanwhile (a restart, pg_terminate_backend, an idle
-    # timeout) is found and replaced before a request uses it, instead of failing that request.
-    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# A kept connection (CONN_MAX_AGE, or the pool's) that the database ended meanwhile (a restart,
+# pg_terminate_backend, an idle timeout) is found and replaced before a request uses it, instead of
+# failing that request; the pool checks a connection when it is taken (Django passes it this flag).
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = bool(
+    DATABASES["default"]["CONN_MAX_AGE"] or "pool" in DATABASES["default"].get("OPTIONS", {}))
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 USE_TZ = True
