@@ -28,7 +28,7 @@ DEV_STAMP := $(VENV)/.installed-dev-$(DEV_HASH)
 
 help:
 	@echo "make venv    create $(VENV) and install requirements.txt, the server's (skipped when unchanged)"
-	@echo "make run     migrate, bootstrap and serve on 127.0.0.1:\$${UCWEB_PORT:-8080}"
+	@echo "make run     install, migrate, bootstrap, then serve on 127.0.0.1:\$${UCWEB_PORT:-8080} with a Celery worker and beat"
 	@echo "make test    install requirements-dev.txt, start PostgreSQL (install Redis and Chromium) if needed, run pytest (PYTEST_ARGS=..., TEST_WORKERS=3)"
 	@echo "make lint-imports  check the dependency rule between the apps (.importlinter)"
 	@echo "make bench   run bench/commits.py (BENCH_ARGS=...)"
@@ -52,7 +52,12 @@ $(DEV_STAMP): | $(VENV_PY)
 	rm -f $(VENV)/.installed-*
 	touch $@ $(STAMP)
 
+# The Iceberg runtime for Spark is assembled once per machine and cached (scripts/iceberg_spark_jars.py);
+# without Java it cannot be, and ucweb still starts: Iceberg maintenance runs are then SKIPPED, and
+# /readyz and the console say why.
 run: venv
+	@$(VENV_PY) scripts/iceberg_spark_jars.py >/dev/null || \
+	  echo "WARNING: the Iceberg runtime for Spark could not be assembled (see above): Iceberg maintenance will be SKIPPED" >&2
 	bash scripts/run_server.sh
 
 services:

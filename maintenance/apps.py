@@ -12,3 +12,11 @@ class MaintenanceConfig(AppConfig):
 
         securable_dropped.connect(receivers.purge_dropped_securable, dispatch_uid="maintenance.purge")
         publication_due.connect(receivers.verify_publication, dispatch_uid="maintenance.publish")
+
+        # A worker keeps a heartbeat row that readiness reads (maintenance.liveness).
+        from celery.signals import worker_ready, worker_shutdown
+
+        from maintenance import liveness
+
+        worker_ready.connect(liveness.worker_ready, dispatch_uid="maintenance.heartbeat")
+        worker_shutdown.connect(liveness.worker_shutdown, dispatch_uid="maintenance.heartbeat")

@@ -40,21 +40,30 @@ def _jars_conf() -> dict:
         raise Skip(f"the Iceberg runtime for Spark is not available: {exc}") from None
 
 
+def check_engine() -> dict:
+    """The Spark settings that put the Iceberg runtime on the classpath; raises Skip with the
+    reason when Iceberg maintenance cannot run in this process: no Java, no PySpark, or no Iceberg
+    runtime (assembled here on first use, then cached per machine)."""
+    if not (settings.JAVA_HOME or shutil.which("java")):
+        raise Skip("Java is not installed (Iceberg maintenance runs on Spark); set JAVA_HOME or install a JRE "
+                   "(Debian: apt-get install openjdk-17-jre-headless).")
+    if importlib.util.find_spec("pyspark") is None:
+        raise Skip("PySpark is not installed (Iceberg maintenance runs on Spark): `make run` installs it.")
+    return _jars_conf()
+
+
 def base_session():
     """The process's SparkSession (started on first use)."""
-    if not (settings.JAVA_HOME or shutil.which("java")):
-        raise Skip("Java is not installed (Iceberg maintenance runs on Spark); set JAVA_HOME or install a JRE.")
-    try:
-        from pyspark.sql import SparkSession
-    except ImportError:
-        raise Skip("PySpark is not installed (Iceberg maintenance runs on Spark).") from None
+    jars = check_engine()
+    from pyspark.sql import SparkSession
+
     with _lock:
         active = SparkSession.getActiveSession()
         if active is not None and active.sparkContext._jsc is not None:
             return active
         builder = SparkSession.builder.master(settings.UCWEB_SPARK_MASTER).appName("ucweb-maintenance")
         conf = {"spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
-                "spark.ui.enabled": "false", "spark.sql.session.timeZone": "UTC", **_jars_conf()}
+                "spark.ui.enabled": "false", "spark.sql.session.timeZone": "UTC", **jars}
         for key, value in conf.items():
             builder = builder.config(key, value)
         session = builder.getOrCreate()

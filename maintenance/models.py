@@ -133,3 +133,40 @@ class MaintenancePlan(models.Model):
         if self.started_at and self.finished_at:
             return (self.finished_at - self.started_at).total_seconds()
         return None
+
+
+class ProcessHeartbeat(models.Model):
+    """A background process saying it is alive: a Celery worker (every few seconds, from a thread of
+    its own, with what its maintenance engine can do) or a beat scheduler (at its ticks). The web
+    server reads these rows to answer readiness; it never asks the processes themselves."""
+
+    class Kind(models.TextChoices):
+        WORKER = "WORKER"
+        BEAT = "BEAT"
+
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    name = models.CharField(max_length=255, help_text="host:pid of the process.")
+    started_at = models.DateTimeField()
+    seen_at = models.DateTimeField(db_index=True)
+    stopped_at = models.DateTimeField(null=True, blank=True, help_text="Set when the process shut down cleanly.")
+    details = models.JSONField(default=dict, blank=True,
+                               help_text="A worker's maintenance engine; whether a beat leads the schedule.")
+
+    class Meta:
+        ordering = ["-seen_at"]
+        constraints = [models.UniqueConstraint(fields=["kind", "name"], name="uniq_process_heartbeat")]
+
+    def __str__(self):
+        return f"{self.kind} {self.name}"
+
+
+class Lease(models.Model):
+    """A named role that one process holds at a time, for as long as it renews it (the beat
+    schedule: several servers each start a beat, and only the holder sends the due tasks)."""
+
+    name = models.CharField(max_length=64, primary_key=True)
+    holder = models.CharField(max_length=255)
+    expires_at = models.DateTimeField()
+
+    def __str__(self):
+        return f"{self.name} held by {self.holder}"

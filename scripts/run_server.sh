@@ -48,16 +48,63 @@ ucweb is starting on $BIND:$PORT
 
 INFO
 
-# --- Celery worker and beat -----------------------------------------------------------------------
-# One worker process that also runs the beat schedule (publish-verify, purges, health, expiry).
+# --- Celery worker and beat, supervised -------------------------------------------------------------
+# A worker (threads: one Spark session serves every Iceberg run) and a beat that sends the
+# maintenance schedule (every server may run one; one at a time leads, see maintenance/liveness.py).
 # The broker is Redis when REDIS_URL is set, otherwise a folder under var/ (no server needed).
-# UCWEB_NO_WORKER=1 leaves it out (docker-compose runs worker and beat as their own services).
-WORKER_PID=""
+# Each announces itself once it is ready. One that exits is started again after
+# UCWEB_WORKER_RESTART_SECONDS; one that keeps failing to start (UCWEB_WORKER_MAX_QUICK_FAILURES
+# exits within a minute of starting, one after another) stops ucweb with an error, rather than
+# serving without its background half.
+# UCWEB_NO_WORKER=1 leaves both out, for a deployment that runs them as services of their own
+# (docker-compose.yml).
+RESTART_SECONDS="${UCWEB_WORKER_RESTART_SECONDS:-5}"
+MAX_QUICK_FAILURES="${UCWEB_WORKER_MAX_QUICK_FAILURES:-5}"
+
+supervise() {  # name, then the command; the running process's pid is kept in var/<name>.pid
+    local name="$1" quick=0 started status lived child=""
+    shift
+    trap '[[ -n "$child" ]] && kill -TERM "$child" 2>/dev/null; wait; exit 0' TERM INT
+    while true; do
+        started=$SECONDS
+        "$@" &
+        child=$!
+        echo "$child" > "${UCWEB_VAR_DIR:-var}/$name.pid"
+        status=0
+        wait "$child" || status=$?
+        lived=$((SECONDS - started))
+        if ((lived < 60)); then quick=$((quick + 1)); else quick=0; fi
+        if ((quick >= MAX_QUICK_FAILURES)); then
+            echo "ucweb: ERROR: the Celery $name exited $quick times within a minute of starting (last status" \
+                 "$status); stopping ucweb. Its messages are above." >&2
+            exit 1
+        fi
+        echo "ucweb: WARNING: the Celery $name (pid $child) exited with status $status after ${lived} s;" \
+             "starting it again in ${RESTART_SECONDS} s." >&2
+        sleep "$RESTART_SECONDS" &
+        child=$!
+        wait "$child" || true
+    done
+}
+
+PIDS=()
+stop_all() {
+    trap - EXIT INT TERM
+    for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+}
+trap 'stop_all' EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+
 if [[ -z "${UCWEB_NO_WORKER:-}" ]]; then
-    "$PY" -m celery -A ucweb worker --beat --loglevel warning --concurrency 2 --quiet &
-    WORKER_PID=$!
-    trap 'kill "$WORKER_PID" 2>/dev/null || true' EXIT INT TERM
-    echo "  Celery worker with beat started (pid $WORKER_PID)"
+    LOG_LEVEL="${UCWEB_WORKER_LOG_LEVEL:-warning}"
+    supervise worker "$PY" -m celery -A ucweb worker --pool threads --concurrency "${UCWEB_WORKER_CONCURRENCY:-4}" \
+        --loglevel "$LOG_LEVEL" --without-gossip --without-mingle &
+    PIDS+=($!)
+    supervise beat "$PY" -m celery -A ucweb beat --loglevel "$LOG_LEVEL" &
+    PIDS+=($!)
+    echo "  Starting the Celery worker and beat (each says when it is ready; see /readyz)."
 fi
 # ------------------------------------------------------------------------------------------------
 
@@ -71,4 +118,11 @@ ADDR="$BIND"
 UCWEB_DB_POOL_SIZE="${UCWEB_DB_POOL_SIZE:-8}" "$PY" -m gunicorn ucweb.asgi:application --bind "$ADDR:$PORT" \
     --workers "${UCWEB_WORKERS:-2}" --worker-class asgi --worker-connections "${UCWEB_WORKER_CONNECTIONS:-1000}" \
     --control-socket "${UCWEB_VAR_DIR:-var}/gunicorn.ctl" \
-    --access-logfile - --timeout 120
+    --access-logfile - --timeout 120 &
+PIDS+=($!)
+
+# Whichever stops first (the web server, or a worker that keeps failing) stops ucweb.
+status=0
+wait -n "${PIDS[@]}" || status=$?
+echo "ucweb: a part stopped (status $status); stopping the rest." >&2
+exit "$status"

@@ -154,8 +154,14 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and UCWEB_D
         "timeout": env_int("UCWEB_DB_POOL_TIMEOUT", 30),
     }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # Concurrent requests on SQLite wait for the write lock instead of failing at once.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+    # The embedded default is written by the web server's threads, the worker and the beat at once.
+    # WAL lets readers go on while one writes; every transaction takes the write lock when it
+    # begins (IMMEDIATE), so none fails half-way with "database is locked" when its read turns into
+    # a write (that upgrade cannot wait, a BEGIN can); a writer waits up to 30 s for its turn.
+    DATABASES["default"].setdefault("OPTIONS", {}).update({
+        "timeout": 30, "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    })
     DATABASES["default"]["CONN_MAX_AGE"] = 0
 # A kept connection (CONN_MAX_AGE, or the pool's) that the database ended meanwhile (a restart,
 # pg_terminate_backend, an idle timeout) is found and replaced before a request uses it, instead of
@@ -302,7 +308,13 @@ CELERY_BROKER_CONNECTION_TIMEOUT = 2
 CELERY_RESULT_BACKEND = "django-db"
 CELERY_RESULT_EXTENDED = True
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
-CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# django-celery-beat's schedule in the database, sent only by the beat that holds the lease: every
+# server may run a beat (maintenance.liveness).
+CELERY_BEAT_SCHEDULER = "maintenance.liveness:LeaderScheduler"
+# A worker writes its heartbeat and a beat records its tick this often; readiness takes a process
+# for gone after UCWEB_HEARTBEAT_STALE_SECONDS without one (default: three periods).
+UCWEB_HEARTBEAT_SECONDS = max(1, env_int("UCWEB_HEARTBEAT_SECONDS", 10))
+UCWEB_HEARTBEAT_STALE_SECONDS = env_int("UCWEB_HEARTBEAT_STALE_SECONDS", 3 * UCWEB_HEARTBEAT_SECONDS)
 CELERY_TASK_ACKS_LATE = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # The beat schedule that `manage.py bootstrap` installs once (governance edits it in the admin):
@@ -314,6 +326,14 @@ UCWEB_MAINTENANCE_SCHEDULE = {
     "refresh-health-and-plans": ("maintenance.refresh_health", 300),
     "run-due-maintenance": ("maintenance.run_due", 300),
 }
+# Other intervals for the first install, as "name=seconds,name=seconds" (a name above).
+for _entry in filter(None, (env_str("UCWEB_MAINTENANCE_SCHEDULE_SECONDS", "") or "").split(",")):
+    _name, _, _seconds = _entry.partition("=")
+    if _name.strip() not in UCWEB_MAINTENANCE_SCHEDULE or not _seconds.strip().isdigit() or int(_seconds) < 1:
+        raise ImproperlyConfigured(
+            f"UCWEB_MAINTENANCE_SCHEDULE_SECONDS: {_entry!r} is not name=seconds with a name of "
+            f"{', '.join(UCWEB_MAINTENANCE_SCHEDULE)}")
+    UCWEB_MAINTENANCE_SCHEDULE[_name.strip()] = (UCWEB_MAINTENANCE_SCHEDULE[_name.strip()][0], int(_seconds))
 
 LOGGING = {
     "version": 1,

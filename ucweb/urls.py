@@ -2,9 +2,10 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from ucweb.views import health, landing
+from ucweb.views import console_home, health, landing, ready
 
 urlpatterns = [
+    path("admin/", admin.site.admin_view(console_home)),
     path("admin/", admin.site.urls),
     path("api/2.1/unity-catalog/delta/v1/", include("catalog.api.delta.urls")),
     path("api/2.1/unity-catalog/", include("catalog.api.uc.urls")),
@@ -17,6 +18,7 @@ urlpatterns = [
         name="docs",
     ),
     path("healthz", health),
+    path("readyz", ready),
     path("", landing, name="landing"),
 ]
 
