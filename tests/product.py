@@ -1,0 +1,154 @@
+"""ucweb as the README starts it: `make run` in a fresh copy of the tree, with the worker and the
+beat, on the embedded defaults (SQLite, `file://` storage under the copy's var/) or on a database
+and a Redis of its own. Nothing is switched off: what these tests see is what a user gets.
+
+The copy shares this checkout's virtualenv (a link: `make run` finds its packages installed and
+installs nothing) and the machine's Spark jar cache."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import urllib.error
+import urllib.request
+import uuid
+from pathlib import Path
+
+import dj_database_url
+
+from tests.helpers import free_port, stop_process, wait_for
+
+ROOT = Path(__file__).resolve().parent.parent
+# What the test process's own environment must not hand to the product: its settings come from
+# the copy's defaults and from what a test passes.
+FOREIGN = ("UCWEB_", "CELERY_", "DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE", "PYTEST_")
+# Lines of the log that mean something went wrong (gunicorn's access log shows a 5xx answer as
+# `"GET /x HTTP/1.1" 500`).
+PROBLEMS = re.compile(r"Traceback|\bERROR\b|CRITICAL|database is locked|\" 5\d\d ")
+
+
+def copy_tree(destination: Path) -> Path:
+    """The tracked and untracked-but-not-ignored files of this checkout, as a fresh clone has them."""
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True,
+                           capture_output=True).stdout.split(b"\0")
+    for name in filter(None, files):
+        source = ROOT / os.fsdecode(name)
+        if source.is_file():
+            target = destination / os.fsdecode(name)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+    (destination / ".venv").symlink_to(ROOT / ".venv")
+    return destination
+
+
+class PostgresDatabase:
+    """A database of its own on the test PostgreSQL server, dropped afterwards."""
+
+    def __init__(self):
+        server = dj_database_url.parse(os.environ.get("DATABASE_URL") or "postgres://postgres@127.0.0.1:5432/ucweb")
+        self.server = server
+        self.name = f"ucweb_product_{uuid.uuid4().hex[:10]}"
+
+    def _admin(self, statement: str) -> None:
+        import psycopg
+
+        with psycopg.connect(host=self.server["HOST"] or "127.0.0.1", port=self.server["PORT"] or 5432,
+                             user=self.server["USER"] or "postgres", password=self.server["PASSWORD"] or None,
+                             dbname="postgres", autocommit=True) as conn:
+            conn.execute(statement)
+
+    @property
+    def url(self) -> str:
+        user = self.server["USER"] or "postgres"
+        password = f":{self.server['PASSWORD']}" if self.server["PASSWORD"] else ""
+        return f"postgres://{user}{password}@{self.server['HOST'] or '127.0.0.1'}:{self.server['PORT'] or 5432}/{self.name}"
+
+    def create(self) -> PostgresDatabase:
+        self._admin(f'CREATE DATABASE "{self.name}"')
+        return self
+
+    def drop(self) -> None:
+        self._admin(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
+
+
+class Product:
+    """`make run` in `home/ucweb` (a fresh copy), its output in `home/make-run.log`."""
+
+    def __init__(self, home: Path, **env: str):
+        self.home = home
+        self.tree = copy_tree(home / "ucweb")
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = home / "make-run.log"
+        self.env = {key: value for key, value in os.environ.items() if not key.startswith(FOREIGN)}
+        self.env.update({"UCWEB_PORT": str(self.port), **env})
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def var(self) -> Path:
+        return Path(self.env.get("UCWEB_VAR_DIR") or self.tree / "var")
+
+    def start(self, *, timeout: float = 300) -> Product:
+        self._log = self.log_path.open("ab")
+        self.process = subprocess.Popen(["make", "run"], cwd=self.tree, env=self.env, stdout=self._log,
+                                        stderr=subprocess.STDOUT, start_new_session=True)
+
+        def ready():
+            """make run's server, worker and beat to be ready (/readyz)"""
+            assert self.process.poll() is None, f"make run stopped:\n{self.log()[-4000:]}"
+            status, body = self.get("/readyz")
+            return body if status == 200 else None
+
+        wait_for(ready, timeout=timeout, interval=0.5)
+        return self
+
+    def get(self, path: str, token: str | None = None) -> tuple[int, dict | str | None]:
+        request = urllib.request.Request(self.url + path)
+        if token:
+            request.add_header("Authorization", f"Bearer {token}")
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                status, raw = response.status, response.read()
+        except urllib.error.HTTPError as exc:
+            status, raw = exc.code, exc.read()
+        except OSError:
+            return 0, None
+        try:
+            return status, json.loads(raw)
+        except ValueError:
+            return status, raw.decode(errors="replace")
+
+    def readiness(self) -> tuple[int, dict | None]:
+        return self.get("/readyz")
+
+    def manage(self, *args: str) -> str:
+        """`python manage.py ARGS` in the copy, with the product's settings; its standard output."""
+        done = subprocess.run([str(self.tree / ".venv" / "bin" / "python"), "manage.py", *args], cwd=self.tree,
+                              env=self.env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, f"manage.py {' '.join(args)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
+        return done.stdout
+
+    def admin_token(self, name: str = "product-admin") -> str:
+        return self.manage("issue_token", name, "--admin").strip().splitlines()[-1].strip()
+
+    def pid(self, part: str) -> int | None:
+        """The running worker's or beat's pid, as the supervisor recorded it."""
+        try:
+            return int((self.var / f"{part}.pid").read_text().strip())
+        except (OSError, ValueError):
+            return None
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def problems(self) -> list[str]:
+        """Lines of the log that say something went wrong (readiness answering 503 is its job)."""
+        return [line for line in self.log().splitlines()
+                if PROBLEMS.search(line) and '"GET /readyz ' not in line]
+
+    def stop(self) -> None:
+        stop_process(self.process, grace=60)
+        self._log.close()
