@@ -256,7 +256,12 @@ UCWEB_MAINTENANCE_BACKOFF_SECONDS = env_int("UCWEB_MAINTENANCE_BACKOFF_SECONDS",
 # Iceberg maintenance runs the Iceberg Spark procedures through this server's own Iceberg REST
 # catalog: local[*] in the worker unless UCWEB_SPARK_MASTER names a cluster.
 UCWEB_SPARK_MASTER = os.environ.get("UCWEB_SPARK_MASTER", "local[*]")
-UCWEB_ICEBERG_CATALOG_URL = os.environ.get("UCWEB_ICEBERG_CATALOG_URL", "http://127.0.0.1:8080/api/catalog")
+# By default the server that scripts/run_server.sh starts beside the worker (UCWEB_PORT, on loopback
+# unless it is bound to one address only).
+_bind = env_str("UCWEB_BIND", "127.0.0.1")
+_host = "127.0.0.1" if _bind in ("0.0.0.0", "::", "[::]") else (f"[{_bind.strip('[]')}]" if ":" in _bind else _bind)
+UCWEB_ICEBERG_CATALOG_URL = env_str(
+    "UCWEB_ICEBERG_CATALOG_URL", f"http://{_host}:{env_int('UCWEB_PORT', 8080)}/api/catalog")
 # Spark finds its JVM through JAVA_HOME (else `java` on PATH) and starts its Python workers with
 # PYSPARK_PYTHON, this interpreter unless it is set.
 JAVA_HOME = env_str("JAVA_HOME")
