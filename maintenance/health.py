@@ -18,11 +18,12 @@ per orphan retention period. A table whose policy says `enabled=false` is not pl
 from __future__ import annotations
 
 import json
+import logging
 from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, Sum
+from django.db.models import Count, Q, Sum
 from django.db.models.functions import TruncHour
 from django.utils import timezone
 
@@ -31,6 +32,8 @@ from catalog.storage import StorageError, join, storage_for
 from commits.formats import delta_log
 from commits.models import CommitReport, DeltaCommit
 from maintenance.models import MaintenancePlan, TableHealth
+
+logger = logging.getLogger(__name__)
 
 
 def small_file_share(histogram: dict | None, small_bytes: int) -> tuple[int, int, float]:
@@ -77,8 +80,8 @@ def refresh_table(table: Table, now=None) -> list[str]:
     )
     files, size, share = small_file_share(latest.file_size_histogram if latest else None, settings.UCWEB_SMALL_FILE_BYTES)
     if latest is None:
-        files = (totals["added"] or 0) - (totals["removed"] or 0)
-        size = (totals["bytes_added"] or 0) - (totals["bytes_removed"] or 0)
+        # No client reported file sizes (most do not): the catalog reads the table's own log.
+        files, size, share = live_file_sizes(table)
     day_ago = now - timedelta(hours=24)
     hourly = (
         DeltaCommit.objects.filter(table=table, ratified_at__gte=day_ago)
@@ -117,6 +120,46 @@ def refresh_table(table: Table, now=None) -> list[str]:
     return planned
 
 
+def _size_figures(sizes: list[int], small_bytes: int) -> tuple[int, int, float]:
+    """(files, bytes, share of files smaller than `small_bytes`)."""
+    small = sum(1 for size in sizes if size < small_bytes)
+    return len(sizes), sum(sizes), (small / len(sizes) if sizes else 0.0)
+
+
+def live_file_sizes(table: Table) -> tuple[int, int, float]:
+    """Files, bytes and small-file share of a managed Delta table's live files, from its log."""
+    from maintenance.delta_log_state import read_state
+
+    if table.latest_version is None or not table.storage_location:
+        return 0, 0, 0.0
+    try:
+        state = read_state(table)
+    except (StorageError, ValueError) as exc:
+        logger.warning("health of %s: its log could not be read: %s", table.full_name, exc)
+        return 0, 0, 0.0
+    return _size_figures([int(add.get("size") or 0) for add in state.live.values()], settings.UCWEB_SMALL_FILE_BYTES)
+
+
+def iceberg_file_sizes(table: Table) -> list[int] | None:
+    """The sizes of the data files of an Iceberg table's current snapshot, read from its manifests
+    with the server's own storage access; None when they cannot be read."""
+    from pyiceberg.table import StaticTable
+
+    from catalog.services.iceberg import storage_config
+
+    location = table.iceberg.metadata_location
+    properties = storage_config(location)
+    if settings.AWS_ACCESS_KEY_ID and properties:
+        properties |= {"s3.access-key-id": settings.AWS_ACCESS_KEY_ID,
+                       "s3.secret-access-key": settings.AWS_SECRET_ACCESS_KEY or ""}
+    try:
+        files = StaticTable.from_metadata(location, properties=properties).inspect.data_files()
+    except (OSError, ValueError) as exc:
+        logger.warning("health of %s: its manifests could not be read: %s", table.full_name, exc)
+        return None
+    return files.column("file_size_in_bytes").to_pylist()
+
+
 def refresh_iceberg_table(table: Table, now=None) -> list[str]:
     from maintenance import policy as policies
 
@@ -130,9 +173,20 @@ def refresh_iceberg_table(table: Table, now=None) -> list[str]:
     planned = []
     summary = (current or {}).get("summary") or {}
     files, size = int(summary.get("total-data-files", 0) or 0), int(summary.get("total-files-size", 0) or 0)
-    if files >= settings.UCWEB_OPTIMIZE_MIN_FILES and size / files < policy.small_file_bytes:
+    sizes = iceberg_file_sizes(table) if current else []
+    share = _size_figures(sizes, policy.small_file_bytes)[2] if sizes is not None else (
+        1.0 if files and size / files < policy.small_file_bytes else 0.0)
+    day_ago_ms = (now - timedelta(hours=24)).timestamp() * 1000
+    TableHealth.objects.update_or_create(table=table, defaults={
+        "files_live": files, "bytes_live": size, "small_file_share": share,
+        "rows_inserted": int(summary.get("total-records", 0) or 0),
+        "commits_last_day": sum(1 for s in snapshots if s.get("timestamp-ms", 0) >= day_ago_ms),
+        "last_report_version": (current or {}).get("sequence-number"),
+    })
+    if files >= settings.UCWEB_OPTIMIZE_MIN_FILES and share >= settings.UCWEB_OPTIMIZE_SMALL_FILE_SHARE:
         _plan(planned, table, MaintenancePlan.Operation.OPTIMIZE,
-              f"{files} data files of {size // files} bytes on average (small below {policy.small_file_bytes}).")
+              f"{share:.0%} of {files} data files are smaller than {policy.small_file_bytes} bytes "
+              f"(threshold {settings.UCWEB_OPTIMIZE_SMALL_FILE_SHARE:.0%}).")
     cutoff_ms = now.timestamp() * 1000 - policy.snapshot_max_age_hours * 3_600_000
     old = [s for s in snapshots if s.get("timestamp-ms", 0) < cutoff_ms and s is not current]
     if old and len(snapshots) > policy.snapshots_min_keep:
@@ -151,9 +205,11 @@ def refresh_all() -> int:
     from catalog.choices import DataSourceFormat, TableType
     from maintenance import policy as policies
 
-    ids = CommitReport.objects.values_list("table_id", flat=True).distinct()
+    # Managed Delta tables, whether or not a client reports metrics (the catalog reads the log).
+    delta = Table.objects.filter(Q(id__in=CommitReport.objects.values("table_id")) | Q(
+        data_source_format=DataSourceFormat.DELTA, table_type=TableType.MANAGED))
     count = 0
-    for table in Table.objects.filter(id__in=list(ids)).select_related("schema"):
+    for table in delta.select_related("schema"):
         if policies.for_table(table).enabled:
             refresh_table(table)
         count += 1

@@ -1,7 +1,10 @@
 """manage.py run_maintenance [FULL_NAME] [--operation OP]
 
 Runs, in the foreground, what is due (every table, or the one named), or the named operation on
-the named table now. Prints each run's progress and its end; exits non-zero when a run failed."""
+the named table now. Prints each run's progress and its end. Exits 0 when every run succeeded
+(or nothing was due), 1 when a run failed, and 3 when none failed but one was SKIPPED (it did
+nothing: no Spark for an Iceberg table, an operation that does not apply, ...): a script that
+asked for maintenance learns that it did not happen."""
 
 import re
 import sys
@@ -48,7 +51,7 @@ class Command(BaseCommand):
             self.stdout.flush()
 
         finished = runs.run_due(table=table, operation=operation, limit=limit, on_progress=progress)
-        failed = 0
+        failed = skipped = 0
         for plan in finished:
             seconds = plan.duration_seconds
             line = (f"{plan.operation} {plan.table.full_name}: {plan.status}"
@@ -60,6 +63,7 @@ class Command(BaseCommand):
                     if key in before or key in after:
                         self.stdout.write(f"    {key}: {before.get(key)} -> {after.get(key)}")
             elif plan.status == MaintenancePlan.Status.SKIPPED:
+                skipped += 1
                 self.stdout.write(self.style.WARNING(line))
             else:
                 failed += 1
@@ -68,3 +72,6 @@ class Command(BaseCommand):
             self.stdout.write("Nothing due.")
         if failed:
             sys.exit(1)
+        if skipped:
+            self.stderr.write(f"{skipped} run(s) SKIPPED: nothing was done for them (see the reasons above).")
+            sys.exit(3)
