@@ -24,7 +24,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from maintenance.errors import Skip, TimeLimitExceeded
+from maintenance.errors import Conflict, Skip, TimeLimitExceeded
 
 _SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "iceberg_spark_jars.py"
 _lock = threading.Lock()
@@ -191,10 +191,22 @@ def run(operation: str, table, policy, ctx) -> dict:
             raise TimeLimitExceeded(
                 f"the run went past its time limit of {settings.UCWEB_MAINTENANCE_TIME_LIMIT_SECONDS} s "
                 f"(its Spark jobs were cancelled)") from exc
+        if lost_race(exc):
+            raise Conflict(f"a writer committed to {table.full_name} while {operation} ran, and Iceberg could not "
+                           f"commit the run on top of it") from exc
         raise
     finally:
         timer.cancel()
         spark.close()
+
+
+def lost_race(exc: BaseException) -> bool:
+    """Whether Spark gave up committing because other commits kept changing the table (Iceberg's
+    CommitFailedException or ValidationException, after its own retries)."""
+    from maintenance.runs import describe
+
+    text = describe(exc)
+    return "CommitFailedException" in text or "ValidationException" in text
 
 
 def _run(spark: SparkRun, operation: str, policy, ctx) -> dict:

@@ -116,16 +116,23 @@ def reclaim_expired(now=None) -> int:
                 id=plan.id, status=Status.RUNNING, lease_expires_at__lt=now).first()
             if locked is None:
                 continue
-            if locked.attempts >= settings.UCWEB_MAINTENANCE_MAX_ATTEMPTS:
-                _finish(locked, Status.FAILED, message)
-            else:
-                try:
-                    with transaction.atomic():
-                        _retry_later(locked, message)
-                except IntegrityError:  # planned again meanwhile: that plan carries on
-                    _finish(locked, Status.FAILED, message + "; planned again")
+            _retry_or_fail(locked, message)
             count += 1
     return count
+
+
+def _retry_or_fail(plan: MaintenancePlan, message: str, *, final: bool = False) -> None:
+    """A failed attempt: PLANNED again with backoff, or FAILED after the last attempt (or when
+    `final`) or when the operation was planned again meanwhile (that plan carries on)."""
+    if final or plan.attempts >= settings.UCWEB_MAINTENANCE_MAX_ATTEMPTS:
+        _finish(plan, Status.FAILED, message)
+        return
+    try:
+        with transaction.atomic():
+            _retry_later(plan, message)
+    except IntegrityError:
+        plan.refresh_from_db()
+        _finish(plan, Status.FAILED, message + "; planned again")
 
 
 def _retry_later(plan: MaintenancePlan, message: str) -> None:
@@ -261,11 +268,7 @@ def run_plan(plan_id: int, *, owner: str | None = None, on_progress=None) -> Mai
         logger.exception("maintenance plan %s failed", plan_id)
         plan.refresh_from_db()
         if plan.status == Status.RUNNING and plan.lease_owner == owner:
-            message = f"{type(exc).__name__}: {exc}"
-            if plan.attempts >= settings.UCWEB_MAINTENANCE_MAX_ATTEMPTS or isinstance(exc, TimeLimitExceeded):
-                _finish(plan, Status.FAILED, message)
-            else:
-                _retry_later(plan, message)
+            _retry_or_fail(plan, describe(exc), final=isinstance(exc, TimeLimitExceeded))
     else:
         ctx.stop()
         plan.refresh_from_db()
@@ -276,6 +279,16 @@ def run_plan(plan_id: int, *, owner: str | None = None, on_progress=None) -> Mai
         _finish(plan, Status.SUCCEEDED, result.get("summary", ""), after=after)
     plan.refresh_from_db()
     return plan
+
+
+def describe(exc: BaseException) -> str:
+    """The exception as one line of text; some (a Py4J error whose JVM is gone) cannot say more
+    than their type."""
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - the text is asked of the failed engine itself
+        text = "(no message)"
+    return f"{type(exc).__name__}: {text}"
 
 
 def _conflicted(plan: MaintenancePlan, message: str) -> None:

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import urllib.error
 import urllib.request
@@ -106,7 +107,10 @@ class Product:
         return self
 
     def get(self, path: str, token: str | None = None) -> tuple[int, dict | str | None]:
-        request = urllib.request.Request(self.url + path)
+        return self.request("GET", path, token)
+
+    def request(self, method: str, path: str, token: str | None = None) -> tuple[int, dict | str | None]:
+        request = urllib.request.Request(self.url + path, method=method)
         if token:
             request.add_header("Authorization", f"Bearer {token}")
         try:
@@ -141,6 +145,25 @@ class Product:
         except (OSError, ValueError):
             return None
 
+    def query(self, sql: str, *params) -> list[tuple]:
+        """Rows of the product's own database (SQLite: read-only), to watch what its worker does."""
+        if self.env.get("DATABASE_URL"):
+            import psycopg
+
+            with psycopg.connect(self.env["DATABASE_URL"].replace("postgres://", "postgresql://", 1)) as conn:
+                return conn.execute(sql.replace("?", "%s"), params).fetchall()
+        import sqlite3
+
+        conn = sqlite3.connect(f"file:{self.var / 'ucweb.sqlite3'}?mode=ro", uri=True, timeout=30)
+        try:
+            return conn.execute(sql, params).fetchall()
+        finally:
+            conn.close()
+
+    def key(self, uuid_text: str) -> str:
+        """A UUID as the product's database stores it (SQLite: 32 hex digits)."""
+        return uuid_text if self.env.get("DATABASE_URL") else uuid_text.replace("-", "")
+
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
 
@@ -150,5 +173,15 @@ class Product:
                 if PROBLEMS.search(line) and '"GET /readyz ' not in line]
 
     def stop(self) -> None:
-        stop_process(self.process, grace=60)
+        """As an operator stops it (`kill` of the script make runs: it stops the web server, the
+        worker and the beat, each finishing what it does), then whatever is left of the group."""
+        from tests.server_process import children
+
+        for pid in children(self.process.pid):
+            os.kill(pid, signal.SIGTERM)
+        try:
+            self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            pass
+        stop_process(self.process, grace=30)
         self._log.close()

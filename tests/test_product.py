@@ -6,11 +6,16 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 
+import pyarrow as pa
 import pytest
 
+from catalog.storage import join, storage_for
 from tests.celery_worker import Redis
-from tests.helpers import wait_for
+from tests.delta_client import DeltaClient, log_name
+from tests.helpers import UC, wait_for
+from tests.maintenance_delta_support import commit, live_files, read_rows, write_rows
 from tests.product import PostgresDatabase, Product
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("product")]
@@ -80,6 +85,146 @@ def test_a_killed_worker_makes_readiness_fail_until_it_is_back(product):
 
     wait_for(back, timeout=120)
     assert f"Celery worker (pid {killed}) exited" in product.log()
+
+
+@pytest.fixture(scope="module")
+def token(product):
+    return product.admin_token()
+
+
+@pytest.fixture(scope="module")
+def delta(product, token):
+    client = DeltaClient(f"{product.url}{UC}", token)
+    yield client
+    client.close()
+
+
+def plans(product, table_id: str) -> list[tuple[str, str, str]]:
+    """(operation, status, outcome) of the table's maintenance plans, as the product recorded them."""
+    return product.query("SELECT operation, status, outcome FROM maintenance_maintenanceplan "
+                         "WHERE table_id = ? ORDER BY id", product.key(table_id))
+
+
+def test_a_commit_the_client_never_publishes_is_published_by_the_worker(product, delta):
+    created = delta.create_table("unity", "default", "unpublished")
+    table_id, location = created.table_id, created.storage_location
+    for version in (1, 2):
+        delta.append(table_id, location, version, f"p{version}.parquet", publish=False)
+    assert delta.get_commits(table_id, location).commits  # ratified, not published by the client
+
+    def published():
+        """the worker to publish both commits and record it"""
+        storage = storage_for(location)
+        return all(storage.exists(join(location, "_delta_log", log_name(v))) for v in (1, 2)) and product.query(
+            "SELECT latest_published_version FROM catalog_table WHERE id = ?", product.key(table_id)) == [(2,)]
+
+    wait_for(published, timeout=60)
+    assert delta.snapshot(table_id, location) == (2, ["p1.parquet", "p2.parquet"])
+
+
+def test_a_dropped_managed_table_is_purged(product, delta, token):
+    created = delta.create_table("unity", "default", "dropped")
+    delta.append(created.table_id, created.storage_location, 1, "p1.parquet")
+    storage = storage_for(created.storage_location)
+    assert storage.list(created.storage_location)
+    status, _ = product.request("DELETE", f"{UC}/tables/unity.default.dropped", token)
+    assert status == 200
+
+    def purged():
+        """the worker to delete the dropped table's files"""
+        return storage.list(created.storage_location) == []
+
+    wait_for(purged, timeout=60)
+
+
+def test_a_delta_table_of_many_small_files_is_compacted_by_a_planned_run(product, delta):
+    created = delta.create_table("unity", "default", "small_files")
+    table_id, location = created.table_id, created.storage_location
+    for version in range(1, 13):
+        commit(delta, table_id, location, version, write_rows(location, version * 10, 10, f"v{version}"))
+    before = read_rows(delta, table_id, location)
+    assert len(live_files(delta, table_id, location)) == 12
+
+    def compacted():
+        """health to plan OPTIMIZE (no client reported metrics) and the worker to run it"""
+        return ("OPTIMIZE", "SUCCEEDED") in [row[:2] for row in plans(product, table_id)]
+
+    wait_for(compacted, timeout=120)
+    assert len(live_files(delta, table_id, location)) < 12
+    assert read_rows(delta, table_id, location).equals(before)
+
+
+ICEBERG_ROWS = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("note", pa.string())])
+
+
+def batch(first: int, count: int = 5) -> pa.Table:
+    return pa.table({"id": list(range(first, first + count)), "note": [f"n{i}" for i in range(first, first + count)]},
+                    schema=ICEBERG_ROWS)
+
+
+def test_an_iceberg_table_of_small_appends_gets_health_a_plan_and_a_run_on_spark(product, token):
+    from pyiceberg.catalog.rest import RestCatalog
+    from pyiceberg.exceptions import CommitFailedException
+
+    catalog = RestCatalog("product", uri=f"{product.url}/api/catalog", warehouse="unity", token=token)
+    table = catalog.create_table(("default", "appends"), schema=ICEBERG_ROWS)
+    for number in range(60):
+        table.append(batch(number * 5))
+    table_id = str(table.metadata.table_uuid)
+    assert len(table.refresh().inspect.data_files()) == 60
+
+    def health_and_plan():
+        """health of the Iceberg table (read from its own metadata) and an OPTIMIZE plan"""
+        health = product.query("SELECT files_live, small_file_share FROM maintenance_tablehealth WHERE table_id = ?",
+                               product.key(table_id))
+        return health and "OPTIMIZE" in [row[0] for row in plans(product, table_id)] and health[0]
+
+    files_live, small_share = wait_for(health_and_plan, timeout=120)
+    assert files_live >= 10 and small_share == 1.0  # health may have been read during the appends
+
+    # A writer that appends while the run rewrites the files loses nothing: the run either commits
+    # on top of the appends or gives way to them and is planned again.
+    def running():
+        """the worker to start the OPTIMIZE run"""
+        return ("OPTIMIZE", "RUNNING") in [row[:2] for row in plans(product, table_id)]
+
+    wait_for(running, timeout=180, interval=0.1)
+    written = []
+    own = catalog.load_table(("default", "appends"))
+    for first in range(10_000, 10_025, 5):
+        while True:
+            try:
+                own.append(batch(first))
+                break
+            except CommitFailedException:
+                own = catalog.load_table(("default", "appends"))
+        written.append(first)
+
+    def run_ended():
+        """an OPTIMIZE run on Spark to succeed (none may fail)"""
+        ended = [row for row in plans(product, table_id) if row[0] == "OPTIMIZE" and row[1] in ("SUCCEEDED", "FAILED")]
+        return ended and ended[-1]
+
+    ended = wait_for(run_ended, timeout=300, interval=0.5)
+    assert ended[1] == "SUCCEEDED", ended
+    result = catalog.load_table(("default", "appends")).scan().to_arrow().sort_by("id")
+    expected = pa.concat_tables([batch(n * 5) for n in range(60)] + [batch(first) for first in written]).sort_by("id")
+    assert result.equals(expected)
+    assert len(catalog.load_table(("default", "appends")).inspect.data_files()) < 60
+
+
+def test_run_maintenance_without_java_says_skipped_and_exits_non_zero(product, token):
+    from pyiceberg.catalog.rest import RestCatalog
+
+    catalog = RestCatalog("product", uri=f"{product.url}/api/catalog", warehouse="unity", token=token)
+    catalog.create_table(("default", "no_java"), schema=ICEBERG_ROWS).append(batch(0))
+    python = str(product.tree / ".venv" / "bin" / "python")
+    env = {**product.env, "PATH": str(product.tree / ".venv" / "bin")}
+    env.pop("JAVA_HOME", None)
+    done = subprocess.run([python, "manage.py", "run_maintenance", "unity.default.no_java", "--operation", "OPTIMIZE"],
+                          cwd=product.tree, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 3, (done.stdout, done.stderr)
+    assert "OPTIMIZE unity.default.no_java: SKIPPED" in done.stdout and "Java is not installed" in done.stdout
 
 
 def test_the_log_is_free_of_errors(product):
