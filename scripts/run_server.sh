@@ -87,9 +87,14 @@ supervise() {  # name, then the command; the running process's pid is kept in va
     done
 }
 
+# The background half stops first (a worker finishes its running task, and an Iceberg run still
+# talks to this server's catalog), then the web server.
 PIDS=()
+BACKGROUND=()
 stop_all() {
     trap - EXIT INT TERM
+    for pid in "${BACKGROUND[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+    for pid in "${BACKGROUND[@]}"; do wait "$pid" 2>/dev/null || true; done
     for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
     wait 2>/dev/null || true
 }
@@ -101,9 +106,9 @@ if [[ -z "${UCWEB_NO_WORKER:-}" ]]; then
     LOG_LEVEL="${UCWEB_WORKER_LOG_LEVEL:-warning}"
     supervise worker "$PY" -m celery -A ucweb worker --pool threads --concurrency "${UCWEB_WORKER_CONCURRENCY:-4}" \
         --loglevel "$LOG_LEVEL" --without-gossip --without-mingle &
-    PIDS+=($!)
+    BACKGROUND+=($!)
     supervise beat "$PY" -m celery -A ucweb beat --loglevel "$LOG_LEVEL" &
-    PIDS+=($!)
+    BACKGROUND+=($!)
     echo "  Starting the Celery worker and beat (each says when it is ready; see /readyz)."
 fi
 # ------------------------------------------------------------------------------------------------
@@ -123,6 +128,6 @@ PIDS+=($!)
 
 # Whichever stops first (the web server, or a worker that keeps failing) stops ucweb.
 status=0
-wait -n "${PIDS[@]}" || status=$?
+wait -n "${PIDS[@]}" "${BACKGROUND[@]}" || status=$?
 echo "ucweb: a part stopped (status $status); stopping the rest." >&2
 exit "$status"
