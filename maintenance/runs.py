@@ -248,6 +248,22 @@ def run_plan(plan_id: int, *, owner: str | None = None, on_progress=None) -> Mai
     plan = claim(plan_id, owner)
     if plan is None:
         return None
+    return _run_claimed(plan, owner, on_progress)
+
+
+def run_now(*, table: Table, operation: str, requested_by: str, on_progress=None) -> MaintenancePlan | None:
+    """Plans `operation` on `table` and runs it here, now: planned and claimed in one transaction,
+    so no worker takes it in between. None when another run of the table holds it."""
+    owner = default_owner()
+    with transaction.atomic():
+        plan = claim(request_run(table=table, operation=operation, requested_by=requested_by).id, owner)
+    if plan is None:
+        return None
+    return _run_claimed(plan, owner, on_progress)
+
+
+def _run_claimed(plan: MaintenancePlan, owner: str, on_progress) -> MaintenancePlan:
+    plan_id = plan.id
     ctx = RunContext(plan, owner, on_progress)
     ctx.start()
     try:

@@ -35,11 +35,9 @@ class Command(BaseCommand):
                 raise CommandError(str(exc)) from None
         if operation and table is None:
             raise CommandError("--operation needs the FULL_NAME of a table.")
-        if operation:
-            if operation not in runs.operations_for(table):
-                raise CommandError(f"{operation} does not apply to {table.full_name} "
-                                   f"({table.table_type} {table.data_source_format}).")
-            runs.request_run(table=table, operation=operation, requested_by="manage.py run_maintenance")
+        if operation and operation not in runs.operations_for(table):
+            raise CommandError(f"{operation} does not apply to {table.full_name} "
+                               f"({table.table_type} {table.data_source_format}).")
 
         def progress(text):
             match = re.search(r"(\d+)/(\d+)", text)
@@ -50,7 +48,16 @@ class Command(BaseCommand):
             self.stdout.write(f"  … {text}")
             self.stdout.flush()
 
-        finished = runs.run_due(table=table, operation=operation, limit=limit, on_progress=progress)
+        if operation:
+            # Here and now, whatever the workers do meanwhile.
+            ran = runs.run_now(table=table, operation=operation, requested_by="manage.py run_maintenance",
+                               on_progress=progress)
+            if ran is None:
+                raise CommandError(f"another maintenance run of {table.full_name} is running; try again when it "
+                                   f"has ended (the console's Maintenance plans show it).")
+            finished = [ran]
+        else:
+            finished = runs.run_due(table=table, limit=limit, on_progress=progress)
         failed = skipped = 0
         for plan in finished:
             seconds = plan.duration_seconds
