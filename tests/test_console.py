@@ -378,3 +378,13 @@ def test_check_on_a_schema_and_a_catalog_asks_what_the_api_asks(namespace):
     assert catalog_decision.allowed and len(catalog_decision.steps) == 1
     reach = {row.name: row for row in effective_access.reach_of(bob).rows}
     assert reach["sales"].usable and not reach["sales.orders"].usable
+
+
+def test_no_page_may_be_framed(client):
+    from django.contrib.auth import get_user_model
+
+    client.force_login(get_user_model().objects.create_superuser("governance", "gov@example.com", "pw"))
+    principal = client.get("/admin/catalog/principal/")
+    for response in (client.get("/admin/"), principal, client.get("/readyz"), client.get("/api/docs/")):
+        assert response["X-Frame-Options"] == "DENY"
+        assert response["Content-Security-Policy"] == "frame-ancestors 'none'"

@@ -109,3 +109,4 @@ def test_one_holder_of_the_beat_lease_at_a_time():
     assert liveness.hold_lease("beat", "b", 30)  # expired: taken over
     assert not liveness.hold_lease("beat", "a", 30)
     assert Lease.objects.get(name="beat").holder == "b"
+

@@ -103,7 +103,12 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # No page of this server may be framed by another site (the console's forms change grants and
+    # admins): X-Frame-Options for older browsers, CSP frame-ancestors for the rest.
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "ucweb.middleware.no_framing",
 ]
+X_FRAME_OPTIONS = "DENY"
 
 ROOT_URLCONF = "ucweb.urls"
 APPEND_SLASH = False
