@@ -210,6 +210,13 @@ def holders(url: str, *, exclude_ids=()) -> list[Holder]:
     return found
 
 
+def _as_seen_by(caller: Principal, holder: Holder) -> str:
+    """How a refusal names the securable a location collides with: by name for a metastore admin,
+    who sees everything; for anyone else without its name, kind or id, which the location rule must
+    not reveal (the collision itself cannot be hidden: the location is refused either way)."""
+    return str(holder) if caller.is_metastore_admin else "the location of another securable"
+
+
 def _inside(url: str, holder: Holder) -> bool:
     return any(is_within(form, holder.url) for form in _forms(url))
 
@@ -295,7 +302,7 @@ def place_securable(
             continue  # governed by it: the privilege is checked below
         if managed and holder.is_container and _inside(url, holder):
             continue  # the managed area that assigned this location
-        raise InvalidParameter(f"{field} {url} overlaps {holder}.")
+        raise InvalidParameter(f"{field} {url} overlaps {_as_seen_by(caller, holder)}.")
     if not managed:
         require_outside_managed_storage(url, field=field)
         _require_privilege(caller, url, privilege)
@@ -323,17 +330,18 @@ def place_root(*, caller: Principal, value, kind: str, securable_id, field: str 
     return url, area
 
 
-def registrable_metadata_file(*, caller: Principal, value, field: str = "metadata-location") -> str:
+def registrable_metadata_file(*, caller: Principal, value, field: str = "metadata-location", own_id=None) -> str:
     """The canonical URL of an Iceberg metadata file that `caller` may have the catalog read in
-    order to register a table: a `*.metadata.json` file, not inside another live table, view,
-    volume or model, and in an external location on which the caller holds CREATE EXTERNAL TABLE
-    (a metastore admin may name any other place, e.g. the folder of a dropped table)."""
+    order to register a table or view or admit a notification: a `*.metadata.json` file, not
+    inside another live table, view, volume or model (than `own_id`, the table a notification
+    updates), and in an external location on which the caller holds CREATE EXTERNAL TABLE (a
+    metastore admin may name any other place, e.g. the folder of a dropped table)."""
     url = canonical(value, field=field)
     if not url.endswith(".metadata.json"):
-        raise InvalidParameter(f"{field} {url} must name an Iceberg table metadata file (*.metadata.json).")
-    for holder in holders(url):
+        raise InvalidParameter(f"{field} {url} must name an Iceberg metadata file (*.metadata.json).")
+    for holder in holders(url, exclude_ids=(own_id,)):
         if not holder.is_container and _inside(url, holder):
-            raise InvalidParameter(f"{field} {url} belongs to {holder}.")
+            raise InvalidParameter(f"{field} {url} belongs to {_as_seen_by(caller, holder)}.")
     _require_privilege(caller, url, Privilege.CREATE_EXTERNAL_TABLE)
     return url
 

@@ -28,21 +28,28 @@ from commits.formats import iceberg as formats
 from commits.formats import iceberg_view
 from commits.iceberg import new_row, require_files_inside, require_free_name, row_id_for
 from commits.models import IcebergMetadata
+from ucweb import client_json
 from ucweb.errors import AlreadyExists, InvalidParameter, TableDoesNotExist
 
 NOTIFICATION_TYPES = {"CREATE", "UPDATE", "DROP", "VALIDATE"}
 
 
-def _read(caller: Principal, location, *, field: str = "metadata-location") -> str:
+def _read(caller: Principal, location, *, field: str = "metadata-location", own_id=None) -> str:
+    """The text of a metadata file the caller names: where they may have the catalog read (the
+    rule of register), never inside another securable than `own_id`."""
     if not isinstance(location, str) or not location:
         raise InvalidParameter(f"{field} is required.")
-    require_external_location(caller, location, Privilege.CREATE_EXTERNAL_TABLE)
+    location = locations.registrable_metadata_file(caller=caller, value=location, field=field, own_id=own_id)
     try:
-        return storage_for(location).read(location).decode()
+        text = storage_for(location).read(location).decode()
+        client_json.check_text(text)
     except StorageError as exc:
         raise InvalidParameter(f"Cannot read {location}: {exc}") from None
     except UnicodeDecodeError:
         raise InvalidParameter(f"{location} is not a metadata file.") from None
+    except client_json.TooDeep as exc:
+        raise InvalidParameter(f"{location} is not a metadata file: {exc}.") from None
+    return text
 
 
 # -- register-view --------------------------------------------------------------------------------
@@ -50,13 +57,13 @@ def register_view(*, caller: Principal, prefix: str, namespace: str, body: dict)
     schema, access = resolve.namespace(caller, warehouse(prefix, caller), namespace)
     name = validate_name(body.get("name"))
     authz.require(caller, schema, Action.CREATE_TABLE, access=access)
+    require_free_name(schema, name)  # a taken name answers "already exists" before the location
     location = body.get("metadata-location")
     text = _read(caller, location)
     try:
         metadata = iceberg_view.parse_view_metadata(text)
     except ValueError as exc:
         raise InvalidParameter(f"{location} is not Iceberg view metadata: {exc}") from None
-    require_free_name(schema, name)  # a taken name answers "already exists" before the location
     view_location = _placed(caller, schema, metadata.location)
     try:
         view_id = uuid.UUID(str(metadata.view_uuid))
@@ -81,6 +88,7 @@ def _payload(name: str, body: dict) -> tuple[str, dict]:
     payload = body.get("payload")
     if not isinstance(payload, dict):
         raise InvalidParameter("payload is required (a TableUpdateNotification).")
+    validate_name(name, field="table-name", iceberg=True)  # a CREATE names a new table by the path
     if payload.get("table-name") != name:
         raise InvalidParameter(f"payload.table-name must be the table of the path ({name}).")
     timestamp = payload.get("timestamp")
@@ -132,17 +140,20 @@ def send_notification(*, caller: Principal, prefix: str, namespace: str, name: s
         authz.require(caller, schema, Action.CREATE_TABLE, access=access)
         require_external_location(caller, location, Privilege.CREATE_EXTERNAL_TABLE)
         return
-    text = metadata = None
-    if kind != "DROP":
-        text = _read(caller, location, field="payload.metadata-location")
-        metadata = _parse_table(location, text, payload["table-uuid"])
     with transaction.atomic():
         table = (Table.objects.select_related("schema__catalog").select_for_update(of=("self",))
                  .filter(schema=schema, name=name).first())
-        if table is None:
+        # A table the caller cannot see answers as one that does not exist, before anything about
+        # it (its type, id, timestamps, files) is looked at.
+        hidden = table is not None and not authz.allows(caller, table, Action.SEE)
+        if table is None or hidden:
             if kind == "DROP":
                 raise TableDoesNotExist(f"Table {schema.name}.{name} does not exist.")
             authz.require(caller, schema, Action.CREATE_TABLE, access=access)
+            if hidden:
+                raise AlreadyExists(f"Table {schema.name}.{name} already exists.")
+            text = _read(caller, location, field="payload.metadata-location")
+            metadata = _parse_table(location, text, payload["table-uuid"])
             placed = _placed(caller, schema, metadata.location)
             table = new_row(caller=caller, schema=schema, name=name, table_id=row_id_for(metadata.table_uuid),
                              location=placed, table_type=TableType.EXTERNAL)
@@ -150,6 +161,11 @@ def send_notification(*, caller: Principal, prefix: str, namespace: str, name: s
             table.save()
             action = "createTableByNotification"
         else:
+            if kind == "DROP":
+                authz.require(caller, table, Action.DROP, missing=None,
+                              refused=f"Only the owner of {table.full_name} or a metastore admin may drop it.")
+            else:
+                require_write(caller, table)
             state = IcebergMetadata.objects.filter(table=table).first()
             if (table.data_source_format != DataSourceFormat.ICEBERG or table.table_type != TableType.EXTERNAL
                     or state is None):
@@ -162,14 +178,13 @@ def send_notification(*, caller: Principal, prefix: str, namespace: str, name: s
                     f"A notification with a newer timestamp ({state.notification_timestamp}) has been admitted "
                     f"for table {table.full_name}.")
             if kind == "DROP":
-                authz.require(caller, table, Action.DROP, missing=None,
-                              refused=f"Only the owner of {table.full_name} or a metastore admin may drop it.")
                 full_name, table_id = table.full_name, table.id
                 drop_table_row(table, dropped_by=caller.name, purge=False)
                 audit.record(principal=caller.name, action="dropTableByNotification", securable_type="table",
                              securable_name=full_name, securable_id=table_id, details={"timestamp": timestamp})
                 return
-            require_write(caller, table)
+            text = _read(caller, location, field="payload.metadata-location", own_id=table.id)
+            metadata = _parse_table(location, text, payload["table-uuid"])
             _apply(table, location, text, metadata, timestamp, _placed(caller, schema, metadata.location, table=table))
             table.updated_at = timezone.now()
             table.updated_by = caller.name

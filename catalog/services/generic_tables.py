@@ -65,11 +65,13 @@ def create_generic_table(*, caller: Principal, prefix: str, namespace: str, body
     location = validate_storage_url(body.get("base-location"), field="base-location")
     authz.require(caller, schema, Action.CREATE_TABLE, access=access)
     if location is not None:
-        # The rule of Unity Catalog EXTERNAL tables: inside an external location the caller holds
-        # CREATE EXTERNAL TABLE on, never in managed storage (admins may name any other URL).
-        from catalog.locations import require_external_location
+        # The one location rule of EXTERNAL tables: inside an external location the caller holds
+        # CREATE EXTERNAL TABLE on (admins may name any other URL), never in managed storage, and
+        # overlapping no other securable, whether the caller can see it or not.
+        from catalog.locations import RECORDED_SCHEMES, place_securable
 
-        require_external_location(caller, location, Privilege.CREATE_EXTERNAL_TABLE)
+        location = place_securable(caller=caller, schema=schema, value=location, privilege=Privilege.CREATE_EXTERNAL_TABLE,
+                                   field="base-location", schemes=RECORDED_SCHEMES).url
     if Table.objects.filter(schema=schema, name=name).exists():
         raise TableAlreadyExists(f"Table {schema.full_name}.{name} already exists.")
     try:
