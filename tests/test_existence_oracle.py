@@ -40,6 +40,9 @@ from tests.conftest import bearer_client, token_for
 from tests.helpers import UC, grant, rows
 
 ICE = "/api/catalog/v1"
+DELTA = f"{UC}/delta/v1"
+POLARIS = "/api/catalog/polaris/v1"
+PREFIXES = {"uc": UC, "iceberg": ICE, "delta": DELTA, "polaris": POLARIS}
 LANDING = "file:///tmp/ucweb-oracle-landing"
 
 SCHEMA_JSON = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": True}]}
@@ -85,6 +88,10 @@ def _fill_schema(admin, catalog: str, schema: str) -> None:
                    format="json"))
     _ok(admin.post(f"{UC}/models/versions", {"model_name": "mdl", "catalog_name": catalog, "schema_name": schema,
                                              "source": "file:///tmp/run"}, format="json"))
+    _ok(admin.post(f"{POLARIS}/{catalog}/namespaces/{schema}/generic-tables", {"name": "gen", "format": "delta"},
+                   format="json"))
+    _ok(admin.post(f"{POLARIS}/{catalog}/namespaces/{schema}/policies", {
+        "name": "pol", "type": "system.snapshot-expiry", "content": '{"enable": true}'}, format="json"))
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +147,7 @@ def _fields(response, protocol: str):
     if response.request["REQUEST_METHOD"] == "HEAD":
         return response.status_code, None, None
     body = response.json()
-    if protocol == "iceberg":
+    if protocol in ("iceberg", "delta", "polaris"):
         assert set(body) == {"error"}, body
         assert body["error"]["code"] == response.status_code
         return response.status_code, body["error"]["type"], body["error"]["message"]
@@ -278,6 +285,32 @@ ICEBERG_CASES = [
 ]
 
 
+# /delta/v1 (the managed tables spec) and the Polaris additions: the same rule.
+DELTA_CASES = [
+    ("delta", "get", "/config?catalog={}&protocol-versions=1.0", None, "shop", "gone", 404, "NoSuchCatalogException"),
+    ("delta", "get", "/catalogs/{}/schemas/sales/tables/tbl", None, "shop", "gone", 404, "NoSuchCatalogException"),
+    ("delta", "head", "/catalogs/{}/schemas/sales/tables/tbl", None, "shop", "gone", 404, None),
+    ("delta", "get", "/catalogs/open/schemas/{}/tables/tbl", None, "secret", "gone", 404, "NoSuchSchemaException"),
+    ("delta", "get", "/catalogs/open/schemas/pub/tables/{}", None, "tbl", "gone", 404, "NoSuchTableException"),
+    ("delta", "head", "/catalogs/open/schemas/pub/tables/{}", None, "tbl", "gone", 404, None),
+    ("delta", "delete", "/catalogs/open/schemas/pub/tables/{}", None, "tbl", "gone", 404, "NoSuchTableException"),
+    ("delta", "post", "/catalogs/open/schemas/{}/tables", {
+        "name": "m1", "table-type": "MANAGED", "location": f"{LANDING}/nowhere", "columns": {"type": "struct", "fields": []},
+        "properties": {}, "protocol": {"min-reader-version": 3, "min-writer-version": 7},
+        "last-commit-timestamp-ms": 1},
+     "secret", "gone", 404, "NoSuchSchemaException"),
+]
+POLARIS_CASES = [
+    ("polaris", "get", "/open/namespaces/pub/generic-tables/{}", None, "gen", "gone", 404, "NoSuchTableException"),
+    ("polaris", "delete", "/open/namespaces/pub/generic-tables/{}", None, "gen", "gone", 404,
+     "NoSuchTableException"),
+    ("polaris", "get", "/open/namespaces/pub/policies/{}", None, "pol", "gone", 404, "NoSuchPolicyException"),
+    ("polaris", "delete", "/open/namespaces/pub/policies/{}", None, "pol", "gone", 404, "NoSuchPolicyException"),
+    ("polaris", "get", "/open/applicable-policies?namespace=pub&target-name={}", None, "ice", "gone", 404,
+     "NoSuchTableException"),
+]
+
+
 def _fill(template, name: str):
     if isinstance(template, str):
         return template.replace("{}", name)
@@ -299,11 +332,12 @@ def _name(name: str) -> str:
 
 @pytest.mark.parametrize(
     "protocol, method, template, body, existing, missing, status, code",
-    [pytest.param(*case, id=f"{case[0]} {case[1].upper()} {case[2]} {case[4]}") for case in UC_CASES + ICEBERG_CASES],
+    [pytest.param(*case, id=f"{case[0]} {case[1].upper()} {case[2]} {case[4]}")
+     for case in UC_CASES + ICEBERG_CASES + DELTA_CASES + POLARIS_CASES],
 )
 def test_invisible_answers_as_missing(world, protocol, method, template, body, existing, missing, status, code):
     bob, storage = world["bob"], world["storage"]
-    prefix = UC if protocol == "uc" else ICE
+    prefix = PREFIXES[protocol]
     there, gone = _name(existing), _name(missing)
     before = snapshot(storage)
     last_event = AuditEvent.objects.order_by("-id").values_list("id", flat=True).first() or 0

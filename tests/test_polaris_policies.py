@@ -185,22 +185,28 @@ def test_policy_privileges(polaris, connect, iceberg, uc):
     grant("bob", "catalog", "unity", "USE CATALOG")
     grant("bob", "schema", "unity.default", "USE SCHEMA")
     assert error_of(lambda: bob.create_policy("default", "mine")) == (403, "ForbiddenException")
-    # Reading a policy he neither owns nor may apply is refused; the listing leaves it out.
-    assert error_of(lambda: bob.policies.load_policy(CATALOG, "default", "adm")) == (403, "ForbiddenException")
+    # A policy he neither owns nor may apply is hidden: it answers as a missing one, and the
+    # listing leaves it out.
+    assert error_of(lambda: bob.policies.load_policy(CATALOG, "default", "adm")) == (404, "NoSuchPolicyException")
+    assert error_of(lambda: bob.policies.load_policy(CATALOG, "default", "adm")) == error_of(
+        lambda: bob.policies.load_policy(CATALOG, "default", "nowhere"))
     assert bob.policies.list_policies(CATALOG, "default").identifiers == []
 
     grant("bob", "schema", "unity.default", "CREATE POLICY")
     bob.create_policy("default", "mine")
     assert [i.name for i in bob.policies.list_policies(CATALOG, "default").identifiers] == ["mine"]
-    # Attaching needs APPLY POLICY on the target as well.
+    # Attaching needs APPLY POLICY on the target as well; a target he cannot see answers as a
+    # missing one.
     assert error_of(lambda: bob.attach("default", "mine", "table-like", ["default", "t"])) == (
-        403, "ForbiddenException")
+        404, "NoSuchTableException")
+    assert error_of(lambda: bob.attach("default", "mine", "table-like", ["default", "t"])) == error_of(
+        lambda: bob.attach("default", "mine", "table-like", ["default", "nowhere"]))
     grant("bob", "table", "unity.default.t", "APPLY POLICY")
     bob.attach("default", "mine", "table-like", ["default", "t"])
     # ...and on the policy: the admin's policy cannot be attached by bob until it is granted.
     bob.detach("default", "mine", "table-like", ["default", "t"])
     assert error_of(lambda: bob.attach("default", "adm", "table-like", ["default", "t"])) == (
-        403, "ForbiddenException")
+        404, "NoSuchPolicyException")
     grant("bob", "policy", "unity.default.adm", "APPLY POLICY")
     bob.attach("default", "adm", "table-like", ["default", "t"])
     assert bob.policies.load_policy(CATALOG, "default", "adm").policy.name == "adm"

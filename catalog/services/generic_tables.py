@@ -48,9 +48,11 @@ def _format(value) -> tuple[str, str | None]:
 def _find(caller: Principal, prefix: str, namespace, name: str, *, for_update: bool = False) -> Table:
     schema, _ = resolve.namespace(caller, warehouse(prefix, caller), namespace)
     table = resolve.lockable(Table.objects.all(), for_update).filter(GENERIC, schema=schema, name=name).first()
+    missing = TableDoesNotExist(f"Generic table {dotted(schema, name)} does not exist.")
     if table is None:
-        raise TableDoesNotExist(f"Generic table {dotted(schema, name)} does not exist.")
+        raise missing
     table.schema = schema
+    authz.require(caller, table, Action.SEE, missing=missing)  # hidden answers as missing
     return table
 
 

@@ -79,9 +79,11 @@ def _policy(caller: Principal, prefix: str, namespace, name: str, *, for_update:
     schema, _ = resolve.namespace(caller, warehouse(prefix, caller), namespace)
     queryset = resolve.lockable(Policy.objects.select_related("schema__catalog"), for_update)
     policy = queryset.filter(schema=schema, name=name).first()
+    missing = PolicyDoesNotExist(f"Policy {dotted(schema, name)} does not exist.")
     if policy is None:
-        raise PolicyDoesNotExist(f"Policy {dotted(schema, name)} does not exist.")
+        raise missing
     policy.schema = schema
+    authz.require(caller, policy, Action.SEE, missing=missing)  # hidden answers as missing
     return policy
 
 
@@ -211,9 +213,14 @@ def _target(caller: Principal, catalog: Catalog, data) -> Target:
         raise InvalidParameter("target.path must name the namespace and then the table.")
     schema, _ = resolve.namespace(caller, catalog, path[:-1])
     table = Table.objects.filter(schema=schema, name=path[-1]).first()
+    missing = TableDoesNotExist(f"Table {dotted(schema, path[-1])} does not exist.")
     if table is None:
-        raise TableDoesNotExist(f"Table {dotted(schema, path[-1])} does not exist.")
+        raise missing
     table.schema = schema
+    # Hidden answers as missing; APPLY POLICY on the table is enough to name it as a target.
+    access = authz.Access.load(caller, table)
+    if not authz.allows(caller, table, Action.APPLY_POLICY, access=access):
+        authz.require(caller, table, Action.SEE, access=access, missing=missing)
     return Target(kind, table)
 
 
@@ -331,6 +338,7 @@ def applicable_policies(*, caller: Principal, prefix: str, namespace: str | None
     if target_name:
         target = _target(caller, catalog, {"type": PolicyTargetType.TABLE_LIKE,
                                            "path": [*namespace_levels(namespace), target_name]}).row
+        # Seen (or it answered as missing): what applies to it needs SELECT or MODIFY.
         authz.require(caller, target, Action.SEE, missing=None, refused=f"Missing SELECT on table {target.full_name}.")
     elif namespace:
         target, _ = resolve.namespace(caller, catalog, namespace)

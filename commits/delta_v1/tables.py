@@ -141,7 +141,8 @@ def table_for(caller: Principal, catalog: str, schema: str, name: str, *, for_up
     } if paths else {}
     table = next((found[path] for path in paths if path in found), None)
     if table is None:
-        resolve.get_schema(catalog, schema)
+        # A catalog or schema hidden from the caller answers as a missing one, as its table would.
+        resolve.schema(caller, catalog, schema)
         raise resolve.table_not_found(catalog, quote_part(schema), name)
     if columns:
         rows.read_columns(table)
@@ -219,7 +220,7 @@ def get_config(*, caller: Principal, catalog, protocol_versions) -> dict:
         if not major.isdigit() or not (minor or "0").isdigit():
             raise InvalidParameter(f"protocol-versions: {item.strip()!r} is not a version such as 1.0.")
         offered.append((int(major), int(minor or 0)))
-    resolve.get_catalog(catalog)
+    resolve.catalog(caller, catalog)  # a catalog the caller cannot see has no configuration either
     if not any(major == SUPPORTED_MAJOR and minor >= SUPPORTED_MINOR for major, minor in offered):
         raise InvalidParameter(
             f"No protocol version in common: the server supports {PROTOCOL_VERSION}, "
@@ -291,7 +292,7 @@ def create_table(*, caller: Principal, catalog: str, schema: str, body: dict) ->
                 raise InvalidParameter(f"location {location!r} is not a storage URL.") from None
             staging = StagingTable.objects.filter(staging_location=staging_location).first()
             if staging is None:
-                resolve.get_schema(catalog, schema)
+                resolve.schema(caller, catalog, schema)
                 raise TableDoesNotExist(f"No staging table has the location {location}.")
             check_contract(staging.id, stored, protocol)
             uniform = parse_uniform(body.get("uniform"), location=staging_location)
