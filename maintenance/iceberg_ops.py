@@ -64,6 +64,10 @@ def base_session():
         builder = SparkSession.builder.master(settings.UCWEB_SPARK_MASTER).appName("ucweb-maintenance")
         conf = {"spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
                 "spark.ui.enabled": "false", "spark.sql.session.timeZone": "UTC", **jars}
+        if settings.UCWEB_SPARK_MASTER.startswith("local"):
+            # Spark in the worker's own process listens on loopback only; a cluster's executors must
+            # reach the driver, whose address SPARK_LOCAL_IP or spark-defaults.conf then gives.
+            conf |= {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
         for key, value in conf.items():
             builder = builder.config(key, value)
         session = builder.getOrCreate()

@@ -177,8 +177,9 @@ class Product:
         worker and the beat, each finishing what it does), then whatever is left of the group."""
         from tests.server_process import children
 
-        for pid in children(self.process.pid):
-            os.kill(pid, signal.SIGTERM)
+        if self.process.poll() is None:  # its children's pids are its own only while it runs
+            for pid in children(self.process.pid):
+                os.kill(pid, signal.SIGTERM)
         try:
             self.process.wait(timeout=60)
         except subprocess.TimeoutExpired:
