@@ -92,10 +92,15 @@ class Product:
     def var(self) -> Path:
         return Path(self.env.get("UCWEB_VAR_DIR") or self.tree / "var")
 
-    def start(self, *, timeout: float = 300) -> Product:
+    def launch(self) -> Product:
+        """`make run`, without waiting for anything."""
         self._log = self.log_path.open("ab")
         self.process = subprocess.Popen(["make", "run"], cwd=self.tree, env=self.env, stdout=self._log,
                                         stderr=subprocess.STDOUT, start_new_session=True)
+        return self
+
+    def start(self, *, timeout: float = 300) -> Product:
+        self.launch()
 
         def ready():
             """make run's server, worker and beat to be ready (/readyz)"""

@@ -227,5 +227,20 @@ def test_run_maintenance_without_java_says_skipped_and_exits_non_zero(product, t
     assert "OPTIMIZE unity.default.no_java: SKIPPED" in done.stdout and "Java is not installed" in done.stdout
 
 
+def test_a_worker_that_cannot_start_stops_make_run_loudly(tmp_path):
+    """No "started" for what did not start: a worker that exits at once, again and again, stops
+    ucweb with an error (here it cannot start: its concurrency is not a number)."""
+    broken = Product(tmp_path, UCWEB_WORKER_CONCURRENCY="many", UCWEB_WORKER_RESTART_SECONDS="0",
+                     UCWEB_WORKER_MAX_QUICK_FAILURES="2").launch()
+    try:
+        assert broken.process.wait(timeout=300) != 0
+    finally:
+        broken.stop()
+    log = broken.log()
+    assert "ucweb: ERROR: the Celery worker exited 2 times within a minute of starting" in log, log[-3000:]
+    assert "ucweb: WARNING: the Celery worker" in log  # the first exit: started again
+    assert not [line for line in log.splitlines() if "ucweb worker" in line and "is ready" in line]
+
+
 def test_the_log_is_free_of_errors(product):
     assert product.problems() == []
