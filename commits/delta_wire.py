@@ -148,6 +148,10 @@ class CommitInfo:
         file_name = values["file_name"]
         if "/" in file_name or "\\" in file_name or file_name in (".", "..") or "\x00" in file_name:
             raise InvalidParameter(f"{at('file_name')} must be a single file name, not a path.")
+        size = len(file_name.encode("utf-8", "surrogatepass"))
+        if size > delta_log.MAX_FILE_NAME_BYTES:
+            raise InvalidParameter(
+                f"{at('file_name')} must be at most {delta_log.MAX_FILE_NAME_BYTES} bytes long (UTF-8), not {size}.")
         return cls(**values)
 
 

@@ -26,6 +26,7 @@ from catalog.storage import StorageError, StorageObjectNotFound, parse, storage_
 from commits.formats import iceberg as formats
 from commits.formats import iceberg_view
 from commits.models import IcebergMetadata, IcebergMetricsReport
+from ucweb import client_json
 from ucweb.errors import AlreadyExists, InvalidParameter, TableAlreadyExists
 
 
@@ -275,6 +276,10 @@ def _read_registered_metadata(location: str):
         raise InvalidParameter(f"Cannot register {location}: {reason}.") from None
     if len(data) > MAX_METADATA_BYTES:
         raise InvalidParameter(f"Cannot register {location}: it is larger than any table metadata file here.")
+    try:
+        client_json.check_text(data)
+    except client_json.TooDeep as exc:
+        raise InvalidParameter(f"Cannot register {location}: {exc}.") from None
     try:
         text = data.decode("utf-8")
         metadata = formats.parse_metadata(text)

@@ -16,7 +16,11 @@ idle one, and gives it back when it is done.
 
 A body larger than DATA_UPLOAD_MAX_MEMORY_SIZE is refused while it is being received: Django's
 handler buffers the whole body (spilling to a temporary file) before the limit is checked, and the
-server sets no limit of its own, so a huge upload would fill the disk before its 413."""
+server sets no limit of its own, so a huge upload would fill the disk before its 413.
+
+An answer to HEAD leaves without its body (`headers_only`): views answer HEAD as GET (Django's
+View does so for every view without a head()), and errors carry their envelope, while HTTP says a
+HEAD answer has none. gunicorn drops such bytes itself, but logs a warning for each answer."""
 
 import os
 import tempfile
@@ -61,6 +65,20 @@ def too_large_response(path: str):
     if errors.is_iceberg_path(path):
         return JsonResponse(errors.iceberg_body(error), status=errors.iceberg_status(error))
     return JsonResponse(errors.uc_body(error), status=error.status)
+
+
+def headers_only(send):
+    """`send` for an answer to HEAD: the status and headers (Content-Length included) as the view
+    made them, and an empty body."""
+
+    async def send_without_body(message):
+        if message["type"] == "http.response.body":
+            if message.get("more_body", False):
+                return
+            message = {"type": "http.response.body", "body": b"", "more_body": False}
+        await send(message)
+
+    return send_without_body
 
 
 class Lanes:
@@ -114,6 +132,8 @@ class SynchronousChainASGIHandler(ASGIHandler):
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
+        if scope.get("method") == "HEAD":
+            send = headers_only(send)
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         if limit is not None and (declared_length(scope) or 0) > limit:
             await self.refuse_too_large(scope, send)

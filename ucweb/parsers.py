@@ -1,6 +1,8 @@
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
+from ucweb import client_json
+
 # Text the database cannot store: PostgreSQL refuses NUL in text and jsonb, and a lone UTF-16
 # surrogate (`"\ud800"` is valid JSON) cannot be encoded as UTF-8 at all.
 _NUL = "\x00"
@@ -37,15 +39,16 @@ class LenientJSONParser(JSONParser):
     `text/plain`, `application/x-www-form-urlencoded` or no type at all.
 
     Django's DATA_UPLOAD_MAX_MEMORY_SIZE bounds the body before it is parsed (413). Documents
-    nested too deeply for the decoder and strings the database cannot store are malformed input
-    (400), not server errors."""
+    nested deeper than client_json allows and strings the database cannot store are malformed
+    input (400), not server errors."""
 
     media_type = "*/*"
 
     def parse(self, stream, media_type=None, parser_context=None):
         try:
             data = super().parse(stream, media_type, parser_context)
-        except RecursionError:
-            raise ParseError("JSON parse error - the document is nested too deeply.") from None
+            client_json.check_depth(data)
+        except (RecursionError, client_json.TooDeep):
+            raise ParseError(f"JSON parse error - {client_json.TooDeep()}.") from None
         check_storable(data)
         return data

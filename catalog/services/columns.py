@@ -3,6 +3,7 @@ schemas) hands them to the catalog: validated once, replaced whole."""
 
 from catalog.choices import ColumnTypeName
 from catalog.models import Column, Table
+from ucweb import client_json
 from ucweb.errors import InvalidParameter
 
 COLUMN_INT_FIELDS = ("type_precision", "type_scale", "position", "partition_index")
@@ -43,6 +44,11 @@ def validate_columns(columns) -> list[dict]:
                 raise InvalidParameter(f"columns[{index}].{field} must be a string.")
             if field == "type_interval_type" and value is not None and len(value) > MAX_INTERVAL_TYPE:
                 raise InvalidParameter(f"columns[{index}].{field} must be at most {MAX_INTERVAL_TYPE} characters.")
+            if field == "type_json" and value is not None:
+                try:
+                    client_json.check_text(value)  # the Delta API reads it as the column's type
+                except client_json.TooDeep as exc:
+                    raise InvalidParameter(f"columns[{index}].type_json: {exc}.") from None
             item[field] = value
         nullable = column.get("nullable", True)
         if not isinstance(nullable, bool):

@@ -13,12 +13,16 @@ from urllib.parse import unquote
 from ucweb.errors import InvalidParameter
 
 MAX_NAME_LENGTH = 255
+# Control characters (C0, DEL and C1) and the Unicode line and paragraph separators: a name
+# holding one would break the lines of logs, audit exports and clients' output (U+0085, U+2028 and
+# U+2029 end a line for many readers).
+_CONTROL = r"\x00-\x1f\x7f-\x9f\u2028\u2029"
 # Dots separate the levels of a full name and slashes separate URL segments, so neither may
 # appear in a name; nor may white space or control characters.
-_FORBIDDEN = re.compile(r"[./\s\x00-\x1f\x7f]")
+_FORBIDDEN = re.compile(rf"[./\s{_CONTROL}]")
 # Names created through the Iceberg REST API may also hold dots and spaces (Polaris and Lakekeeper
 # accept them); never a slash, a back-quote, another white space or a control character.
-_FORBIDDEN_ICEBERG = re.compile(r"[/`\t\n\r\x0b\x0c\x00-\x1f\x7f]")
+_FORBIDDEN_ICEBERG = re.compile(rf"[/`\t\n\r\x0b\x0c{_CONTROL}]")
 # A part that must be back-quoted in a full name: only names from the Iceberg API hold these, and
 # those never hold a back-quote (a Unity Catalog name may: `a` is a name of its own).
 _NEEDS_QUOTES = re.compile(r"[.\s]")

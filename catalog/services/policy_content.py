@@ -17,9 +17,8 @@ and adds its own fields:
 
 from __future__ import annotations
 
-import json
-
 from catalog.choices import PolicyType
+from ucweb import client_json
 from ucweb.errors import InvalidParameter
 
 SCHEMA_VERSION = "2025-02-03"
@@ -59,11 +58,11 @@ def parse_content(policy_type: str, content) -> dict:
     if not isinstance(content, str) or not content.strip():
         raise InvalidParameter(f"content is required for a {policy_type} policy (a JSON object).")
     try:
-        document = json.loads(content)
+        document = client_json.loads(content)
+    except client_json.TooDeep as exc:
+        raise InvalidParameter(f"content: {exc}.") from None
     except ValueError as exc:
         raise InvalidParameter(f"content is not valid JSON: {exc}") from None
-    except RecursionError:
-        raise InvalidParameter("content is nested too deeply.") from None
     if not isinstance(document, dict):
         raise InvalidParameter("content must be a JSON object.")
     own_fields, scalar_config = _RULES[policy_type]

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import uuid
 
+from ucweb import client_json
+
 CATALOG_MANAGED_FEATURES = ("catalogManaged", "catalogOwned-preview")
 REQUIRED_FEATURES = ("inCommitTimestamp", "vacuumProtocolCheck")
 TABLE_ID_PROPERTY = "io.unitycatalog.tableId"
@@ -26,6 +28,11 @@ def commit_path(version: int) -> str:
 
 
 FIRST_COMMIT = commit_path(0)
+
+
+# A staged commit's name is one path segment, and local file systems refuse a segment longer than
+# 255 bytes (NAME_MAX): such a name is the client's mistake, refused before storage is asked.
+MAX_FILE_NAME_BYTES = 255
 
 
 def staged_path(file_name: str) -> str:
@@ -68,9 +75,11 @@ def parse_actions(data: bytes) -> list[dict]:
         if not line.strip():
             continue
         try:
-            action = json.loads(line)
+            action = client_json.loads(line)
         except json.JSONDecodeError as exc:
             raise DeltaLogError(f"line {number} of the commit file is not JSON: {exc.msg}") from None
+        except client_json.TooDeep as exc:
+            raise DeltaLogError(f"line {number} of the commit file: {exc}") from None
         if not isinstance(action, dict):
             raise DeltaLogError(f"line {number} of the commit file is not a JSON object")
         actions.append(action)

@@ -7,6 +7,7 @@ import json
 import re
 
 from commits.formats.delta_log import DeltaLogError
+from ucweb import client_json
 
 _PRIMITIVES = {
     "boolean": ("BOOLEAN", "boolean"),
@@ -111,7 +112,9 @@ def field_to_column(field: dict, position: int, partition_columns: list[str]) ->
 
 def columns_from_schema_string(schema_string: str, partition_columns: list[str] | None = None) -> list[dict]:
     try:
-        schema = json.loads(schema_string)
+        schema = client_json.loads(schema_string)
+    except client_json.TooDeep as exc:
+        raise DeltaLogError(f"metaData.schemaString: {exc}") from None
     except (TypeError, json.JSONDecodeError):
         raise DeltaLogError("metaData.schemaString is not JSON") from None
     if not isinstance(schema, dict) or schema.get("type") != "struct":
@@ -163,8 +166,8 @@ def column_to_field(column) -> dict:
     field = None
     if column.type_json:
         try:
-            field = json.loads(column.type_json)
-        except json.JSONDecodeError:
+            field = client_json.loads(column.type_json)
+        except ValueError:  # not JSON, or nested too deeply: derived from the UC type instead
             field = None
     if not isinstance(field, dict) or "type" not in field:
         if column.type_name == "DECIMAL":
