@@ -9,7 +9,7 @@ import json
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from catalog.storage import join, storage_for
+from catalog.storage import join, storage_within
 from commits.formats import delta_log
 from commits.formats.delta_checkpoint import CHECKPOINT_SCHEMA, checkpoint_row
 from maintenance.delta_log_state import DeltaState, checkpoint_url, now_ms, read_state
@@ -31,7 +31,7 @@ def write_checkpoint(table, state: DeltaState, retention_ms: int) -> dict:
                 [{name: row.get(name) for name in CHECKPOINT_SCHEMA.names} for row in chunk], schema=CHECKPOINT_SCHEMA))
     data = buffer.getvalue()
     url = checkpoint_url(state.location, state.version)
-    storage = storage_for(url)
+    storage = storage_within(state.location)
     storage.put_if_absent(url, data)
     last = {"version": state.version, "size": len(rows), "sizeInBytes": len(data),
             "numOfAddFiles": len(state.live)}
@@ -47,7 +47,7 @@ def clean_log(table, checkpoint_version: int, log_retention_hours: float, ctx) -
     location = table.storage_location
     cutoff = now_ms() - int(log_retention_hours * 3_600_000)
     log = join(location, delta_log.LOG_DIR)
-    storage = storage_for(log)
+    storage = storage_within(location)
     ratified = set(DeltaCommit.objects.filter(table_id=table.id).values_list("file_name", flat=True))
     deleted = 0
     for item in storage.list(log):
@@ -75,13 +75,14 @@ def checkpoint(table, policy, ctx) -> dict:
     state = read_state(table, version=published)
     if "v2Checkpoint" in set(state.protocol.get("writerFeatures") or []):
         raise Skip("the table uses V2 checkpoints; the catalog writes classic checkpoints only")
-    before = {"version": published, "files": len(state.live), "log_files": len(storage_for(
-        table.storage_location).list(join(table.storage_location, delta_log.LOG_DIR)))}
+    storage = storage_within(state.location)
+    before = {"version": published, "files": len(state.live), "log_files": len(storage.list(
+        join(state.location, delta_log.LOG_DIR)))}
     ctx.before(before)
     ctx.progress(f"writing the checkpoint of version {published}")
     last = write_checkpoint(table, state, int(policy.vacuum_retention_hours * 3_600_000))
     deleted = clean_log(table, published, policy.log_retention_hours, ctx)
-    after = {**before, "checkpoint": last, "log_files": len(storage_for(table.storage_location).list(
-        join(table.storage_location, delta_log.LOG_DIR))), "log_files_deleted": deleted}
+    after = {**before, "checkpoint": last, "log_files": len(storage.list(join(state.location, delta_log.LOG_DIR))),
+             "log_files_deleted": deleted}
     return {"before": before, "after": after,
             "summary": f"checkpoint at version {published}; {deleted} log files past the retention deleted"}

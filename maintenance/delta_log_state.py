@@ -14,7 +14,7 @@ from urllib.parse import unquote
 
 import pyarrow.parquet as pq
 
-from catalog.storage import InvalidStorageUrl, StorageObjectNotFound, join, normalize, storage_for
+from catalog.storage import InvalidStorageUrl, StorageObjectNotFound, join, normalize, storage_within
 from commits.formats import delta_log
 from commits.models import DeltaCommit
 from commits.publication import log_file, staged_file
@@ -71,7 +71,9 @@ class DeltaState:
 
     def resolve(self, path: str) -> str | None:
         """The URL of a file the log names, or None when it lies outside the table (a log
-        may name any URL: the catalog never reads, rewrites or deletes files of another table)."""
+        may name any URL: the catalog never reads, rewrites or deletes files of another table).
+        The text only: a symbolic link on the way is refused by the storage, which maintenance
+        reads and writes through `storage_within(location)`."""
         try:
             if "://" in path or path.startswith("file:"):
                 url = normalize(path)
@@ -109,7 +111,7 @@ def _plain(value):
 def last_checkpoint(location: str) -> int | None:
     url = join(location, delta_log.LAST_CHECKPOINT)
     try:
-        value = json.loads(storage_for(url).read(url)).get("version")
+        value = json.loads(storage_within(location).read(url)).get("version")
     except (StorageObjectNotFound, ValueError, AttributeError):
         return None
     return value if isinstance(value, int) else None
@@ -120,7 +122,7 @@ def read_state(table, *, version: int | None = None) -> DeltaState:
     location = normalize(table.storage_location)
     target = table.latest_version if version is None else version
     state = DeltaState(location=location)
-    storage = storage_for(location)
+    storage = storage_within(location)
     start = 0
     checkpoint = last_checkpoint(location)
     if checkpoint is not None and checkpoint <= target:
@@ -149,7 +151,7 @@ def commit_actions(table, version: int) -> list[dict]:
     location = normalize(table.storage_location)
     row = DeltaCommit.objects.filter(table_id=table.id, version=version, published_at__isnull=True).first()
     url = staged_file(location, row.file_name) if row else log_file(location, version)
-    return delta_log.parse_actions(storage_for(url).read(url))
+    return delta_log.parse_actions(storage_within(location).read(url))
 
 
 def commit_timestamp(table, version: int) -> int:

@@ -4,7 +4,7 @@ older than the retention. REMOVE_ORPHANS is its unreferenced-files half."""
 
 from __future__ import annotations
 
-from catalog.storage import storage_for
+from catalog.storage import storage_within
 from commits.formats import delta_log
 from maintenance.delta_log_state import DeltaState, now_ms, read_state
 from maintenance.errors import Skip
@@ -62,7 +62,7 @@ def vacuum(table, policy, ctx, *, orphans_only: bool = False) -> dict:
             dv = _deletion_vector_file(state, remove["deletionVector"])
             if dv:
                 keep.add(dv)
-    storage = storage_for(state.location)
+    storage = storage_within(state.location)
     prefix = state.location.rstrip("/") + "/"
     deleted = deleted_bytes = scanned = 0
     before = state.figures(policy.small_file_bytes)

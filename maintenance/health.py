@@ -28,7 +28,7 @@ from django.db.models.functions import TruncHour
 from django.utils import timezone
 
 from catalog.models import Table
-from catalog.storage import StorageError, join, storage_for
+from catalog.storage import StorageError, join, storage_within
 from commits.formats import delta_log
 from commits.models import CommitReport, DeltaCommit
 from maintenance.models import MaintenancePlan, TableHealth
@@ -50,7 +50,7 @@ def small_file_share(histogram: dict | None, small_bytes: int) -> tuple[int, int
 def last_checkpoint_version(location: str) -> int:
     url = join(location, delta_log.LAST_CHECKPOINT)
     try:
-        return int(json.loads(storage_for(url).read(url)).get("version", 0))
+        return int(json.loads(storage_within(location).read(url)).get("version", 0))
     except (StorageError, ValueError, TypeError, AttributeError):
         return 0
 

@@ -130,11 +130,30 @@ class SparkRun:
         from maintenance.ownership import own_location
 
         metadata = json.loads(self.table.iceberg.metadata_json)
-        mine = own_location(self.table, metadata.get("location"))
+        self.check_files_inside(own_location(self.table, metadata.get("location")), metadata)
+
+    def check_files_inside(self, location: str | None = None, metadata: dict | None = None) -> None:
+        """Every operation reads, rewrites or deletes the table's files through Spark, whose local
+        file system follows symbolic links: a link in the table's folder (anyone who can write
+        there can plant one) would have OPTIMIZE copy rows from wherever it leads into the table,
+        and expiry or orphan removal delete files there. So a table whose folder holds a link, or
+        whose metadata or snapshots name a file outside its location, is not maintained. Checked
+        before Spark reads anything; a link planted after the check is not seen."""
+        import json
+
+        from catalog.storage import normalize, storage_for
+
+        metadata = metadata if metadata is not None else json.loads(self.table.iceberg.metadata_json)
+        mine = location or normalize(metadata.get("location") or self.table.storage_location)
+        if mine.startswith("file:"):
+            links = storage_for(mine).symbolic_links(mine)
+            if links:
+                raise Skip(f"the table's folder holds {len(links)} symbolic link(s), e.g. {links[0]}; Spark would "
+                           f"follow them, so the catalog reads, rewrites and deletes nothing there until they are gone")
         outside = file_outside(metadata, mine)
         if outside is not None:
             raise Skip(f"the metadata references {outside}, outside the table location {mine}; the catalog "
-                       f"deletes no files of this table")
+                       f"reads, rewrites and deletes no files of this table")
         scheme, _, path = mine.partition("://")
         canonical = f"{scheme}://{path.lstrip('/')}" if scheme != "file" else f"file:///{path.lstrip('/')}"
         normalised = ("regexp_replace(regexp_replace(file_path, '^file:/+', 'file:///'), '^s3a://', 's3://')")
@@ -143,7 +162,7 @@ class SparkRun:
                            f"startswith({normalised}, {_sql_string(canonical + '/')}) LIMIT 1")
         if outside:
             raise Skip(f"a snapshot references {outside[0][0]}, outside the table location {mine}; the catalog "
-                       f"deletes no files of this table")
+                       f"reads, rewrites and deletes no files of this table")
 
     def figures(self, small_file_bytes: int) -> dict:
         files = self.sql(f"SELECT count(*) AS n, coalesce(sum(file_size_in_bytes), 0) AS b, "
@@ -214,12 +233,14 @@ def lost_race(exc: BaseException) -> bool:
 
 
 def _run(spark: SparkRun, operation: str, policy, ctx) -> dict:
+    if operation in ("REMOVE_ORPHANS", "EXPIRE_SNAPSHOTS"):
+        spark.check_files_are_its_own()
+    else:
+        spark.check_files_inside()
     before = spark.figures(policy.small_file_bytes)
     ctx.before(before)
     ctx.progress(f"{operation} on Spark")
     table_arg = f"table => {_sql_string(spark.identifier)}"
-    if operation in ("REMOVE_ORPHANS", "EXPIRE_SNAPSHOTS"):
-        spark.check_files_are_its_own()
     if operation == "OPTIMIZE":
         result = spark.call("rewrite_data_files", f"{table_arg}, options => map("
                             f"'target-file-size-bytes', '{int(policy.target_file_bytes)}', "

@@ -1,6 +1,7 @@
 """What the local file system storage does beyond the behaviour every backend shares (see
 test_storage_backends.py): temporary files, hard links, emptied directories, the root, write
-errors and permissions. Needs no database."""
+errors and permissions, symbolic links (never followed by listings and deletes, never out of
+the root of a confined storage). Needs no database."""
 
 from __future__ import annotations
 
@@ -9,7 +10,15 @@ import os
 
 import pytest
 
-from catalog.storage import LocalStorage, StorageError, StorageObjectNotFound, StoragePermissionDenied, join
+from catalog.storage import (
+    LocalStorage,
+    StorageError,
+    StorageObjectNotFound,
+    StorageOutsideRoot,
+    StoragePermissionDenied,
+    join,
+    storage_within,
+)
 from catalog.storage import local as local_module
 
 
@@ -82,3 +91,89 @@ def test_local_permission_denied(tmp_path):
             LocalStorage().read(join(locked.as_uri(), "f"))
     finally:
         locked.chmod(0o755)
+
+
+# -- symbolic links ------------------------------------------------------------------------------------
+@pytest.fixture
+def linked(tmp_path):
+    """A table folder `t` holding a link to a directory and a link to a file elsewhere, and a link
+    that stays inside; returns (table URL, the place elsewhere)."""
+    table, elsewhere = tmp_path / "t", tmp_path / "elsewhere"
+    (table / "data").mkdir(parents=True)
+    (table / "data" / "own").write_bytes(b"own")
+    (elsewhere / "deep").mkdir(parents=True)
+    (elsewhere / "x").write_bytes(b"secret")
+    (elsewhere / "deep" / "y").write_bytes(b"secret too")
+    os.symlink(elsewhere, table / "linkdir")
+    os.symlink(elsewhere / "x", table / "linkfile")
+    os.symlink(table / "data", table / "alias")
+    return table.as_uri(), elsewhere
+
+
+def test_a_confined_storage_reads_nothing_a_link_leads_out_to(linked):
+    table, _ = linked
+    storage = storage_within(table)
+    for path in ("linkdir/x", "linkdir/deep/y", "linkfile"):
+        with pytest.raises(StorageOutsideRoot, match="symbolic link"):
+            storage.read(join(table, path))
+        with pytest.raises(StorageOutsideRoot):
+            storage.exists(join(table, path))
+    with pytest.raises(StorageOutsideRoot):
+        storage.list(join(table, "linkdir"))
+    assert storage.read(join(table, "alias", "own")) == b"own"  # a link that stays inside
+    with pytest.raises(StorageOutsideRoot, match="lies outside"):
+        storage.read(f"{table}/../elsewhere/x")
+    assert LocalStorage().read(join(table, "linkfile")) == b"secret"  # unconfined: as before
+
+
+def test_a_confined_storage_writes_and_deletes_nothing_through_a_link(linked):
+    table, elsewhere = linked
+    storage = storage_within(table)
+    for call in (lambda url: storage.put(url, b"w"), lambda url: storage.put_if_absent(url, b"w"), storage.delete):
+        with pytest.raises(StorageOutsideRoot):
+            call(join(table, "linkdir", "x"))
+        with pytest.raises(StorageOutsideRoot):
+            call(join(table, "linkdir", "new", "z"))
+    assert (elsewhere / "x").read_bytes() == b"secret" and not (elsewhere / "new").exists()
+    storage.delete(join(table, "linkfile"))  # the link itself is the table's: it goes, as a link
+    storage.delete(join(table, "linkdir"))
+    assert not os.path.lexists(linked[1].parent / "t" / "linkfile")
+    assert sorted(os.listdir(elsewhere)) == ["deep", "x"] and (elsewhere / "x").read_bytes() == b"secret"
+
+
+def test_a_root_that_is_a_link_is_refused(tmp_path):
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "f").write_bytes(b"secret")
+    os.symlink(tmp_path / "elsewhere", tmp_path / "t")
+    storage = storage_within((tmp_path / "t").as_uri())
+    for call in (lambda: storage.read(join((tmp_path / "t").as_uri(), "f")),
+                 lambda: storage.list((tmp_path / "t").as_uri()),
+                 lambda: storage.delete(join((tmp_path / "t").as_uri(), "f")),
+                 lambda: storage.put(join((tmp_path / "t").as_uri(), "g"), b"w")):
+        with pytest.raises(StorageOutsideRoot, match="is a symbolic link"):
+            call()
+    assert os.listdir(tmp_path / "elsewhere") == ["f"]
+
+
+def test_listings_describe_links_as_links_and_never_enter_them(linked):
+    table, _ = linked
+    listed = {item.name: item.size for item in LocalStorage().list(table)}
+    assert listed == {"own": 3, "linkfile": len(str(linked[1] / "x"))}
+    assert LocalStorage().symbolic_links(table) == [join(table, name) for name in ("alias", "linkdir", "linkfile")]
+
+
+def test_delete_prefix_removes_links_not_what_they_lead_to(linked, tmp_path):
+    table, elsewhere = linked
+    assert LocalStorage().delete_prefix(table) == 2  # data/own and the link to a file
+    assert not os.path.lexists(tmp_path / "t")
+    assert (elsewhere / "x").read_bytes() == b"secret" and (elsewhere / "deep" / "y").exists()
+    os.symlink(elsewhere, tmp_path / "t2")
+    assert LocalStorage().delete_prefix((tmp_path / "t2").as_uri()) == 0
+    assert not os.path.lexists(tmp_path / "t2") and (elsewhere / "deep" / "y").exists()
+
+
+def test_a_planted_fifo_does_not_hang_a_read(tmp_path):
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(StorageError, match="not a regular file"):
+        LocalStorage().read(join(tmp_path.as_uri(), "pipe"))
+    assert [item.name for item in LocalStorage().list(tmp_path.as_uri())] == []

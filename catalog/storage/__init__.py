@@ -22,6 +22,7 @@ from .errors import (
     InvalidStorageUrl,
     StorageError,
     StorageObjectNotFound,
+    StorageOutsideRoot,
     StoragePermissionDenied,
     UnsupportedStorageScheme,
 )
@@ -39,12 +40,14 @@ __all__ = [
     "Storage",
     "StorageError",
     "StorageObjectNotFound",
+    "StorageOutsideRoot",
     "StoragePermissionDenied",
     "UnsupportedStorageScheme",
     "join",
     "normalize",
     "parse",
     "storage_for",
+    "storage_within",
 ]
 
 _local = LocalStorage()
@@ -67,3 +70,10 @@ def storage_for(url: str) -> Storage:
             f"unsupported storage scheme {scheme!r} in {url!r} (supported: file://, s3://)",
             url=url,
         ) from None
+
+
+def storage_within(root_url: str) -> Storage:
+    """The backend for `root_url`, confined to it (:meth:`Storage.confined`): what acts on one
+    securable's files, such as maintenance, uses this, so that neither a URL nor, on file://, a
+    symbolic link planted in the folder takes it elsewhere."""
+    return storage_for(root_url).confined(root_url)

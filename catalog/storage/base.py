@@ -5,8 +5,13 @@ from __future__ import annotations
 import abc
 from dataclasses import dataclass
 
-from .errors import InvalidStorageUrl
+from .errors import InvalidStorageUrl, StorageOutsideRoot
 from .urls import Location, decode_path, parse
+
+
+def within(url: str, root_url: str) -> bool:
+    """Whether canonical `url` is `root_url` or lies below it (text only)."""
+    return url == root_url or url.startswith(root_url.rstrip("/") + "/")
 
 
 @dataclass(frozen=True, order=True)
@@ -89,5 +94,65 @@ class Storage(abc.ABC):
         """Delete every object below ``prefix_url`` (as :meth:`list` finds them) and return
         how many were deleted."""
 
+    def confined(self, root_url: str) -> Storage:
+        """This backend, acting only at or below `root_url`: any other URL raises
+        ``StorageOutsideRoot``. The file:// backend holds the real path to the root as well, so a
+        symbolic link cannot lead a read, write, listing or delete out of it."""
+        return ConfinedStorage(self, root_url)
+
+    def symbolic_links(self, prefix_url: str) -> list[str]:
+        """The symbolic links at or below `prefix_url` (the prefix itself included), found
+        without following any. Object stores have none."""
+        self._location(prefix_url)
+        return []
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.scheme}://>"
+
+
+class ConfinedStorage(Storage):
+    """A backend held to one root by the text of each URL: enough where keys name objects and
+    nothing resolves a key elsewhere (object stores)."""
+
+    def __init__(self, backend: Storage, root_url: str):
+        self.backend = backend
+        self.scheme = backend.scheme
+        self.root = backend._location(root_url).url
+
+    def _inside(self, url: str) -> str:
+        if not within(self._location(url).url, self.root):
+            raise StorageOutsideRoot(f"{url} lies outside {self.root}", url=url)
+        return url
+
+    def read(self, url: str) -> bytes:
+        return self.backend.read(self._inside(url))
+
+    def exists(self, url: str) -> bool:
+        return self.backend.exists(self._inside(url))
+
+    def list(self, prefix_url: str) -> list[ObjectInfo]:
+        return self.backend.list(self._inside(prefix_url))
+
+    def put(self, url: str, data: bytes) -> None:
+        self.backend.put(self._inside(url), data)
+
+    def put_if_absent(self, url: str, data: bytes) -> bool:
+        return self.backend.put_if_absent(self._inside(url), data)
+
+    def copy_if_absent(self, src_url: str, dst_url: str) -> bool:
+        return self.backend.copy_if_absent(self._inside(src_url), self._inside(dst_url))
+
+    def delete(self, url: str) -> None:
+        self.backend.delete(self._inside(url))
+
+    def delete_prefix(self, prefix_url: str) -> int:
+        return self.backend.delete_prefix(self._inside(prefix_url))
+
+    def confined(self, root_url: str) -> Storage:
+        return self.backend.confined(self._inside(root_url))
+
+    def symbolic_links(self, prefix_url: str) -> list[str]:
+        return self.backend.symbolic_links(self._inside(prefix_url))
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.root}>"

@@ -30,5 +30,10 @@ class StoragePermissionDenied(StorageError):
     """The storage refused the operation (file permissions, S3 AccessDenied, bad credentials)."""
 
 
+class StorageOutsideRoot(StorageError):
+    """A storage confined to a root (``Storage.confined``) was asked to act outside it: a URL
+    outside the root, or on file:// a path that a symbolic link leads out of it."""
+
+
 class ConditionalWriteNotSupported(StorageError):
     """The object store rejected a conditional (create-only) write as unsupported."""

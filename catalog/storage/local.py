@@ -1,9 +1,17 @@
-"""Local file system backend (``file://`` URLs)."""
+"""Local file system backend (``file://`` URLs).
+
+A path is text until the kernel resolves it, and a symbolic link anywhere in it may lead the
+kernel elsewhere: whoever can write inside a table's folder can plant one. So ``list`` and
+``delete_prefix`` never follow a link below their prefix (they walk by directory descriptor, and
+delete a link as a link), and a storage confined to a root (``confined``) checks the real path of
+what it opens, creates or deletes in against the real path of the root, and refuses a root that is
+itself a link."""
 
 from __future__ import annotations
 
 import errno
 import os
+import stat
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,6 +21,7 @@ from .errors import (
     InvalidStorageUrl,
     StorageError,
     StorageObjectNotFound,
+    StorageOutsideRoot,
     StoragePermissionDenied,
 )
 from .urls import Location
@@ -23,6 +32,11 @@ TEMP_PREFIX = ".ucweb-tmp-"
 
 # errno values meaning "this file system cannot make hard links".
 _NO_LINK_ERRNOS = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS, errno.EMLINK}
+
+# A directory opened to act on the names in it (O_PATH where there is one: no read permission needed).
+_DIRECTORY_HANDLE = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_CLOEXEC
+# A directory opened to walk it.
+_DIRECTORY_READ = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 
 
 def _wrap_os_error(exc: OSError, action: str, url: str) -> StorageError:
@@ -40,6 +54,19 @@ def _os_errors(action: str, url: str) -> Iterator[None]:
         raise _wrap_os_error(exc, action, url) from exc
     except ValueError as exc:  # e.g. a path too odd for the OS
         raise InvalidStorageUrl(f"cannot {action} {url}: {exc}", url=url) from exc
+
+
+def _is_within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _real_path_of(fd: int, path: str) -> str:
+    """Where the descriptor `fd`, opened at `path`, really is: as the kernel saw it where it says
+    (Linux's /proc), else `path` resolved now (a link swapped in since the open is then missed)."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return os.path.realpath(path)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -63,14 +90,46 @@ class LocalStorage(Storage):
 
     scheme = "file"
 
-    def __init__(self, *, fsync: bool = True):
+    def __init__(self, *, fsync: bool = True, root: str | None = None):
         self.fsync = fsync
+        self.root = None if root is None else self._location(root).path
+
+    def confined(self, root_url: str) -> LocalStorage:
+        """Every path must lie at or below `root_url`, and so must its real path: what a read
+        opens, the directory a write creates its file in or a delete removes a name from, the
+        directory a listing walks. A symbolic link inside the root may be deleted (as a link) and
+        followed to a place inside the root, never out of it; a root that is itself a link is
+        refused. Refusals raise StorageOutsideRoot and leave everything as it was."""
+        _, path = self._path(root_url)
+        return LocalStorage(fsync=self.fsync, root=path)
 
     # -- helpers ---------------------------------------------------------------------------
 
     def _path(self, url: str) -> tuple[Location, str]:
         location = self._location(url)
+        if self.root is not None and not _is_within(location.path, self.root):
+            raise StorageOutsideRoot(f"{url} lies outside {self._root_url}", url=url)
         return location, location.path
+
+    @property
+    def _root_url(self) -> str:
+        return Location("file", "", self.root).url
+
+    def _require_inside(self, real: str, url: str) -> None:
+        if os.path.islink(self.root):
+            raise StorageOutsideRoot(f"refused {url}: {self._root_url} is a symbolic link", url=url)
+        if not _is_within(real, os.path.realpath(self.root)):
+            raise StorageOutsideRoot(f"refused {url}: a symbolic link leads it out of {self._root_url}", url=url)
+
+    def _check_path(self, path: str, url: str) -> None:
+        """In a confined storage: `path`, resolved now, lies in the root."""
+        if self.root is not None:
+            self._require_inside(os.path.realpath(path), url)
+
+    def _check_opened(self, fd: int, path: str, url: str) -> None:
+        """In a confined storage: what `fd` (opened at `path`) is lies in the root."""
+        if self.root is not None:
+            self._require_inside(_real_path_of(fd, path), url)
 
     def _write_new(self, path: str, data: bytes) -> None:
         """Creates the file `path` holding `data` (FileExistsError if anything is there)."""
@@ -136,20 +195,38 @@ class LocalStorage(Storage):
     def read(self, url: str) -> bytes:
         _, path = self._path(url)
         try:
-            with open(path, "rb") as handle:
-                return handle.read()
+            self._check_path(path, url)  # before the open: opening a device may do something
+            # Non-blocking: a FIFO planted in a table's folder must not hang the reader.
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError) as exc:
             raise StorageObjectNotFound(f"object not found: {url}", url=url) from exc
         except OSError as exc:
             raise _wrap_os_error(exc, "read", url) from exc
+        try:
+            self._check_opened(fd, path, url)  # a link swapped in between the check and the open
+            mode = os.fstat(fd).st_mode
+            if stat.S_ISDIR(mode):
+                raise StorageObjectNotFound(f"object not found: {url}", url=url)
+            if not stat.S_ISREG(mode):
+                raise StorageError(f"cannot read {url}: not a regular file", url=url)
+            os.set_blocking(fd, True)
+            with open(fd, "rb", closefd=False) as handle:
+                return handle.read()
+        except OSError as exc:
+            raise _wrap_os_error(exc, "read", url) from exc
+        finally:
+            os.close(fd)
 
     def exists(self, url: str) -> bool:
         _, path = self._path(url)
         with _os_errors("check", url):
+            self._check_path(path, url)
             return os.path.isfile(path)
 
     def list(self, prefix_url: str) -> list[ObjectInfo]:
-        location, root = self._path(prefix_url)
+        """Regular files and symbolic links below the prefix, the links described as themselves
+        (the size and time of the link): a link is never followed, to a file or a directory."""
+        _, root = self._path(prefix_url)
         found: list[ObjectInfo] = []
 
         def on_error(exc: OSError) -> None:
@@ -159,22 +236,31 @@ class LocalStorage(Storage):
             raise _wrap_os_error(exc, "list", prefix_url) from exc
 
         with _os_errors("list", prefix_url):
-            for directory, _dirs, files in os.walk(root, onerror=on_error):
-                for name in files:
-                    if name.startswith(TEMP_PREFIX):
-                        continue
-                    path = os.path.join(directory, name)
-                    try:
-                        stat = os.stat(path)
-                    except FileNotFoundError:
-                        continue  # deleted while listing
-                    found.append(
-                        ObjectInfo(
-                            url=Location("file", "", path).url,
-                            size=stat.st_size,
-                            modification_time=stat.st_mtime_ns // 1_000_000,
+            try:
+                top = os.open(root, _DIRECTORY_READ)
+            except (FileNotFoundError, NotADirectoryError):
+                return []
+            try:
+                self._check_opened(top, root, prefix_url)
+                for directory, _dirs, files, dir_fd in os.fwalk(".", onerror=on_error, dir_fd=top):
+                    for name in files:
+                        if name.startswith(TEMP_PREFIX):
+                            continue
+                        try:
+                            info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+                        except FileNotFoundError:
+                            continue  # deleted while listing
+                        if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+                            continue
+                        found.append(
+                            ObjectInfo(
+                                url=Location("file", "", os.path.normpath(os.path.join(root, directory, name))).url,
+                                size=info.st_size,
+                                modification_time=info.st_mtime_ns // 1_000_000,
+                            )
                         )
-                    )
+            finally:
+                os.close(top)
         found.sort(key=lambda info: info.url)
         return found
 
@@ -183,6 +269,7 @@ class LocalStorage(Storage):
         data = bytes(data)
         with _os_errors("write", url):
             directory = os.path.dirname(path)
+            self._check_path(directory, url)
             temp_path = self._write_temp(directory, data)
             try:
                 os.replace(temp_path, path)
@@ -195,9 +282,10 @@ class LocalStorage(Storage):
         _, path = self._path(url)
         data = bytes(data)
         with _os_errors("write", url):
+            directory = os.path.dirname(path)
+            self._check_path(directory, url)
             if os.path.lexists(path):
                 return self._exists_as_object(path, url)
-            directory = os.path.dirname(path)
             temp_path = self._write_temp(directory, data)
             try:
                 os.link(temp_path, path)
@@ -230,19 +318,35 @@ class LocalStorage(Storage):
         return True
 
     def delete(self, url: str) -> None:
+        """Removes the name `url`: a symbolic link goes as a link, never what it points to."""
         _, path = self._path(url)
+        directory, name = os.path.split(path)
+        if not name:
+            raise StorageError(f"cannot delete {url}: it is a directory", url=url)
+        self._check_path(directory, url)
         try:
-            os.unlink(path)
+            dir_fd = os.open(directory, _DIRECTORY_HANDLE)
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        except OSError as exc:
+            raise _wrap_os_error(exc, "delete", url) from exc
+        try:
+            self._check_opened(dir_fd, directory, url)
+            os.unlink(name, dir_fd=dir_fd)
         except (FileNotFoundError, NotADirectoryError):
             return
         except IsADirectoryError as exc:
             raise StorageError(f"cannot delete {url}: it is a directory", url=url) from exc
         except OSError as exc:
-            if exc.errno == errno.EISDIR or (exc.errno == errno.EPERM and os.path.isdir(path)):
+            if exc.errno == errno.EISDIR or (exc.errno == errno.EPERM and _is_directory(name, dir_fd)):
                 raise StorageError(f"cannot delete {url}: it is a directory", url=url) from exc
             raise _wrap_os_error(exc, "delete", url) from exc
+        finally:
+            os.close(dir_fd)
 
     def delete_prefix(self, prefix_url: str) -> int:
+        """Deletes below the prefix without following any symbolic link: links (to files or
+        directories) are removed as links. A prefix that is itself a link loses the link only."""
         _, root = self._path(prefix_url)
         if root == "/":
             raise StorageError("refusing to delete everything below file:///", url=prefix_url)
@@ -254,25 +358,58 @@ class LocalStorage(Storage):
             raise _wrap_os_error(exc, "delete", prefix_url) from exc
 
         with _os_errors("delete", prefix_url):
-            if not os.path.isdir(root) or os.path.islink(root):
+            if os.path.islink(root):
+                self.delete(prefix_url)
                 return 0
-            for directory, dirs, files in os.walk(root, topdown=False, onerror=on_error):
-                for name in files:
-                    try:
-                        os.unlink(os.path.join(directory, name))
-                    except FileNotFoundError:
-                        continue
-                    if not name.startswith(TEMP_PREFIX):
-                        deleted += 1
-                for name in dirs:
-                    sub = os.path.join(directory, name)
-                    if os.path.islink(sub):
-                        # A symlink to a directory: remove the link, never what it points to.
-                        _unlink_quietly(sub)
-                    else:
-                        _rmdir_quietly(sub)
+            try:
+                top = os.open(root, _DIRECTORY_READ | os.O_NOFOLLOW)
+            except (FileNotFoundError, NotADirectoryError):
+                return 0
+            try:
+                self._check_opened(top, root, prefix_url)
+                for _directory, dirs, files, dir_fd in os.fwalk(".", topdown=False, onerror=on_error, dir_fd=top):
+                    for name in files:
+                        try:
+                            os.unlink(name, dir_fd=dir_fd)
+                        except FileNotFoundError:
+                            continue
+                        if not name.startswith(TEMP_PREFIX):
+                            deleted += 1
+                    for name in dirs:
+                        # fwalk lists a link to a directory among the directories, and does not enter it.
+                        if _is_link(name, dir_fd):
+                            _unlink_quietly(name, dir_fd=dir_fd)
+                        else:
+                            _rmdir_quietly(name, dir_fd=dir_fd)
+            finally:
+                os.close(top)
             _rmdir_quietly(root)
         return deleted
+
+    def symbolic_links(self, prefix_url: str) -> list[str]:
+        location, root = self._path(prefix_url)
+        found: list[str] = []
+
+        def on_error(exc: OSError) -> None:
+            if isinstance(exc, (FileNotFoundError, NotADirectoryError)):
+                return
+            raise _wrap_os_error(exc, "list", prefix_url) from exc
+
+        with _os_errors("list", prefix_url):
+            if os.path.islink(root):
+                return [location.url]
+            try:
+                top = os.open(root, _DIRECTORY_READ | os.O_NOFOLLOW)
+            except (FileNotFoundError, NotADirectoryError):
+                return []
+            try:
+                for directory, dirs, files, dir_fd in os.fwalk(".", onerror=on_error, dir_fd=top):
+                    for name in dirs + files:
+                        if _is_link(name, dir_fd):
+                            found.append(Location("file", "", os.path.normpath(os.path.join(root, directory, name))).url)
+            finally:
+                os.close(top)
+        return sorted(found)
 
 
 def _open_new(path: str) -> int:
@@ -291,16 +428,30 @@ def _unlink_if_same_file(path: str, created: os.stat_result) -> None:
         _unlink_quietly(path)
 
 
-def _unlink_quietly(path: str) -> None:
+def _is_link(name: str, dir_fd: int) -> bool:
     try:
-        os.unlink(path)
+        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def _is_directory(name: str, dir_fd: int) -> bool:
+    try:
+        return stat.S_ISDIR(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def _unlink_quietly(path: str, *, dir_fd: int | None = None) -> None:
+    try:
+        os.unlink(path, dir_fd=dir_fd)
     except OSError:
         pass
 
 
-def _rmdir_quietly(path: str) -> None:
+def _rmdir_quietly(path: str, *, dir_fd: int | None = None) -> None:
     # Only empty directories go away; one that a concurrent writer has just filled stays.
     try:
-        os.rmdir(path)
+        os.rmdir(path, dir_fd=dir_fd)
     except OSError:
         pass
