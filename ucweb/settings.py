@@ -310,6 +310,8 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
     }
+    # kombu's filesystem transport, with messages that appear whole (ucweb.broker).
+    CELERY_BROKER_TRANSPORT = "ucweb.broker:Transport"
 else:
     # A broker that is down must not hold up a request: publishing gives up fast, and the
     # periodic sweeps pick up whatever was not delivered.
