@@ -22,7 +22,7 @@ import logging
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Count, Q, Sum
 from django.db.models.functions import TruncHour
 from django.utils import timezone
@@ -211,11 +211,22 @@ def refresh_all() -> int:
     count = 0
     for table in delta.select_related("schema"):
         if policies.for_table(table).enabled:
-            refresh_table(table)
-        count += 1
+            count += _refreshed(refresh_table, table)
     iceberg = Table.objects.filter(data_source_format=DataSourceFormat.ICEBERG, iceberg__isnull=False) \
         .exclude(table_type=TableType.VIEW).select_related("schema", "iceberg")
     for table in iceberg:
-        refresh_iceberg_table(table)
-        count += 1
+        count += _refreshed(refresh_iceberg_table, table)
     return count
+
+
+def _refreshed(refresh, table: Table) -> int:
+    """1 once `refresh(table)` is done; 0 when the table was dropped meanwhile (its health row or
+    plan then refers to a row that is gone)."""
+    try:
+        with transaction.atomic():
+            refresh(table)
+    except IntegrityError:
+        if Table.objects.filter(id=table.id).exists():
+            raise
+        return 0
+    return 1

@@ -45,6 +45,19 @@ def copy_tree(destination: Path) -> Path:
     return destination
 
 
+# Periods that make the background half act in seconds, not minutes: the same settings a user may
+# give. A worker counts as gone after 10 s without a heartbeat (a loaded machine may hold one back
+# for seconds), and one that exits is started again after 20 s, so that its absence shows between.
+FAST = {
+    "UCWEB_HEARTBEAT_SECONDS": "1",
+    "UCWEB_HEARTBEAT_STALE_SECONDS": "10",
+    "UCWEB_WORKER_RESTART_SECONDS": "20",
+    "UCWEB_PUBLISH_VERIFY_AFTER_SECONDS": "0",
+    "UCWEB_MAINTENANCE_SCHEDULE_SECONDS": (
+        "publish-verify=2,purge-pending=2,refresh-health-and-plans=3,run-due-maintenance=3"),
+}
+
+
 class PostgresDatabase:
     """A database of its own on the test PostgreSQL server, dropped afterwards."""
 

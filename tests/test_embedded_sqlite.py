@@ -28,22 +28,14 @@ from catalog.storage import join, storage_for
 from tests.delta_client import encode
 from tests.delta_v1_client import DeltaV1Client
 from tests.helpers import UC, wait_for
-from tests.product import Product
+from tests.product import FAST, Product
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("product")]
 
-# Short periods, as tests/test_product.py sets them, so that the worker and the beat write their
+# The product's short periods (tests/product.py), so that the worker and the beat write their
 # heartbeats, ticks, publications and purges to the same file all through the storm. Readiness is
 # asked throughout and must stay 200: a heartbeat held back for 10 s would be a writer starved of
 # the database, not a worker gone.
-FAST = {
-    "UCWEB_HEARTBEAT_SECONDS": "1",
-    "UCWEB_HEARTBEAT_STALE_SECONDS": "10",
-    "UCWEB_WORKER_RESTART_SECONDS": "8",
-    "UCWEB_PUBLISH_VERIFY_AFTER_SECONDS": "0",
-    "UCWEB_MAINTENANCE_SCHEDULE_SECONDS": (
-        "publish-verify=2,purge-pending=2,refresh-health-and-plans=3,run-due-maintenance=3"),
-}
 WRITERS = 8
 PROPOSALS = 400  # per storm, over all writers
 CHURNERS = 2

@@ -16,21 +16,9 @@ from tests.celery_worker import Redis
 from tests.delta_client import DeltaClient, log_name
 from tests.helpers import UC, wait_for
 from tests.maintenance_delta_support import commit, live_files, read_rows, write_rows
-from tests.product import PostgresDatabase, Product
+from tests.product import FAST, PostgresDatabase, Product
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("product")]
-
-# Short periods so that a test sees the background half act in seconds, not minutes; the same
-# settings a user may give.
-FAST = {
-    "UCWEB_HEARTBEAT_SECONDS": "1",
-    "UCWEB_HEARTBEAT_STALE_SECONDS": "4",
-    "UCWEB_WORKER_RESTART_SECONDS": "8",
-    "UCWEB_PUBLISH_VERIFY_AFTER_SECONDS": "0",
-    "UCWEB_MAINTENANCE_SCHEDULE_SECONDS": (
-        "publish-verify=2,purge-pending=2,refresh-health-and-plans=3,run-due-maintenance=3"),
-}
-
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 def product(request, tmp_path_factory):

@@ -24,14 +24,15 @@ def broker(tmp_path_factory):
 
     redis = Redis(tmp_path_factory.mktemp("redis"))
     redis.start()
-    previous = app.conf.broker_url, app.conf.broker_transport_options
+    previous = app.conf.broker_url, app.conf.broker_transport_options, app.conf.broker_transport
     # What ucweb/settings.py configures for any broker but the folder one (the test run itself
     # has no broker): publishing gives up at once when Redis is down.
     app.conf.broker_url, app.conf.broker_transport_options = redis.url, {"max_retries": 0}
+    app.conf.broker_transport = None  # the URL's (the embedded broker's transport is for its folder)
     forget_connections(app)
     yield redis
     redis.stop()
-    app.conf.broker_url, app.conf.broker_transport_options = previous
+    app.conf.broker_url, app.conf.broker_transport_options, app.conf.broker_transport = previous
     forget_connections(app)
 
 
