@@ -15,6 +15,7 @@ run is SKIPPED with the reason.
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import threading
 import time
@@ -44,7 +45,12 @@ def check_engine() -> dict:
     """The Spark settings that put the Iceberg runtime on the classpath; raises Skip with the
     reason when Iceberg maintenance cannot run in this process: no Java, no PySpark, or no Iceberg
     runtime (assembled here on first use, then cached per machine)."""
-    if not (settings.JAVA_HOME or shutil.which("java")):
+    if settings.JAVA_HOME:
+        java = Path(settings.JAVA_HOME) / "bin" / "java"
+        if not os.access(java, os.X_OK):
+            raise Skip(f"Java is not installed where JAVA_HOME points ({java} is not a program); Iceberg "
+                       f"maintenance runs on Spark.")
+    elif not shutil.which("java"):
         raise Skip("Java is not installed (Iceberg maintenance runs on Spark); set JAVA_HOME or install a JRE "
                    "(Debian: apt-get install openjdk-17-jre-headless).")
     if importlib.util.find_spec("pyspark") is None:

@@ -201,18 +201,38 @@ def test_an_iceberg_table_of_small_appends_gets_health_a_plan_and_a_run_on_spark
     assert len(catalog.load_table(("default", "appends")).inspect.data_files()) < 60
 
 
-def test_run_maintenance_without_java_says_skipped_and_exits_non_zero(product, token):
+def test_without_java_readiness_says_so_and_iceberg_runs_are_skipped(tmp_path):
+    """A machine whose Java is not where JAVA_HOME says: ucweb starts, readiness is degraded with the
+    reason, and run_maintenance says SKIPPED and exits 3."""
     from pyiceberg.catalog.rest import RestCatalog
 
-    catalog = RestCatalog("product", uri=f"{product.url}/api/catalog", warehouse="unity", token=token)
-    catalog.create_table(("default", "no_java"), schema=ICEBERG_ROWS).append(batch(0))
-    python = str(product.tree / ".venv" / "bin" / "python")
-    env = {**product.env, "PATH": str(product.tree / ".venv" / "bin")}
-    env.pop("JAVA_HOME", None)
-    done = subprocess.run([python, "manage.py", "run_maintenance", "unity.default.no_java", "--operation", "OPTIMIZE"],
-                          cwd=product.tree, env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 3, (done.stdout, done.stderr)
-    assert "OPTIMIZE unity.default.no_java: SKIPPED" in done.stdout and "Java is not installed" in done.stdout
+    no_java = Product(tmp_path, **FAST, JAVA_HOME=str(tmp_path / "no-jre"))
+    no_java.start()
+    try:
+        def engine_checked():
+            """the worker to report what its engine can do"""
+            status, body = no_java.readiness()
+            return status == 200 and body["checks"]["engine"]["status"] != "checking" and body
+
+        body = wait_for(engine_checked, timeout=120)
+        assert body["status"] == "degraded"
+        assert body["checks"]["engine"]["status"] == "unavailable"
+        assert "Java is not installed where JAVA_HOME points" in body["checks"]["engine"]["detail"]
+        assert "WARNING: Iceberg maintenance is unavailable, its runs are SKIPPED" in no_java.log()
+
+        catalog = RestCatalog("product", uri=f"{no_java.url}/api/catalog", warehouse="unity",
+                              token=no_java.admin_token())
+        catalog.create_table(("default", "no_java"), schema=ICEBERG_ROWS).append(batch(0))
+        done = subprocess.run(
+            [str(no_java.tree / ".venv" / "bin" / "python"), "manage.py", "run_maintenance", "unity.default.no_java",
+             "--operation", "OPTIMIZE"], cwd=no_java.tree, env=no_java.env, capture_output=True, text=True,
+            timeout=300)
+        assert done.returncode == 3, (done.stdout, done.stderr)
+        assert "OPTIMIZE unity.default.no_java: SKIPPED" in done.stdout
+        assert "Java is not installed where JAVA_HOME points" in done.stdout
+        assert no_java.problems() == []
+    finally:
+        no_java.stop()
 
 
 def test_a_worker_that_cannot_start_stops_make_run_loudly(tmp_path):
