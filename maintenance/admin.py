@@ -1,7 +1,11 @@
 from django.contrib import admin
+from django.http import HttpResponseRedirect
+from django.urls import reverse
 from django.utils.safestring import mark_safe
 
-from catalog.admin import charts
+from catalog import authz
+from catalog.admin import charts, console
+from catalog.models import Table
 
 from maintenance.models import MaintenancePlan, PurgeRequest, TableAlert, TableHealth
 
@@ -18,8 +22,16 @@ class PurgeRequestAdmin(admin.ModelAdmin):
         return False
 
 
+class OfVisibleTables:
+    """Rows about tables: only those of tables the console user's principal may see."""
+
+    def get_queryset(self, request):
+        visible = authz.visible(Table.objects.all(), console.console_principal(request)).values("id")
+        return super().get_queryset(request).filter(table_id__in=visible)
+
+
 @admin.register(TableAlert)
-class TableAlertAdmin(admin.ModelAdmin):
+class TableAlertAdmin(OfVisibleTables, admin.ModelAdmin):
     list_display = ("table", "version", "kind", "created_at", "resolved_at")
     list_filter = ("kind", ("resolved_at", admin.EmptyFieldListFilter))
     search_fields = ("table__name", "message")
@@ -31,7 +43,7 @@ class TableAlertAdmin(admin.ModelAdmin):
 
 
 @admin.register(MaintenancePlan)
-class MaintenancePlanAdmin(admin.ModelAdmin):
+class MaintenancePlanAdmin(OfVisibleTables, admin.ModelAdmin):
     """Runs of a table with their before/after figures; "run now" hands the selected plans to a
     worker (the list shows each run's progress while it runs)."""
 
@@ -48,15 +60,38 @@ class MaintenancePlanAdmin(admin.ModelAdmin):
     def get_readonly_fields(self, request, obj=None):
         return self.readonly_fields + (("table", "operation", "reason") if obj else ())
 
-    def save_model(self, request, obj, form, change):
-        if not change:
-            from maintenance import runs
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "table":
+            kwargs["queryset"] = authz.visible(Table.objects.select_related("schema__catalog"),
+                                               console.console_principal(request))
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
-            plan = runs.request_run(table=obj.table, operation=obj.operation, requested_by=request.user.get_username(),
-                                    reason=obj.reason)
-            obj.pk = plan.pk
-            return
-        super().save_model(request, obj, form, change)
+    def add_view(self, request, form_url="", extra_context=None):
+        """A plan is added through the service (outside Django's own transaction, so that a
+        refusal stays audited); an invalid form is Django's to show."""
+        if request.method != "POST" or not self.has_add_permission(request):
+            return super().add_view(request, form_url, extra_context)
+        form = self.get_form(request)(request.POST)
+        if not form.is_valid():
+            return super().add_view(request, form_url, extra_context)
+        data = form.cleaned_data
+        planned = self._request(request, data["table"], data["operation"], data.get("reason") or "")
+        if planned is None:
+            return HttpResponseRedirect(reverse("admin:maintenance_maintenanceplan_changelist"))
+        return HttpResponseRedirect(reverse("admin:maintenance_maintenanceplan_change", args=[planned.pk]))
+
+    @staticmethod
+    def _request(request, table, operation, reason=""):
+        """The plan, asked for through the service as the console user's principal; None (with
+        the refusal shown and audited) when it may not."""
+        from maintenance import runs
+
+        planned = []
+        console.run(request, lambda caller: planned.append(runs.request_run_as(
+            caller=caller, table=table, operation=operation, reason=reason)),
+            success=f"{operation} of {table.full_name} planned.", action="requestMaintenance",
+            securable_type="table", securable_name=table.full_name, securable_id=table.id)
+        return planned[0] if planned else None
 
     @admin.display(description="files before → after")
     def files_before_after(self, obj):
@@ -85,25 +120,23 @@ class MaintenancePlanAdmin(admin.ModelAdmin):
 
     @admin.action(description="Run now")
     def run_now(self, request, queryset):
-        from maintenance import runs
         from maintenance.tasks import enqueue, run_plan
 
         started = 0
-        for plan in queryset.select_related("table"):
+        for plan in queryset.select_related("table__schema__catalog"):
             if plan.status == MaintenancePlan.Status.RUNNING:
                 continue
-            planned = plan if plan.status == MaintenancePlan.Status.PLANNED else runs.request_run(
-                table=plan.table, operation=plan.operation, requested_by=request.user.get_username(),
-                reason=f"run again from the admin (after {plan.status})")
-            MaintenancePlan.objects.filter(id=planned.id).update(next_attempt_at=None,
-                                                                requested_by=request.user.get_username())
+            planned = self._request(request, plan.table, plan.operation,
+                                    f"run again from the console (after {plan.status})")
+            if planned is None:
+                continue
             enqueue(run_plan, planned.id)
             started += 1
         self.message_user(request, f"{started} run(s) handed to a worker; their progress shows in the list.")
 
 
 @admin.register(TableHealth)
-class TableHealthAdmin(admin.ModelAdmin):
+class TableHealthAdmin(OfVisibleTables, admin.ModelAdmin):
     list_display = ("table", "files_live", "bytes_live", "small_file_share", "commits_last_day", "updated_at")
     search_fields = ("table__name",)
     readonly_fields = ("table", "files_live", "bytes_live", "small_file_share", "rows_inserted", "rows_removed",

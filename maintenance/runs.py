@@ -32,6 +32,7 @@ from catalog.services import audit, principals
 from maintenance import policy as policies
 from maintenance.errors import Conflict, LeaseLost, Skip, TimeLimitExceeded
 from maintenance.models import MaintenancePlan
+from ucweb.errors import InvalidParameter
 
 logger = logging.getLogger(__name__)
 Status = MaintenancePlan.Status
@@ -83,6 +84,26 @@ def request_run(*, table: Table, operation: str, requested_by: str = "", reason:
         except IntegrityError:
             continue
     raise RuntimeError("could not plan the run")
+
+
+def request_run_as(*, caller: Principal, table: Table, operation: str, reason: str = "") -> MaintenancePlan:
+    """A person asks for a run now (the console): they must see the table and hold MODIFY on it,
+    as an engine's OPTIMIZE or VACUUM asks (owners and metastore admins may). Audited."""
+    from catalog import authz
+    from ucweb.errors import TableDoesNotExist
+
+    authz.require(caller, table, authz.Action.WRITE, missing=TableDoesNotExist(f"Table {table.full_name} does not exist."),
+                  refused=f"Missing MODIFY on table {table.full_name}: only its writers may ask for its maintenance.")
+    if operation not in operations_for(table):
+        raise InvalidParameter(f"{operation} does not apply to {table.full_name} "
+                               f"({table.table_type} {table.data_source_format}).")
+    with transaction.atomic():
+        plan = request_run(table=table, operation=operation, requested_by=caller.name,
+                           reason=reason or f"asked for by {caller.name}")
+        audit.record(principal=caller.name, action="requestMaintenance", securable_type="table",
+                     securable_name=table.full_name, securable_id=table.id,
+                     details={"operation": operation, "plan": plan.id})
+    return plan
 
 
 # -- leases -------------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from django.test import Client
 from catalog.choices import PrincipalKind, SecurableType
 from catalog.models import AuditEvent, Catalog, Grant, Principal, Schema, Table
 from catalog.services import catalogs, effective_access, permissions, principals, schemas, tables
-from tests.helpers import UC
+from tests.helpers import UC, grant
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -388,3 +388,57 @@ def test_no_page_may_be_framed(client):
     for response in (client.get("/admin/"), principal, client.get("/readyz"), client.get("/api/docs/")):
         assert response["X-Frame-Options"] == "DENY"
         assert response["Content-Security-Policy"] == "frame-ancestors 'none'"
+
+
+@pytest.fixture
+def eve(bootstrap):
+    """A staff login (no superuser) with Django's permissions on tables and maintenance plans:
+    what the console lets her see and do is what her principal's grants allow."""
+    from django.contrib.auth.models import Permission
+
+    user = get_user_model().objects.create_user("eve", "eve@example.com", "pw", is_staff=True)
+    user.user_permissions.set(Permission.objects.filter(codename__in=(
+        "view_table", "view_maintenanceplan", "add_maintenanceplan", "change_maintenanceplan", "view_tablehealth")))
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_a_staff_login_sees_and_plans_only_what_its_principal_may(eve, delta):
+    from maintenance.models import MaintenancePlan
+
+    created = delta.create_table("unity", "default", "events")
+    table = Table.objects.get(id=created.table_id)
+    MaintenancePlan.objects.create(table=table, operation="VACUUM", reason="planned by the catalog")
+    # Not visible: the table's page answers as a missing one, no plan of it is listed, and the add
+    # form does not offer it.
+    hidden = eve.get(f"/admin/catalog/table/{table.id}/change/")
+    missing = eve.get("/admin/catalog/table/00000000-0000-0000-0000-000000000007/change/")
+    assert (hidden.status_code, hidden["Location"]) == (missing.status_code, missing["Location"]) == (302, "/admin/")
+    assert "unity.default.events" not in _text(eve.get("/admin/maintenance/maintenanceplan/"))
+    form = {"table": str(table.id), "operation": "OPTIMIZE", "reason": "please"}
+    refused = eve.post("/admin/maintenance/maintenanceplan/add/", form)
+    assert refused.status_code == 200 and "Select a valid choice" in _text(refused)
+    assert not MaintenancePlan.objects.filter(operation="OPTIMIZE").exists()
+
+    # Visible (SELECT) but not hers to maintain: refused by the service, audited, nothing planned.
+    grant("eve", "catalog", "unity", "USE CATALOG")
+    grant("eve", "schema", "unity.default", "USE SCHEMA")
+    grant("eve", "table", "unity.default.events", "SELECT")
+    assert eve.get(f"/admin/catalog/table/{table.id}/change/").status_code == 200
+    answer = eve.post("/admin/maintenance/maintenanceplan/add/", form, follow=True)
+    assert "Missing MODIFY on table unity.default.events" in _text(answer)
+    assert not MaintenancePlan.objects.filter(operation="OPTIMIZE").exists()
+    denied = AuditEvent.objects.get(action="requestMaintenance", principal="eve")
+    assert denied.outcome == "DENIED" and denied.securable_id == table.id
+    vacuum = MaintenancePlan.objects.get(operation="VACUUM")
+    eve.post("/admin/maintenance/maintenanceplan/", {"action": "run_now", "_selected_action": [vacuum.id]})
+    assert AuditEvent.objects.filter(action="requestMaintenance", principal="eve", outcome="DENIED").count() == 2
+
+    # A writer of the table may.
+    grant("eve", "table", "unity.default.events", "MODIFY")
+    assert eve.post("/admin/maintenance/maintenanceplan/add/", form).status_code == 302
+    plan = MaintenancePlan.objects.get(operation="OPTIMIZE")
+    assert plan.requested_by == "eve" and plan.status == "PLANNED"
+    assert AuditEvent.objects.filter(action="requestMaintenance", principal="eve", outcome="SUCCESS",
+                                     securable_id=table.id).count() == 1

@@ -140,3 +140,21 @@ def test_admin_run_now_shows_the_run_and_its_chart(delta, table_of_20, client):
     assert "<svg" in page and "before and after each maintenance run" in page and "unity.default." in page
     listing = client.get("/admin/maintenance/maintenanceplan/").content.decode()
     assert "20 → 1" in listing
+
+
+def test_run_maintenance_waits_for_the_run_a_worker_holds(delta, table_of_20, capsys):  # noqa: F811
+    """One run per table at a time: the command waits for the run a worker holds (here one whose
+    worker died: its lease runs out a few seconds later), then runs what it was asked."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    table = Table.objects.get(id=table_of_20[0])
+    held = runs.request_run(table=table, operation="VACUUM")
+    assert runs.claim(held.id, "gone-worker") is not None
+    MaintenancePlan.objects.filter(id=held.id).update(lease_expires_at=timezone.now() + timedelta(seconds=5))
+    call_command("run_maintenance", "unity.default.events", "--operation", "OPTIMIZE")
+    out = capsys.readouterr().out
+    assert "waiting for VACUUM of unity.default.events, which gone-worker is running, to end" in out
+    assert MaintenancePlan.objects.get(operation="OPTIMIZE").status == "SUCCEEDED"
+    assert len(live_files(delta, *table_of_20)) < 20

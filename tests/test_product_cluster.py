@@ -257,9 +257,14 @@ def test_two_servers_share_one_database_and_one_redis(tmp_path, database, redis,
     leader = wait_for(one_leader, timeout=60)
     [lease] = query(database, "SELECT holder FROM maintenance_lease WHERE name = 'beat'")
     assert lease["holder"] == f"{host}:{leader.pid('beat')}"
-    ticking = query(database, "SELECT name, details FROM maintenance_processheartbeat "
-                              "WHERE kind = 'BEAT' AND stopped_at IS NULL ORDER BY name")
-    assert sorted(row["name"] for row in ticking) == sorted(f"{host}:{server.pid('beat')}" for server in servers)
+    def both_ticking():
+        """both servers' beats to have ticked (the follower may start after the leader's server is ready)"""
+        rows = query(database, "SELECT name, details FROM maintenance_processheartbeat "
+                               "WHERE kind = 'BEAT' AND stopped_at IS NULL ORDER BY name")
+        names = sorted(row["name"] for row in rows)
+        return names == sorted(f"{host}:{server.pid('beat')}" for server in servers) and rows
+
+    ticking = wait_for(both_ticking, timeout=60)
     assert [row["name"] for row in ticking if row["details"]["leading"]] == [lease["holder"]], ticking
 
     # A run killed with its worker: taken over once its lease has expired, and done exactly once.

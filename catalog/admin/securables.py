@@ -12,8 +12,10 @@ from django.http import Http404, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
+from catalog import authz
 from catalog.admin import console
 from catalog.admin.forms import DropForm, OwnerForm, RenameForm
+from catalog.choices import SecurableType
 from catalog.models import Grant
 from catalog.services import effective_access
 from catalog.authz import describe
@@ -66,6 +68,14 @@ class SecurableAdmin(ReadOnlyAdmin):
     update_service = None
     delete_service = None
     name_argument = "full_name"
+
+    def get_queryset(self, request):
+        """Only what the console user's principal may see, as the APIs' listings show it: a page
+        of anything else answers as a missing one."""
+        queryset = super().get_queryset(request)
+        if self.securable_type == SecurableType.METASTORE:
+            return queryset
+        return authz.visible(queryset, console.console_principal(request))
 
     def _named(self, obj) -> dict:
         return {self.name_argument: obj.full_name}

@@ -75,7 +75,9 @@ def dotted(schema: Schema, name: str) -> str:
     return ".".join([*schema.levels, name])
 
 
-def _policy(caller: Principal, prefix: str, namespace, name: str, *, for_update: bool = False) -> Policy:
+def _policy(caller: Principal, prefix: str, namespace, name: str, *,
+            for_update: bool = False) -> tuple[Policy, authz.Access]:
+    """The policy, with the caller's access to it (a policy they cannot see answers as a missing one)."""
     schema, _ = resolve.namespace(caller, warehouse(prefix, caller), namespace)
     queryset = resolve.lockable(Policy.objects.select_related("schema__catalog"), for_update)
     policy = queryset.filter(schema=schema, name=name).first()
@@ -83,8 +85,7 @@ def _policy(caller: Principal, prefix: str, namespace, name: str, *, for_update:
     if policy is None:
         raise missing
     policy.schema = schema
-    authz.require(caller, policy, Action.SEE, missing=missing)  # hidden answers as missing
-    return policy
+    return policy, authz.require(caller, policy, Action.SEE, missing=missing)
 
 
 def _text(value, *, field: str, limit: int) -> str | None:
@@ -126,8 +127,8 @@ def create_policy(*, caller: Principal, prefix: str, namespace: str, body: dict)
 
 
 def load_policy(*, caller: Principal, prefix: str, namespace: str, name: str) -> Policy:
-    policy = _policy(caller, prefix, namespace, name)
-    authz.require(caller, policy, Action.APPLY_POLICY, missing=None)
+    policy, access = _policy(caller, prefix, namespace, name)
+    authz.require(caller, policy, Action.APPLY_POLICY, access=access, missing=None)
     return policy
 
 
@@ -146,8 +147,8 @@ def update_policy(*, caller: Principal, prefix: str, namespace: str, name: str, 
     description = _text(body.get("description"), field="description", limit=MAX_DESCRIPTION)
     content = _text(body.get("content"), field="content", limit=MAX_CONTENT)
     with transaction.atomic():
-        policy = _policy(caller, prefix, namespace, name, for_update=True)
-        authz.require(caller, policy, Action.UPDATE, missing=None)
+        policy, access = _policy(caller, prefix, namespace, name, for_update=True)
+        authz.require(caller, policy, Action.UPDATE, access=access, missing=None)
         if content is not None:
             parse_content(policy.policy_type, content)
         if policy.version != expected:
@@ -168,8 +169,8 @@ def update_policy(*, caller: Principal, prefix: str, namespace: str, name: str, 
 
 def drop_policy(*, caller: Principal, prefix: str, namespace: str, name: str, detach_all: bool) -> None:
     with transaction.atomic():
-        policy = _policy(caller, prefix, namespace, name, for_update=True)
-        authz.require(caller, policy, Action.DROP, missing=None)
+        policy, access = _policy(caller, prefix, namespace, name, for_update=True)
+        authz.require(caller, policy, Action.DROP, access=access, missing=None)
         targets = [attachment.target_name for attachment in
                    policy.attachments.select_related("catalog", "schema__catalog", "table__schema__catalog")]
         if targets and not detach_all:
@@ -185,6 +186,7 @@ def drop_policy(*, caller: Principal, prefix: str, namespace: str, name: str, de
 class Target:
     kind: str
     row: Catalog | Schema | Table
+    access: authz.Access | None = None  # the caller's, when `_target` loaded it
 
     @property
     def name(self) -> str:
@@ -221,12 +223,12 @@ def _target(caller: Principal, catalog: Catalog, data) -> Target:
     access = authz.Access.load(caller, table)
     if not authz.allows(caller, table, Action.APPLY_POLICY, access=access):
         authz.require(caller, table, Action.SEE, access=access, missing=missing)
-    return Target(kind, table)
+    return Target(kind, table, access)
 
 
 def _require_target(caller: Principal, target: Target) -> None:
     """APPLY POLICY on the target (found by `_target`, which the caller sees)."""
-    authz.require(caller, target.row, Action.APPLY_POLICY, missing=None,
+    authz.require(caller, target.row, Action.APPLY_POLICY, access=target.access, missing=None,
                   refused=f"Missing APPLY POLICY on {target.kind} {target.name}.")
 
 
@@ -240,9 +242,9 @@ def attach_policy(*, caller: Principal, prefix: str, namespace: str, name: str, 
     catalog = warehouse(prefix, caller)
     parameters = validate_properties(body.get("parameters"), field="parameters")
     with transaction.atomic():
-        policy = _policy(caller, prefix, namespace, name, for_update=True)
+        policy, access = _policy(caller, prefix, namespace, name, for_update=True)
         target = _target(caller, catalog, body.get("target"))
-        authz.require(caller, policy, Action.APPLY_POLICY, missing=None)
+        authz.require(caller, policy, Action.APPLY_POLICY, access=access, missing=None)
         _require_target(caller, target)
         existing = PolicyAttachment.objects.filter(target_id=target.row.id, policy_type=policy.policy_type).first()
         if existing is not None and existing.policy_id != policy.id:
@@ -268,9 +270,9 @@ def attach_policy(*, caller: Principal, prefix: str, namespace: str, name: str, 
 def detach_policy(*, caller: Principal, prefix: str, namespace: str, name: str, body: dict) -> None:
     catalog = warehouse(prefix, caller)
     with transaction.atomic():
-        policy = _policy(caller, prefix, namespace, name, for_update=True)
+        policy, access = _policy(caller, prefix, namespace, name, for_update=True)
         target = _target(caller, catalog, body.get("target"))
-        authz.require(caller, policy, Action.APPLY_POLICY, missing=None)
+        authz.require(caller, policy, Action.APPLY_POLICY, access=access, missing=None)
         _require_target(caller, target)
         deleted, _ = PolicyAttachment.objects.filter(policy=policy, target_id=target.row.id).delete()
         if not deleted:
@@ -336,10 +338,12 @@ def applicable_policies(*, caller: Principal, prefix: str, namespace: str | None
     if target_name and not namespace:
         raise InvalidParameter("namespace is required with target-name.")
     if target_name:
-        target = _target(caller, catalog, {"type": PolicyTargetType.TABLE_LIKE,
-                                           "path": [*namespace_levels(namespace), target_name]}).row
+        found = _target(caller, catalog, {"type": PolicyTargetType.TABLE_LIKE,
+                                          "path": [*namespace_levels(namespace), target_name]})
+        target = found.row
         # Seen (or it answered as missing): what applies to it needs SELECT or MODIFY.
-        authz.require(caller, target, Action.SEE, missing=None, refused=f"Missing SELECT on table {target.full_name}.")
+        authz.require(caller, target, Action.SEE, access=found.access, missing=None,
+                      refused=f"Missing SELECT on table {target.full_name}.")
     elif namespace:
         target, _ = resolve.namespace(caller, catalog, namespace)
     else:

@@ -8,6 +8,7 @@ asked for maintenance learns that it did not happen."""
 
 import re
 import sys
+import time
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -49,13 +50,7 @@ class Command(BaseCommand):
             self.stdout.flush()
 
         if operation:
-            # Here and now, whatever the workers do meanwhile.
-            ran = runs.run_now(table=table, operation=operation, requested_by="manage.py run_maintenance",
-                               on_progress=progress)
-            if ran is None:
-                raise CommandError(f"another maintenance run of {table.full_name} is running; try again when it "
-                                   f"has ended (the console's Maintenance plans show it).")
-            finished = [ran]
+            finished = [self.run_now(table, operation, progress)]
         else:
             finished = runs.run_due(table=table, limit=limit, on_progress=progress)
         failed = skipped = 0
@@ -82,3 +77,22 @@ class Command(BaseCommand):
         if skipped:
             self.stderr.write(f"{skipped} run(s) SKIPPED: nothing was done for them (see the reasons above).")
             sys.exit(3)
+
+    def run_now(self, table, operation: str, progress) -> MaintenancePlan:
+        """The operation, here and now, whatever the workers do meanwhile: a run of the same table
+        that a worker holds (one run per table at a time) is waited for first."""
+        announced = None
+        while True:
+            ran = runs.run_now(table=table, operation=operation, requested_by="manage.py run_maintenance",
+                               on_progress=progress)
+            if ran is not None:
+                return ran
+            runs.reclaim_expired()  # a holder that died gives its run back once its lease expires
+            holder = MaintenancePlan.objects.filter(table=table, status=MaintenancePlan.Status.RUNNING).first()
+            if holder is not None and holder.id != announced:
+                announced = holder.id
+                self.stdout.write(f"  … waiting for {holder.operation} of {table.full_name}, which "
+                                  f"{holder.lease_owner or 'a worker'} is running, to end")
+                self.stdout.flush()
+            time.sleep(1)
+
