@@ -251,7 +251,7 @@ def test_audit_trail_filters(governance, namespace):
 
 def test_landing_page_links(client):
     page = client.get("/").content.decode()
-    assert all(link in page for link in ('href="/admin/"', 'href="/api/docs/"', 'href="/healthz"'))
+    assert all(link in page for link in ('href="/admin/"', 'href="/api/docs/"', 'href="/readyz"', 'href="/healthz"'))
 
 
 def test_issue_token_is_audited_as_the_operator_and_rotation_is_explicit(bootstrap):
