@@ -172,7 +172,12 @@ def test_effective_access_agrees_with_the_api(live_server, namespace, make_token
 
 def test_owner_rename_drop_and_admin_flag_go_through_services(governance, namespace):
     table = namespace["ext_orders"]
-    governance.post(f"/admin/catalog/table/{table.id}/owner/", {"owner": "bob"})
+    # Raising someone's privileges or what cannot be undone needs the name typed: a click is not enough.
+    unconfirmed = governance.post(f"/admin/catalog/table/{table.id}/owner/", {"owner": "bob"}, follow=True)
+    assert "Type sales.orders.ext_orders to confirm." in _text(unconfirmed)
+    table.refresh_from_db()
+    assert table.owner == "admin"
+    governance.post(f"/admin/catalog/table/{table.id}/owner/", {"owner": "bob", "confirm": "sales.orders.ext_orders"})
     table.refresh_from_db()
     assert table.owner == "bob"
     governance.post(f"/admin/catalog/table/{table.id}/rename/", {"new_name": "orders_v2"})
@@ -180,15 +185,21 @@ def test_owner_rename_drop_and_admin_flag_go_through_services(governance, namesp
     assert table.full_name == "sales.orders.orders_v2"
     response = governance.post(f"/admin/catalog/table/{table.id}/rename/", {"new_name": "bad.name"}, follow=True)
     assert "invalid" in _text(response) and Table.objects.filter(name="orders_v2").exists()
-    governance.post(f"/admin/catalog/schema/{table.schema_id}/drop/", {"confirm": "on"})
+    governance.post(f"/admin/catalog/schema/{table.schema_id}/drop/", {"confirm": "sales.orders"})
     assert Schema.objects.filter(id=table.schema_id).exists()  # not empty, no force: refused
-    governance.post(f"/admin/catalog/table/{table.id}/drop/", {"confirm": "on"})
+    for typed in ("", "on", "sales.orders.ext_orders"):  # nothing, a checkbox's value, the old name
+        page = governance.post(f"/admin/catalog/table/{table.id}/drop/", {"confirm": typed})
+        assert page.status_code == 200 and "Type sales.orders.orders_v2 to confirm." in _text(page)
+    assert Table.objects.filter(id=table.id).exists()
+    governance.post(f"/admin/catalog/table/{table.id}/drop/", {"confirm": "sales.orders.orders_v2"})
     assert not Table.objects.filter(id=table.id).exists()
     actions = list(AuditEvent.objects.filter(securable_id=table.id).order_by("id").values_list("action", "outcome"))
     assert actions[-4:] == [("updateTable", "SUCCESS"), ("updateTable", "SUCCESS"), ("rename", "FAILED"),
                             ("deleteTable", "SUCCESS")]
     bob = Principal.objects.get(name="bob")
-    governance.post(f"/admin/catalog/principal/{bob.pk}/admin-flag/", {"admin": "true"})
+    governance.post(f"/admin/catalog/principal/{bob.pk}/admin-flag/", {"admin": "true", "confirm": "bobby"})
+    assert not Principal.objects.get(name="bob").is_metastore_admin
+    governance.post(f"/admin/catalog/principal/{bob.pk}/admin-flag/", {"admin": "true", "confirm": "bob"})
     assert Principal.objects.get(name="bob").is_metastore_admin
     assert AuditEvent.objects.filter(action="setMetastoreAdmin", securable_name="bob", principal="admin").exists()
     # Protocol fields are not editable: the change form has no inputs for them and no save.

@@ -74,8 +74,31 @@ class CheckForm(SecurablePickerForm):
         self.order_fields(["principal", "privilege", "securable_type", "securable"])
 
 
-class OwnerForm(forms.Form):
+class ConfirmedByName(forms.Form):
+    """A change that cannot be undone, or that raises someone's privileges, is confirmed by typing
+    the name of what it changes (`name`): a click alone, or a page framed by another site, is not
+    enough."""
+
+    confirm = forms.CharField(max_length=1024, required=False, label="Type its name to confirm")
+
+    def __init__(self, *args, name: str = "", **kwargs):
+        super().__init__(*args, **kwargs)
+        self.name = name
+        self.fields["confirm"].widget.attrs["placeholder"] = name
+
+    def needs_confirmation(self, data) -> bool:
+        return True
+
+    def clean(self):
+        data = super().clean()
+        if self.needs_confirmation(data) and (data.get("confirm") or "").strip() != self.name:
+            raise forms.ValidationError(f"Type {self.name} to confirm.")
+        return data
+
+
+class OwnerForm(ConfirmedByName):
     owner = forms.ChoiceField(choices=(), label="New owner")
+    field_order = ["owner", "confirm"]
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -86,11 +109,16 @@ class RenameForm(forms.Form):
     new_name = forms.CharField(max_length=255, label="New name")
 
 
-class DropForm(forms.Form):
-    confirm = forms.BooleanField(required=True, label="Yes, drop it")
+class DropForm(ConfirmedByName):
     force = forms.BooleanField(required=False, label="Also drop what it contains")
 
 
-class AdminFlagForm(forms.Form):
+class AdminFlagForm(ConfirmedByName):
+    """Making a principal a metastore admin is confirmed by its name; taking the role away is not."""
+
     admin = forms.TypedChoiceField(choices=(("true", "metastore admin"), ("false", "not a metastore admin")),
                                    coerce=lambda value: value == "true", label="Make this principal")
+    field_order = ["admin", "confirm"]
+
+    def needs_confirmation(self, data) -> bool:
+        return bool(data.get("admin"))

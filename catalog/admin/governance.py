@@ -51,7 +51,8 @@ class PrincipalAdmin(ReadOnlyAdmin):
             extra.update({
                 "reach": effective_access.reach_of(obj),
                 "direct_grants": Grant.objects.filter(principal=obj.name).order_by("securable_type", "securable_name"),
-                "admin_form": AdminFlagForm(initial={"admin": "false" if obj.is_metastore_admin else "true"}),
+                "admin_form": AdminFlagForm(initial={"admin": "false" if obj.is_metastore_admin else "true"},
+                                            name=obj.name),
                 "console_principal": console.console_principal(request),
                 "audit_url": reverse("admin:catalog_auditevent_changelist") + "?" + urlencode({"principal": obj.name}),
                 "check_url": reverse("admin:catalog_principal_check") + "?" + urlencode({"principal": obj.name}),
@@ -62,8 +63,11 @@ class PrincipalAdmin(ReadOnlyAdmin):
     def admin_flag_view(self, request, object_id):
         principal = self._object(request, object_id)
         if request.method == "POST":
-            form = AdminFlagForm(request.POST)
-            if form.is_valid():
+            form = AdminFlagForm(request.POST, name=principal.name)
+            if not form.is_valid():
+                self.message_user(request, " ".join(form.non_field_errors()) or "Choose what to make it.",
+                                  level="error")
+            else:
                 flag = form.cleaned_data["admin"]
                 console.run(
                     request,

@@ -112,14 +112,15 @@ class SecurableAdmin(ReadOnlyAdmin):
         obj = self._object(request, object_id)
         if request.method != "POST" or not self.can("transfer"):
             return self._back(obj)
-        form = OwnerForm(request.POST)
+        form = OwnerForm(request.POST, name=describe(obj))
         if form.is_valid():
             owner = form.cleaned_data["owner"]
             console.run(request, lambda caller: self.transfer(caller, obj, owner),
                         success=f"{describe(obj)} now belongs to {owner}.", action="transferOwnership",
                         securable_type=self.securable_type, securable_name=describe(obj), securable_id=obj.pk)
         else:
-            self.message_user(request, "Choose a principal from the list.", level="error")
+            self.message_user(request, " ".join(form.non_field_errors()) or "Choose a principal from the list.",
+                              level="error")
         return self._back(obj)
 
     def rename_view(self, request, object_id):
@@ -143,7 +144,7 @@ class SecurableAdmin(ReadOnlyAdmin):
         if not self.can("drop"):
             return self._back(obj)
         name = describe(obj)
-        form = DropForm(request.POST or None)
+        form = DropForm(request.POST or None, name=name)
         if request.method == "POST" and form.is_valid():
             force = form.cleaned_data["force"] and self.droppable_with_contents
             if console.run(request, lambda caller: self.drop(caller, obj, force), success=f"{name} was dropped.",
@@ -184,7 +185,8 @@ class SecurableAdmin(ReadOnlyAdmin):
             "grant_url": grant_url,
             "audit_url": audit_url,
             "check_url": check_url,
-            "owner_form": OwnerForm(initial={"owner": getattr(obj, "owner", "")}) if self.can("transfer") else None,
+            "owner_form": OwnerForm(initial={"owner": getattr(obj, "owner", "")}, name=describe(obj))
+            if self.can("transfer") else None,
             "rename_form": RenameForm(initial={"new_name": getattr(obj, "name", "")}) if self.can("rename") else None,
             "can_drop": self.can("drop"),
             "owner_url": reverse(f"{prefix}_owner", args=[obj.pk]),
