@@ -5,6 +5,7 @@ from django.utils.safestring import mark_safe
 
 from catalog import authz
 from catalog.admin import charts, console
+from catalog.admin.securables import OfVisible
 from catalog.models import Table
 
 from maintenance.models import MaintenancePlan, PurgeRequest, TableAlert, TableHealth
@@ -22,12 +23,10 @@ class PurgeRequestAdmin(admin.ModelAdmin):
         return False
 
 
-class OfVisibleTables:
+class OfVisibleTables(OfVisible):
     """Rows about tables: only those of tables the console user's principal may see."""
 
-    def get_queryset(self, request):
-        visible = authz.visible(Table.objects.all(), console.console_principal(request)).values("id")
-        return super().get_queryset(request).filter(table_id__in=visible)
+    visible_through = ("table", Table)
 
 
 @admin.register(TableAlert)

@@ -409,7 +409,7 @@ def eve(bootstrap):
 
     user = get_user_model().objects.create_user("eve", "eve@example.com", "pw", is_staff=True)
     user.user_permissions.set(Permission.objects.filter(codename__in=(
-        "view_table", "view_maintenanceplan", "add_maintenanceplan", "change_maintenanceplan", "view_tablehealth")))
+        "view_table", "view_deltacommit", "view_maintenanceplan", "add_maintenanceplan", "change_maintenanceplan", "view_tablehealth")))
     client = Client()
     client.force_login(user)
     return client
@@ -419,14 +419,16 @@ def test_a_staff_login_sees_and_plans_only_what_its_principal_may(eve, delta):
     from maintenance.models import MaintenancePlan
 
     created = delta.create_table("unity", "default", "events")
+    delta.append(created.table_id, created.storage_location, 1, "p1.parquet", publish=False)
     table = Table.objects.get(id=created.table_id)
     MaintenancePlan.objects.create(table=table, operation="VACUUM", reason="planned by the catalog")
-    # Not visible: the table's page answers as a missing one, no plan of it is listed, and the add
-    # form does not offer it.
+    # Not visible: the table's page answers as a missing one, no plan or commit of it is listed, and
+    # the add form does not offer it.
     hidden = eve.get(f"/admin/catalog/table/{table.id}/change/")
     missing = eve.get("/admin/catalog/table/00000000-0000-0000-0000-000000000007/change/")
     assert (hidden.status_code, hidden["Location"]) == (missing.status_code, missing["Location"]) == (302, "/admin/")
     assert "unity.default.events" not in _text(eve.get("/admin/maintenance/maintenanceplan/"))
+    assert "unity.default.events" not in _text(eve.get("/admin/commits/deltacommit/"))
     form = {"table": str(table.id), "operation": "OPTIMIZE", "reason": "please"}
     refused = eve.post("/admin/maintenance/maintenanceplan/add/", form)
     assert refused.status_code == 200 and "Select a valid choice" in _text(refused)
@@ -437,6 +439,7 @@ def test_a_staff_login_sees_and_plans_only_what_its_principal_may(eve, delta):
     grant("eve", "schema", "unity.default", "USE SCHEMA")
     grant("eve", "table", "unity.default.events", "SELECT")
     assert eve.get(f"/admin/catalog/table/{table.id}/change/").status_code == 200
+    assert "unity.default.events" in _text(eve.get("/admin/commits/deltacommit/"))
     answer = eve.post("/admin/maintenance/maintenanceplan/add/", form, follow=True)
     assert "Missing MODIFY on table unity.default.events" in _text(answer)
     assert not MaintenancePlan.objects.filter(operation="OPTIMIZE").exists()

@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 
-from catalog.admin.securables import ReadOnlyAdmin, ReadOnlyInline, SecurableAdmin
+from catalog.admin.securables import OfVisible, ReadOnlyAdmin, ReadOnlyInline, SecurableAdmin
 from catalog.choices import SecurableType
 from catalog.models import Credential, ExternalLocation, Function, ModelVersion, RegisteredModel, Volume
 from catalog.services import credentials, external_locations, functions, registered_models, volumes
@@ -49,8 +49,10 @@ class RegisteredModelAdmin(SecurableAdmin):
 
 
 @admin.register(ModelVersion)
-class ModelVersionAdmin(ReadOnlyAdmin):
+class ModelVersionAdmin(OfVisible, ReadOnlyAdmin):
     """Read-only: versions move through their states with the API (finalize, update, delete)."""
+
+    visible_through = ("model", RegisteredModel)
 
     list_display = ("model", "version", "status", "run_id", "created_by", "created_at")
     search_fields = ("model__name", "model__schema__name", "run_id", "source")

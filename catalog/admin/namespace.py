@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 
-from catalog.admin.securables import ReadOnlyAdmin, ReadOnlyInline, SecurableAdmin
+from catalog.admin.securables import OfVisible, ReadOnlyAdmin, ReadOnlyInline, SecurableAdmin
 from catalog.admin.table_page import table_sections
 from catalog.choices import SecurableType
 from catalog.models import Catalog, Column, Metastore, Schema, StagingTable, Table
@@ -97,7 +97,8 @@ class TableAdmin(SecurableAdmin):
 
 
 @admin.register(DeltaCommit)
-class DeltaCommitAdmin(ReadOnlyAdmin):
+class DeltaCommitAdmin(OfVisible, ReadOnlyAdmin):
+    visible_through = ("table", Table)
     list_display = ("table", "version", "file_name", "ratified_by", "ratified_at", "published_at")
     list_filter = ("published_at",)
     search_fields = ("table__name", "file_name", "ratified_by")
@@ -105,7 +106,8 @@ class DeltaCommitAdmin(ReadOnlyAdmin):
 
 
 @admin.register(StagingTable)
-class StagingTableAdmin(ReadOnlyAdmin):
+class StagingTableAdmin(OfVisible, ReadOnlyAdmin):
+    visible_through = ("schema", Schema)
     list_display = ("name", "schema", "id", "created_by", "created_at", "finalized_at")
     list_filter = ("finalized_at",)
     search_fields = ("name", "id", "created_by")

@@ -40,6 +40,18 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return obj
 
 
+class OfVisible:
+    """A page of rows that belong to a securable (`visible_through`: the field naming it, and its
+    model): only the rows of securables the console user's principal may see."""
+
+    visible_through: tuple[str, type] = ("table", None)
+
+    def get_queryset(self, request):
+        field, model = self.visible_through
+        visible = authz.visible(model.objects.all(), console.console_principal(request)).values("id")
+        return super().get_queryset(request).filter(**{f"{field}_id__in": visible})
+
+
 class ReadOnlyInline(admin.TabularInline):
     """Rows shown on their parent's page, never edited there."""
 
