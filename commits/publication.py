@@ -33,7 +33,7 @@ from typing import Callable, Iterable
 from django.utils import timezone
 
 from catalog.models import Table
-from catalog.storage import StorageError, StorageObjectNotFound, join, storage_for
+from catalog.storage import StorageError, StorageObjectNotFound, StorageOutsideRoot, join, storage_for, storage_within
 from commits.formats import delta_log
 from commits.models import DeltaCommit
 
@@ -51,9 +51,9 @@ def staged_file(location: str, file_name: str) -> str:
     return join(location, delta_log.staged_path(file_name))
 
 
-def read_if_present(url: str) -> bytes | None:
+def read_if_present(url: str, storage=None) -> bytes | None:
     try:
-        return storage_for(url).read(url)
+        return (storage or storage_for(url)).read(url)
     except StorageObjectNotFound:
         return None
 
@@ -76,14 +76,21 @@ def publish_one(location: str, commit: DeltaCommit) -> Failure | None:
     """Makes sure `_delta_log/<v>.json` is this ratified commit; None when it is (now or before),
     else why not. Never overwrites an existing log file."""
     published_url, staged_url = log_file(location, commit.version), staged_file(location, commit.file_name)
-    published = read_if_present(published_url)
-    staged = read_if_present(staged_url) if published is None or not commit.file_sha256 else None
-    if published is None and staged is not None:
-        if not holds_ratified_bytes(commit, staged):
-            return Failure(PUBLISHED_MISMATCH, f"Version {commit.version}: {staged_url} is no longer the file "
-                                               "that was ratified.")
-        storage_for(published_url).put_if_absent(published_url, staged)  # the bytes just checked
-        published = read_if_present(published_url)
+    # Confined to the table: a log or staged file replaced by a symbolic link is neither read nor
+    # written through.
+    storage = storage_within(location)
+    try:
+        published = read_if_present(published_url, storage)
+        staged = read_if_present(staged_url, storage) if published is None or not commit.file_sha256 else None
+        if published is None and staged is not None:
+            if not holds_ratified_bytes(commit, staged):
+                return Failure(PUBLISHED_MISMATCH, f"Version {commit.version}: {staged_url} is no longer the file "
+                                                   "that was ratified.")
+            storage.put_if_absent(published_url, staged)  # the bytes just checked
+            published = read_if_present(published_url, storage)
+    except StorageOutsideRoot as exc:
+        return Failure(PUBLISHED_MISMATCH, f"Version {commit.version}: its files lead outside the table's location "
+                                           f"({exc}); nothing is published.")
     if published is None:
         return Failure(COMMIT_MISSING, f"Version {commit.version}: neither {staged_url} nor {published_url} exists.")
     if not holds_ratified_bytes(commit, published, staged):

@@ -9,7 +9,15 @@ from dataclasses import dataclass
 
 from catalog.policy_properties import POLICY_PROPERTY_PREFIX
 from catalog.models import Table
-from catalog.storage import InvalidStorageUrl, StorageError, StorageObjectNotFound, join, normalize, storage_for
+from catalog.storage import (
+    InvalidStorageUrl,
+    StorageError,
+    StorageObjectNotFound,
+    StorageOutsideRoot,
+    join,
+    normalize,
+    storage_within,
+)
 from commits.formats import delta_log
 from ucweb.errors import InvalidParameter, PermissionDenied, TemporarilyUnavailable
 
@@ -62,8 +70,14 @@ def read_staged_commit(table_uri, file_name: str) -> StagedCommit:
     if not isinstance(table_uri, str) or not table_uri:
         return StagedCommit(file_name, problem="table_uri is required.")
     try:
-        url = join(normalize(table_uri), delta_log.staged_path(file_name))
-        data = storage_for(url).read(url)
+        location = normalize(table_uri)
+        url = join(location, delta_log.staged_path(file_name))
+        # Confined to the table: a staged file that is a symbolic link to another table's commit
+        # (or anywhere else) is not read as this table's.
+        data = storage_within(location).read(url)
+    except StorageOutsideRoot:
+        return StagedCommit(file_name, problem=(
+            f"Staged commit {file_name} leads outside the table's location (a symbolic link); it is not read."))
     except StorageObjectNotFound:
         return StagedCommit(file_name, problem=(
             f"Staged commit {file_name} does not exist: write it to {delta_log.STAGED_DIR}/ "

@@ -357,7 +357,7 @@ def no_storage_call(monkeypatch):
 
     def refuse(url):
         raise AssertionError(f"storage was asked for {url[:80]}")
-    monkeypatch.setattr(commits.staged, "storage_for", refuse)
+    monkeypatch.setattr(commits.staged, "storage_within", refuse)
 
 
 @pytest.mark.django_db(transaction=True)
