@@ -27,7 +27,6 @@ from django_celery_beat.schedulers import DatabaseScheduler
 from maintenance.models import Lease, ProcessHeartbeat
 
 logger = logging.getLogger(__name__)
-BEAT_LEASE = "beat"
 
 
 def process_name() -> str:
@@ -155,7 +154,7 @@ class LeaderScheduler(DatabaseScheduler):
     def tick(self, *args, **kwargs):
         period = settings.UCWEB_HEARTBEAT_SECONDS
         try:
-            leading = hold_lease(BEAT_LEASE, process_name(), 3 * period)
+            leading = hold_lease(Lease.BEAT, process_name(), 3 * period)
             beat(ProcessHeartbeat.Kind.BEAT, started_at=self.started_at, details={"leading": leading})
         except Exception as exc:  # noqa: BLE001 - without the database nothing is sent; tried again
             logger.warning("beat could not reach the database: %s", exc)
@@ -172,7 +171,7 @@ class LeaderScheduler(DatabaseScheduler):
     def close(self):
         try:
             stopped(ProcessHeartbeat.Kind.BEAT)
-            Lease.objects.filter(name=BEAT_LEASE, holder=process_name()).delete()
+            Lease.objects.filter(name=Lease.BEAT, holder=process_name()).delete()
         except Exception as exc:  # noqa: BLE001 - the lease then expires instead
             logger.warning("beat could not give up its lease: %s", exc)
         super().close()

@@ -164,6 +164,8 @@ class Lease(models.Model):
     """A named role that one process holds at a time, for as long as it renews it (the beat
     schedule: several servers each start a beat, and only the holder sends the due tasks)."""
 
+    BEAT = "beat"  # the beat schedule's
+
     name = models.CharField(max_length=64, primary_key=True)
     holder = models.CharField(max_length=255)
     expires_at = models.DateTimeField()

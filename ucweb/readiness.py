@@ -87,7 +87,7 @@ def background() -> dict:
                             "workers": [{"name": row.name, "seen": row.seen_at.isoformat()} for row in workers]}
     else:
         checks["worker"] = {"status": UNAVAILABLE, "detail": _gone("Celery worker", ProcessHeartbeat.Kind.WORKER)}
-    leader = Lease.objects.filter(name="beat", expires_at__gte=now).values_list("holder", flat=True).first()
+    leader = Lease.objects.filter(name=Lease.BEAT, expires_at__gte=now).values_list("holder", flat=True).first()
     if beats and leader:
         checks["beat"] = {"status": OK, "detail": f"{leader} sends the schedule",
                           "last_tick": max(row.seen_at for row in beats).isoformat()}
