@@ -154,7 +154,9 @@ class LeaderScheduler(DatabaseScheduler):
     def tick(self, *args, **kwargs):
         period = settings.UCWEB_HEARTBEAT_SECONDS
         try:
-            leading = hold_lease(Lease.BEAT, process_name(), 3 * period)
+            # The lease lasts as long as readiness takes a beat for alive: a tick held back by a
+            # busy database (SQLite under a storm of commits) neither loses it nor turns readiness 503.
+            leading = hold_lease(Lease.BEAT, process_name(), settings.UCWEB_HEARTBEAT_STALE_SECONDS)
             beat(ProcessHeartbeat.Kind.BEAT, started_at=self.started_at, details={"leading": leading})
         except Exception as exc:  # noqa: BLE001 - without the database nothing is sent; tried again
             logger.warning("beat could not reach the database: %s", exc)
