@@ -1,0 +1,48 @@
+"""The README's snippets, run exactly as printed. A snippet is the fenced block that follows a line
+`<!-- snippet: NAME -->` in README.md (the marker does not render). It addresses the server as
+`make run` serves it, at http://127.0.0.1:8080; the one change a test makes is that address, to the
+test's own server."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+README_SERVER = "http://127.0.0.1:8080"
+_BLOCK = re.compile(r"<!-- snippet: (?P<name>[\w.-]+) -->\n```(?P<language>\w*)\n(?P<code>.*?)\n```", re.DOTALL)
+
+
+def snippets() -> dict[str, tuple[str, str]]:
+    """Every marked snippet: name → (language, code)."""
+    found = {}
+    for match in _BLOCK.finditer(README.read_text()):
+        assert match["name"] not in found, f"two README snippets are named {match['name']}"
+        found[match["name"]] = (match["language"], match["code"])
+    return found
+
+
+def snippet(name: str, language: str = "python") -> str:
+    marked = snippets()
+    assert name in marked, f"README.md has no snippet {name!r} (a line '<!-- snippet: {name} -->' before its block)"
+    found_language, code = marked[name]
+    assert found_language == language, f"README snippet {name!r} is {found_language!r}, not {language!r}"
+    return code
+
+
+def run_python(name: str, *, server: str, token: str, cwd: Path, env: dict | None = None,
+               timeout: float = 300) -> str:
+    """Runs README snippet `name` in a new Python process of this environment, with $TOKEN set as
+    the README's first step sets it, against `server`; returns what it printed."""
+    code = snippet(name)
+    assert README_SERVER in code, f"README snippet {name!r} does not address {README_SERVER}"
+    process = subprocess.run(
+        [sys.executable, "-c", code.replace(README_SERVER, server.rstrip("/"))],
+        cwd=cwd, env={**os.environ, **(env or {}), "TOKEN": token},
+        capture_output=True, text=True, timeout=timeout,
+    )
+    assert process.returncode == 0, f"README snippet {name!r} failed:\n{process.stdout}\n{process.stderr}"
+    return process.stdout
