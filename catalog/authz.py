@@ -205,7 +205,7 @@ class Access:
 
     def require(self, allowed: bool, message: str) -> None:
         if not allowed:
-            raise PermissionDenied(message)
+            raise PermissionDenied(message).about(self.chain[0])
 
 
 # -- grants read with the row ---------------------------------------------------------------------
@@ -327,12 +327,12 @@ def require(caller: Principal, obj, action: Action, *, access: Access | None = N
                 error = missing(access.chain[level])
             else:
                 error = missing
-            raise hidden(error)
+            raise hidden(error).about(obj)
     if action == Action.USE or (action == Action.SEE and missing is not None):
         return access
     rule = rule_for(securable_type, action)
     if not access.allows(rule):
-        raise PermissionDenied(refused or refusal(obj, action, rule))
+        raise PermissionDenied(refused or refusal(obj, action, rule)).about(obj)
     return access
 
 

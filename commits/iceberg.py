@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from catalog import authz, locations, policy_properties, resolve
 from catalog.authz import Action
-from catalog.choices import DataSourceFormat, TableType
+from catalog.choices import AuditAction, DataSourceFormat, TableType
 from catalog.models import Grant, Principal, Schema, Table
 from catalog.services import audit, iceberg_credentials
 from catalog.services import iceberg as catalog_iceberg
@@ -204,7 +204,8 @@ def rename(*, caller: Principal, prefix: str, body: dict, view: bool = False) ->
         table.updated_by = caller.name
         table.save()
         Grant.objects.filter(securable_id=table.id).update(securable_name=table.full_name)
-        audit.record(principal=caller.name, action="renameIcebergTable", securable_type="table",
+        audit.record(principal=caller.name, securable_type="table",
+                     action=AuditAction.RENAME_ICEBERG_VIEW if view else AuditAction.RENAME_ICEBERG_TABLE,
                      securable_name=table.full_name, securable_id=table.id, details={"from": old_name})
 
 

@@ -194,7 +194,7 @@ def test_owner_rename_drop_and_admin_flag_go_through_services(governance, namesp
     governance.post(f"/admin/catalog/table/{table.id}/drop/", {"confirm": "sales.orders.orders_v2"})
     assert not Table.objects.filter(id=table.id).exists()
     actions = list(AuditEvent.objects.filter(securable_id=table.id).order_by("id").values_list("action", "outcome"))
-    assert actions[-4:] == [("updateTable", "SUCCESS"), ("updateTable", "SUCCESS"), ("rename", "FAILED"),
+    assert actions[-4:] == [("updateTable", "SUCCESS"), ("updateTable", "SUCCESS"), ("updateTable", "FAILED"),
                             ("deleteTable", "SUCCESS")]
     bob = Principal.objects.get(name="bob")
     governance.post(f"/admin/catalog/principal/{bob.pk}/admin-flag/", {"admin": "true", "confirm": "bobby"})
@@ -324,13 +324,17 @@ def test_refusals_name_the_securable_and_the_action(admin_client, make_client):
         "data_source_format": "DELTA", "storage_location": "file:///tmp/x"}, format="json")
     assert response.status_code == 404  # a catalog bob may not see answers as a missing one
     event = AuditEvent.objects.get(principal="bob", outcome="DENIED")
-    assert (event.action, event.securable_type, event.securable_name) == (
-        "postTables", "table", "unity.default.secret")
+    # The success's name, on the trail of the schema the create was refused in, naming what was asked.
+    schema = Schema.objects.get(catalog__name="unity", name="default")
+    assert (event.action, event.securable_type, event.securable_name, event.securable_id) == (
+        "createTable", "schema", "unity.default", schema.id)
+    assert event.details["named"] == "unity.default.secret"
     response = bob.patch(f"{UC}/permissions/catalog/unity",
                          {"changes": [{"principal": "bob", "add": ["USE CATALOG"]}]}, format="json")
     assert response.status_code == 404
     event = AuditEvent.objects.filter(principal="bob", outcome="DENIED").first()
-    assert (event.securable_type, event.securable_name) == ("catalog", "unity")
+    assert (event.action, event.securable_type, event.securable_name, event.securable_id) == (
+        "updatePermissions", "catalog", "unity", Catalog.objects.get(name="unity").id)
 
 
 def test_charts_label_axes_units_and_the_table():

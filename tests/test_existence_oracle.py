@@ -15,6 +15,7 @@ tests): that tells nothing a listing would not.
 
 from __future__ import annotations
 
+import re
 import uuid
 from pathlib import Path
 
@@ -286,6 +287,9 @@ ICEBERG_CASES = [
 
 
 # /delta/v1 (the managed tables spec) and the Polaris additions: the same rule.
+# Reads that hand out access to a table's data: refused, they are audited like a refused change.
+DATA_CREDENTIALS = re.compile(r"/tables/[^/]+/credentials")
+
 DELTA_CASES = [
     ("delta", "get", "/config?catalog={}&protocol-versions=1.0", None, "shop", "gone", 404, "NoSuchCatalogException"),
     ("delta", "get", "/catalogs/{}/schemas/sales/tables/tbl", None, "shop", "gone", 404, "NoSuchCatalogException"),
@@ -294,6 +298,10 @@ DELTA_CASES = [
     ("delta", "get", "/catalogs/open/schemas/pub/tables/{}", None, "tbl", "gone", 404, "NoSuchTableException"),
     ("delta", "head", "/catalogs/open/schemas/pub/tables/{}", None, "tbl", "gone", 404, None),
     ("delta", "delete", "/catalogs/open/schemas/pub/tables/{}", None, "tbl", "gone", 404, "NoSuchTableException"),
+    ("delta", "get", "/catalogs/open/schemas/pub/tables/{}/credentials?operation=READ", None, "tbl", "gone", 404,
+     "NoSuchTableException"),
+    ("delta", "get", "/catalogs/{}/schemas/sales/tables/tbl/credentials?operation=READ", None, "shop", "gone", 404,
+     "NoSuchCatalogException"),
     ("delta", "post", "/catalogs/open/schemas/{}/tables", {
         "name": "m1", "table-type": "MANAGED", "location": f"{LANDING}/nowhere", "columns": {"type": "struct", "fields": []},
         "properties": {}, "protocol": {"min-reader-version": 3, "min-writer-version": 7},
@@ -353,10 +361,17 @@ def test_invisible_answers_as_missing(world, protocol, method, template, body, e
     if fields_there[2] is not None:
         assert fields_there[2].replace(there, "<name>") == fields_gone[2].replace(gone, "<name>")
         assert there in fields_there[2] or there not in _fill(template, there)
-    if method not in ("get", "head"):
-        events = AuditEvent.objects.filter(id__gt=last_event, principal="bob").order_by("id")
-        assert [(e.outcome, e.details["status"]) for e in events] == [
-            (AuditOutcome.DENIED, status), (AuditOutcome.FAILED, status)]
+    events = list(AuditEvent.objects.filter(id__gt=last_event, principal="bob").order_by("id"))
+    if method in ("get", "head") and not DATA_CREDENTIALS.search(template):
+        assert events == [], "a refused read that hands out no data access is not audited"
+        return
+    # A change, or a read of data credentials: both refusals are audited, under one action name,
+    # the hidden one on the hidden securable's trail.
+    assert [(e.outcome, e.details["status"]) for e in events] == [
+        (AuditOutcome.DENIED, status), (AuditOutcome.FAILED, status)]
+    hidden_event, missing_event = events
+    assert hidden_event.action == missing_event.action
+    assert hidden_event.securable_id is not None, hidden_event.__dict__
 
 
 def test_config_tells_nothing(world):

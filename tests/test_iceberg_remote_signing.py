@@ -12,7 +12,8 @@ from botocore import UNSIGNED
 from botocore.config import Config
 from pyiceberg.io.fsspec import S3V4RestSigner
 
-from catalog.models import Catalog, Principal
+from catalog.choices import AuditAction, AuditOutcome
+from catalog.models import AuditEvent, Catalog, Principal, Table
 from catalog.services import grants
 from catalog.storage import signing
 from tests.iceberg_vending_support import SCHEMA, rows
@@ -86,6 +87,7 @@ def test_sign_requests_outside_the_rules_are_refused(lake):
     endpoint, bucket = config["s3.endpoint"], lake.server.bucket
     prefix = lake.key(table.metadata.location)
     sign_path = "/namespaces/default/tables/t1/sign"
+    table_id = Table.objects.get(name="t1").id
 
     def sign(method, uri, name="writer", **extra):
         body = {"region": "us-east-1", "method": method, "uri": uri, "headers": {}, **extra}
@@ -93,6 +95,10 @@ def test_sign_requests_outside_the_rules_are_refused(lake):
 
     ok = sign("GET", f"{endpoint}/{bucket}/{prefix}/metadata/x.json")
     assert ok.status_code == 200, ok.text
+    signed = AuditEvent.objects.filter(action=AuditAction.SIGN_ICEBERG_REQUEST).latest("id")
+    assert (signed.principal, signed.securable_id, signed.outcome, signed.details["method"]) == (
+        "writer", Table.objects.get(name="t1").id, AuditOutcome.SUCCESS, "GET")
+    assert signed.details["uri"] == f"{endpoint}/{bucket}/{prefix}/metadata/x.json"
     assert ok.json()["headers"]["Authorization"][0].startswith("AWS4-HMAC-SHA256")
     assert ok.headers["Cache-Control"] == "no-cache"
     refused = [
@@ -112,9 +118,13 @@ def test_sign_requests_outside_the_rules_are_refused(lake):
         ("DELETE", f"{endpoint}/{bucket}", {}),  # the bucket itself
     ]
     for method, uri, extra in refused:
+        before = AuditEvent.objects.order_by("-id").values_list("id", flat=True).first()
         response = sign(method, uri, **extra)
         assert response.status_code == 403, (method, uri, response.text)
         assert response.json()["error"]["type"] == "ForbiddenException"
+        (refusal,) = AuditEvent.objects.filter(id__gt=before)
+        assert (refusal.action, refusal.securable_id, refusal.outcome) == (
+            AuditAction.SIGN_ICEBERG_REQUEST, table_id, AuditOutcome.DENIED), (method, uri)
     assert sign("PUT", f"{endpoint}/{bucket}/{prefix}/data/a", name="reader").status_code == 403
     assert sign("GET", f"{endpoint}/{bucket}/{prefix}/data/a", name="reader").status_code == 200
     for bad in ({"method": "GET"}, {"method": "GET", "uri": 5, "headers": {}},

@@ -43,11 +43,18 @@ class CatalogError(Exception):
     # A "does not exist" that stands for "exists, but you may not see it" (catalog.resolve). The
     # caller never learns it; the audit log records the refusal as DENIED.
     hidden = False
+    # The securable the request was refused on, for the audit trail (never the response).
+    securable = None
 
     def __init__(self, message: str, *, details: list | None = None):
         super().__init__(message)
         self.message = message
         self.details = details or []
+
+    def about(self, securable) -> CatalogError:
+        """This error, refusing a request on `securable` (recorded on that securable's audit trail)."""
+        self.securable = securable
+        return self
 
 
 ROWS: list[type[CatalogError]] = []
@@ -238,6 +245,7 @@ def _handle(exc, respond):
         return None  # a real server bug: let Django log it and answer 500
     response = respond(error)
     response.hidden_refusal = error.hidden
+    response.refused_securable = error.securable
     if isinstance(exc, drf_exceptions.NotAuthenticated | drf_exceptions.AuthenticationFailed):
         response["WWW-Authenticate"] = 'Bearer realm="ucweb"'
     return response

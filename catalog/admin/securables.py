@@ -17,7 +17,7 @@ from catalog.admin import console
 from catalog.admin.forms import DropForm, OwnerForm, RenameForm
 from catalog.choices import SecurableType
 from catalog.models import Grant
-from catalog.services import effective_access
+from catalog.services import audit, effective_access
 from catalog.authz import describe
 
 
@@ -128,7 +128,7 @@ class SecurableAdmin(ReadOnlyAdmin):
         if form.is_valid():
             owner = form.cleaned_data["owner"]
             console.run(request, lambda caller: self.transfer(caller, obj, owner),
-                        success=f"{describe(obj)} now belongs to {owner}.", action="transferOwnership",
+                        success=f"{describe(obj)} now belongs to {owner}.", action=audit.change_of(self.securable_type, "update"),
                         securable_type=self.securable_type, securable_name=describe(obj), securable_id=obj.pk)
         else:
             self.message_user(request, " ".join(form.non_field_errors()) or "Choose a principal from the list.",
@@ -144,7 +144,7 @@ class SecurableAdmin(ReadOnlyAdmin):
         if form.is_valid():
             new_name = form.cleaned_data["new_name"]
             if console.run(request, lambda caller: self.rename(caller, obj, new_name),
-                           success=f"{old} is now named {new_name}.", action="rename",
+                           success=f"{old} is now named {new_name}.", action=audit.change_of(self.securable_type, "update"),
                            securable_type=self.securable_type, securable_name=old, securable_id=obj.pk):
                 obj.refresh_from_db()
         else:
@@ -160,7 +160,7 @@ class SecurableAdmin(ReadOnlyAdmin):
         if request.method == "POST" and form.is_valid():
             force = form.cleaned_data["force"] and self.droppable_with_contents
             if console.run(request, lambda caller: self.drop(caller, obj, force), success=f"{name} was dropped.",
-                           action="drop", securable_type=self.securable_type, securable_name=name,
+                           action=audit.change_of(self.securable_type, "delete"), securable_type=self.securable_type, securable_name=name,
                            securable_id=obj.pk):
                 return HttpResponseRedirect(
                     reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_changelist"))

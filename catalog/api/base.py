@@ -1,9 +1,11 @@
 """What every API view of ucweb shares: body parsing, and an audit row for refused mutations
 (successful mutations are audited by the services, inside their transaction)."""
 
+from django.core.exceptions import ImproperlyConfigured
 from rest_framework.views import APIView
 
-from catalog.choices import AuditOutcome, SecurableType
+from catalog.authz import describe, type_of
+from catalog.choices import AuditAction, AuditOutcome, SecurableType
 from catalog.models import Principal
 from catalog.services import audit
 from ucweb.errors import InvalidParameter
@@ -26,8 +28,33 @@ def _printable(value):
     return value
 
 
+MUTATING = ("post", "put", "patch", "delete")
+
+
+def _type_of(securable) -> str:
+    """The securable type of a refused row; "" for a row that is no securable (a model version)."""
+    try:
+        return type_of(securable)
+    except ValueError:
+        return ""
+
+
 class CatalogAPIView(APIView):
     audit_securable_type = ""
+    # What each method's request is recorded as (AuditAction), refused or not: the services record
+    # the successes under the same names. Every mutating method has one (checked as the class is
+    # made); a read has one when it hands out access to data (credentials), and then its refusals
+    # are recorded too.
+    audit_actions: dict[str, AuditAction] = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        unnamed = [method.upper() for method in MUTATING
+                   if hasattr(cls, method) and method.upper() not in cls.audit_actions]
+        if unnamed and cls.audit_action is CatalogAPIView.audit_action:
+            raise ImproperlyConfigured(f"{cls.__name__} names no audit action for {', '.join(unnamed)}.")
+        for action in cls.audit_actions.values():
+            AuditAction(action)
 
     def initial(self, request, *args, **kwargs):
         """After authentication: no name, full name or query parameter may hold a NUL character
@@ -50,26 +77,35 @@ class CatalogAPIView(APIView):
 
     def finalize_response(self, request, response, *args, **kwargs):
         response = super().finalize_response(request, response, *args, **kwargs)
-        if request.method not in SAFE_METHODS and response.status_code >= 400:
+        if response.status_code >= 400:
+            action = self.audit_action(request)
             caller = getattr(request, "_user", None)
-            if isinstance(caller, Principal):
-                securable_type, securable_name = self.refused_securable(request, kwargs)
-                audit.record(
-                    principal=caller.name,
-                    action=self.refused_action(request),
-                    securable_type=securable_type,
-                    securable_name=_printable(securable_name)[:800],
-                    outcome=AuditOutcome.DENIED if response.status_code == 403 or getattr(
-                        response, "hidden_refusal", False) else AuditOutcome.FAILED,
-                    details={"status": response.status_code, "method": request.method,
-                             "path": _printable(request.path), "error": _printable(getattr(response, "data", None))},
-                )
+            if action is not None and isinstance(caller, Principal):
+                self._audit_refusal(request, response, kwargs, caller=caller, action=action)
         return response
 
-    def refused_action(self, request) -> str:
-        """A name for the refused request: `POST` on `TablesView` is `postTables`."""
-        resource = type(self).__name__.removesuffix("View")
-        return _printable(f"{request.method.lower()}{resource}")[:64]
+    def audit_action(self, request) -> AuditAction | None:
+        """What this request is recorded as; None for a read that hands out no access to data."""
+        return self.audit_actions.get(request.method)
+
+    def _audit_refusal(self, request, response, kwargs, *, caller: Principal, action: AuditAction) -> None:
+        securable = getattr(response, "refused_securable", None)
+        named_type, named = self.refused_securable(request, kwargs)
+        if securable is not None:  # on the trail of the securable it was refused on (a container, for a create)
+            securable_type, securable_name, securable_id = _type_of(securable), describe(securable), securable.pk
+        else:
+            securable_type, securable_name, securable_id = named_type, named, None
+        audit.record(
+            principal=caller.name,
+            action=action,
+            securable_type=securable_type,
+            securable_name=_printable(securable_name)[:800],
+            securable_id=securable_id,
+            outcome=AuditOutcome.DENIED if response.status_code == 403 or getattr(
+                response, "hidden_refusal", False) else AuditOutcome.FAILED,
+            details={"status": response.status_code, "method": request.method, "named": _printable(named)[:800],
+                     "path": _printable(request.path), "error": _printable(getattr(response, "data", None))},
+        )
 
     def refused_securable(self, request, kwargs) -> tuple[str, str]:
         """The securable a refused request was about, from its path or its body: the full name in

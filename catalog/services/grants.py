@@ -69,7 +69,8 @@ def update_assignments(*, securable_type: str, securable, changes, caller: Princ
     validated = _validate_changes(securable_type, changes)
     can_manage = caller.is_metastore_admin or (access is not None and access.owns())
     if not can_manage:
-        raise PermissionDenied(f"Only an owner or a metastore admin may change privileges on {describe(securable)}.")
+        raise PermissionDenied(
+            f"Only an owner or a metastore admin may change privileges on {describe(securable)}.").about(securable)
     names = {c["principal"] for c in validated}
     existing = set(Principal.objects.filter(name__in=names).values_list("name", flat=True))
     missing = sorted(names - existing)

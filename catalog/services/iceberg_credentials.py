@@ -31,7 +31,7 @@ from django.core import signing as signing_tokens
 
 from catalog import authz, resolve
 from catalog.authz import Action
-from catalog.choices import SecurableType
+from catalog.choices import AuditAction, SecurableType
 from catalog.models import Principal, Table
 from catalog.services import audit, iceberg
 from catalog.storage import StorageError, credentials, normalize, parse, signing
@@ -225,7 +225,7 @@ def sign_request(*, caller: Principal, prefix: str, namespace: str, name: str, b
     table's signer endpoint."""
     if staged is not None:
         full_name, location = _staged_target(caller, prefix, namespace, name, staged)
-        write = True
+        table, write = None, True
     else:
         loaded = iceberg.load_table(caller=caller, prefix=prefix, namespace=namespace, name=name)
         table = loaded.table
@@ -252,10 +252,14 @@ def sign_request(*, caller: Principal, prefix: str, namespace: str, name: str, b
     try:
         checked = signing.check(method=method, url=uri, headers=headers, body=payload, target=target)
     except signing.Refused as exc:
-        raise PermissionDenied(f"Not signed for table {full_name}: {exc}") from None
+        raise PermissionDenied(f"Not signed for table {full_name}: {exc}").about(table) from None
     if checked.access == signing.WRITE and not write:
-        raise PermissionDenied(f"Missing MODIFY on {full_name}: {method.upper()} requests are not signed.")
+        raise PermissionDenied(
+            f"Missing MODIFY on {full_name}: {method.upper()} requests are not signed.").about(table)
     signed = signing.sign(method=method, url=uri, checked=checked, region=keys.region,
                           access_key_id=keys.access_key_id, secret_access_key=keys.secret_access_key,
                           session_token=keys.session_token)
+    audit.record(principal=caller.name, action=AuditAction.SIGN_ICEBERG_REQUEST, securable_type=SecurableType.TABLE,
+                 securable_name=full_name, securable_id=table.id if table is not None else None,
+                 details={"method": method.upper(), "uri": uri, "staged": staged is not None})
     return {"uri": uri, "headers": signed}

@@ -19,6 +19,7 @@ from __future__ import annotations
 from catalog import authz, locations, resolve
 from catalog.authz import Action
 from catalog.choices import (
+    AuditAction,
     ModelVersionOperation,
     ModelVersionStatus,
     PathOperation,
@@ -61,6 +62,16 @@ def for_table(*, caller: Principal, table_id, operation) -> dict:
     _record(caller, "generateTemporaryTableCredentials", SecurableType.TABLE, table.full_name, table.id,
             {"operation": operation, "vended": TableOperation.READ_WRITE if write else TableOperation.READ,
              "url": answer["url"]})
+    return answer
+
+
+def for_staging_table(*, caller: Principal, staging) -> dict:
+    """Read-write credentials for the location of a staging table, which only its creator writes
+    (the caller checks that); audited under the name the table will have, without an id yet."""
+    answer = vend(staging.staging_location, write=True, caller=caller)
+    _record(caller, AuditAction.GENERATE_TEMPORARY_TABLE_CREDENTIALS, SecurableType.TABLE,
+            staging.schema.child_full_name(staging.name), None,
+            {"operation": TableOperation.READ_WRITE, "staging_table_id": str(staging.id), "url": answer["url"]})
     return answer
 
 

@@ -40,7 +40,7 @@ def staging_table_credentials(*, caller: Principal, table_id) -> dict:
         raise TableDoesNotExist(f"No staging table with id {table_id}.")
     if staging.created_by != caller.name:
         raise PermissionDenied("Only the principal that created the staging table may get its credentials.")
-    answer = vend(staging.staging_location, write=True, caller=caller)
+    answer = temporary_credentials.for_staging_table(caller=caller, staging=staging)
     return storage_credentials(answer, TableOperation.READ_WRITE)
 
 

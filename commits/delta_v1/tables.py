@@ -14,11 +14,10 @@ from django.utils import timezone
 from catalog import authz, pagination, resolve, rows
 from catalog.choices import DataSourceFormat, Privilege, SecurableType, TableOperation, TableType
 from catalog.models import Principal, StagingTable, Table
-from catalog.services import audit, managed_tables as staging_tables, tables
+from catalog.services import audit, managed_tables as staging_tables, tables, temporary_credentials
 from catalog.services.common import validate_comment
 from catalog.services.names import quote_part, schema_paths, validate_name
 from catalog.storage import InvalidStorageUrl, normalize
-from catalog.storage.credentials import vend
 from commits import delta, managed_tables
 from commits.delta_wire import integer
 from commits.delta_v1.wire import (
@@ -160,7 +159,7 @@ def access_to(caller: Principal, table: Table) -> authz.Access:
             resolve.table_not_found(catalog_name, quote_part(schema_name), table.name),
             resolve.schema_not_found(catalog_name, quote_part(schema_name)),
             resolve.catalog_not_found(catalog_name),
-        ][level])
+        ][level]).about(table)
     authz.require_schema_use(access)
     return access
 
@@ -236,7 +235,7 @@ def create_staging_table(*, caller: Principal, catalog: str, schema: str, body: 
         caller=caller, name=body.get("name"), catalog_name=catalog, schema_name=schema)
     try:
         credentials = storage_credentials(
-            vend(staging.staging_location, write=True, caller=caller),
+            temporary_credentials.for_staging_table(caller=caller, staging=staging),
             TableOperation.READ_WRITE)
     except TemporarilyUnavailable:
         # The staging table exists; a token service that is down must not make the client retry

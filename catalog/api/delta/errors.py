@@ -71,6 +71,7 @@ def exception_handler(exc, context):
     kind, status = classify(error, exc)
     response = Response(body(kind, status, error.message), status=status)
     response.hidden_refusal = error.hidden
+    response.refused_securable = error.securable
     if status == 401:
         response["WWW-Authenticate"] = 'Bearer realm="ucweb"'
     return response

@@ -8,6 +8,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from catalog.choices import AuditAction
 from catalog.api.base import CatalogAPIView
 from catalog.api.delta import errors
 from catalog.api.wire_schema import component
@@ -99,6 +100,8 @@ class ConfigView(DeltaView):
 
 
 class StagingTablesView(DeltaView):
+    audit_actions = {"POST": AuditAction.CREATE_STAGING_TABLE}
+
     @extend_schema(operation_id="deltaCreateStagingTable", tags=TAGS, request=StagingRequest,
                    responses=answers(StagingResponse, 400, 403, 404, 409))
     def post(self, request, catalog, schema):
@@ -107,6 +110,8 @@ class StagingTablesView(DeltaView):
 
 
 class TablesView(DeltaView):
+    audit_actions = {"POST": AuditAction.CREATE_TABLE}
+
     @extend_schema(operation_id="deltaListTables", tags=TAGS, responses=answers(TableList, 403, 404),
                    parameters=[OpenApiParameter("max-results", int), OpenApiParameter("page-token", str)])
     def get(self, request, catalog, schema):
@@ -122,6 +127,8 @@ class TablesView(DeltaView):
 
 
 class TableView(DeltaView):
+    audit_actions = {"POST": AuditAction.UPDATE_DELTA_TABLE, "DELETE": AuditAction.DELETE_TABLE}
+
     @extend_schema(operation_id="deltaLoadTable", tags=TAGS,
                    responses=answers(LoadTable, 400, 403, 404))
     def get(self, request, catalog, schema, table):
@@ -148,6 +155,8 @@ class TableView(DeltaView):
 
 
 class TableCredentialsView(DeltaView):
+    audit_actions = {"GET": AuditAction.GENERATE_TEMPORARY_TABLE_CREDENTIALS}
+
     @extend_schema(operation_id="deltaGetTableCredentials", tags=TAGS, parameters=[OPERATION],
                    responses=answers(Credentials, 400, 403, 404))
     def get(self, request, catalog, schema, table):
@@ -156,6 +165,8 @@ class TableCredentialsView(DeltaView):
 
 
 class MetricsView(DeltaView):
+    audit_actions = {"POST": AuditAction.REPORT_METRICS}
+
     @extend_schema(operation_id="deltaReportMetrics", tags=TAGS, request=Metrics,
                    responses=answers(NO_CONTENT, 400, 403, 404, status=204))
     def post(self, request, catalog, schema, table):
@@ -165,6 +176,8 @@ class MetricsView(DeltaView):
 
 
 class RenameView(DeltaView):
+    audit_actions = {"POST": AuditAction.RENAME_TABLE}
+
     @extend_schema(operation_id="deltaRenameTable", tags=TAGS, request=Rename,
                    responses=answers(NO_CONTENT, 400, 403, 404, 409, status=204))
     def post(self, request, catalog, schema, table):
@@ -174,6 +187,8 @@ class RenameView(DeltaView):
 
 
 class StagingCredentialsView(DeltaView):
+    audit_actions = {"GET": AuditAction.GENERATE_TEMPORARY_TABLE_CREDENTIALS}
+
     @extend_schema(operation_id="deltaGetStagingTableCredentials", tags=TAGS,
                    responses=answers(Credentials, 403, 404))
     def get(self, request, table_id):
@@ -181,6 +196,8 @@ class StagingCredentialsView(DeltaView):
 
 
 class PathCredentialsView(DeltaView):
+    audit_actions = {"GET": AuditAction.GENERATE_TEMPORARY_PATH_CREDENTIALS}
+
     @extend_schema(operation_id="deltaGetTemporaryPathCredentials", tags=TAGS,
                    parameters=[OpenApiParameter("location", str, required=True), OPERATION],
                    responses=answers(Credentials, 400, 403))

@@ -6,12 +6,15 @@ from drf_spectacular.utils import extend_schema, extend_schema_view, inline_seri
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from catalog.choices import AuditAction
 from catalog.api.iceberg import wire
 from catalog.api.iceberg.base import ERRORS, JSON_OBJECT, TAGS, IcebergView
 from catalog.services import iceberg_credentials
 
 
 class CredentialsView(IcebergView):
+    audit_actions = {"GET": AuditAction.VEND_ICEBERG_CREDENTIALS}
+
     @extend_schema(tags=TAGS, operation_id="loadCredentials", responses={200: wire.LoadCredentialsResponse, **ERRORS})
     def get(self, request, prefix, namespace, table):
         return Response(iceberg_credentials.load_credentials(caller=request.user, prefix=prefix, namespace=namespace,
@@ -20,6 +23,8 @@ class CredentialsView(IcebergView):
 
 class SignView(IcebergView):
     """The S3 signer of remote signing: signs one S3 request for objects of this table."""
+
+    audit_actions = {"POST": AuditAction.SIGN_ICEBERG_REQUEST}
 
     @extend_schema(
         tags=TAGS, operation_id="signRequest", responses=JSON_OBJECT,

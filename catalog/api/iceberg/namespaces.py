@@ -5,6 +5,7 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
+from catalog.choices import AuditAction
 from catalog.api.iceberg import wire
 from catalog.api.iceberg.base import CONFLICT, ERRORS, NO_CONTENT, PAGE, TAGS, IcebergView, page
 from catalog.services import iceberg
@@ -12,6 +13,7 @@ from catalog.services import iceberg
 
 class NamespacesView(IcebergView):
     audit_securable_type = "schema"
+    audit_actions = {"POST": AuditAction.CREATE_SCHEMA}
 
     @extend_schema(tags=TAGS, operation_id="listNamespaces",
                    responses={200: wire.ListNamespacesResponse, **ERRORS},
@@ -35,6 +37,7 @@ class NamespacesView(IcebergView):
 
 class NamespaceView(IcebergView):
     audit_securable_type = "schema"
+    audit_actions = {"DELETE": AuditAction.DELETE_SCHEMA}
 
     @extend_schema(tags=TAGS, operation_id="loadNamespaceMetadata",
                    responses={200: wire.GetNamespaceResponse, **ERRORS})
@@ -55,6 +58,7 @@ class NamespaceView(IcebergView):
 
 class NamespacePropertiesView(IcebergView):
     audit_securable_type = "schema"
+    audit_actions = {"POST": AuditAction.UPDATE_NAMESPACE_PROPERTIES}
 
     @extend_schema(tags=TAGS, operation_id="updateProperties",
                    responses={200: wire.UpdateNamespacePropertiesResponse, **ERRORS},

@@ -8,6 +8,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serial
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from catalog.choices import AuditAction
 from catalog.api.iceberg import wire
 from catalog.api.iceberg.base import (
     COMMIT_RULES, CONFLICT, DELEGATION, ERRORS, NO_CONTENT, PAGE, TAGS, IcebergView, delegation, identifiers,
@@ -21,6 +22,7 @@ from ucweb.errors import InvalidParameter
 
 class TablesView(IcebergView):
     view_objects = False
+    audit_actions = {"POST": AuditAction.CREATE_ICEBERG_TABLE}
 
     @extend_schema(tags=TAGS, operation_id="listTables", responses={200: wire.ListTablesResponse, **ERRORS},
                    parameters=PAGE)
@@ -41,6 +43,7 @@ class TablesView(IcebergView):
 
 class TableView(IcebergView):
     view_objects = False
+    audit_actions = {"POST": AuditAction.COMMIT_ICEBERG_TABLE, "DELETE": AuditAction.DROP_ICEBERG_TABLE}
 
     @extend_schema(tags=TAGS, operation_id="loadTable", responses={200: wire.LoadTableResult, **ERRORS},
                    parameters=[OpenApiParameter("snapshots", str, enum=["all", "refs"]), DELEGATION])
@@ -84,6 +87,8 @@ class TableView(IcebergView):
 
 
 class RegisterTableView(IcebergView):
+    audit_actions = {"POST": AuditAction.REGISTER_ICEBERG_TABLE}
+
     @extend_schema(tags=TAGS, operation_id="registerTable", responses={200: wire.LoadTableResult, **CONFLICT},
                    request=wire.RegisterTableRequest,
                    parameters=[DELEGATION])
@@ -93,6 +98,18 @@ class RegisterTableView(IcebergView):
 
 
 class NotificationsView(IcebergView):
+    NOTIFIED = {"CREATE": AuditAction.CREATE_TABLE_BY_NOTIFICATION, "UPDATE": AuditAction.UPDATE_TABLE_BY_NOTIFICATION,
+                "DROP": AuditAction.DROP_TABLE_BY_NOTIFICATION}
+
+    def audit_action(self, request) -> AuditAction:
+        """A notification is recorded as the change it asks for (a VALIDATE, or one the server
+        could not read, as notifyTable)."""
+        try:
+            kind = request.data.get("notification-type") if isinstance(request.data, dict) else None
+        except Exception:  # noqa: BLE001 - an unparsable body asks for no change
+            kind = None
+        return self.NOTIFIED.get(kind, AuditAction.NOTIFY_TABLE) if isinstance(kind, str) else AuditAction.NOTIFY_TABLE
+
     @extend_schema(
         tags=TAGS, operation_id="sendNotification", responses={204: NO_CONTENT},
         request=inline_serializer("NotificationRequest", {
@@ -108,6 +125,7 @@ class NotificationsView(IcebergView):
 
 class RenameTableView(IcebergView):
     view_objects = False
+    audit_actions = {"POST": AuditAction.RENAME_ICEBERG_TABLE}
 
     @extend_schema(tags=TAGS, operation_id="renameTable", responses={204: NO_CONTENT, **CONFLICT},
                    request=wire.RenameTableRequest)
@@ -117,6 +135,8 @@ class RenameTableView(IcebergView):
 
 
 class MetricsView(IcebergView):
+    audit_actions = {"POST": AuditAction.REPORT_METRICS}
+
     @extend_schema(tags=TAGS, operation_id="reportMetrics", responses={204: NO_CONTENT, **ERRORS},
                    request=wire.ReportMetricsRequest)
     def post(self, request, prefix, namespace, table):

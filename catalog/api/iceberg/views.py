@@ -6,6 +6,7 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema, extend_schema_view, inline_serializer
 from rest_framework import serializers
 
+from catalog.choices import AuditAction
 from catalog.api.iceberg import wire
 from catalog.api.iceberg.base import CONFLICT, ERRORS, JSON_OBJECT, TAGS, IcebergView, table_result
 from catalog.api.iceberg.tables import RenameTableView, TablesView, TableView
@@ -16,6 +17,7 @@ from commits import iceberg_external
                                         responses={200: wire.LoadViewResult, **CONFLICT}))
 class ViewsView(TablesView):
     view_objects = True
+    audit_actions = {"POST": AuditAction.CREATE_ICEBERG_VIEW}
 
 
 @extend_schema_view(
@@ -23,9 +25,12 @@ class ViewsView(TablesView):
     post=extend_schema(request=wire.CommitViewRequest, responses={200: wire.LoadViewResult, **CONFLICT}))
 class ViewView(TableView):
     view_objects = True
+    audit_actions = {"POST": AuditAction.REPLACE_ICEBERG_VIEW, "DELETE": AuditAction.DROP_ICEBERG_VIEW}
 
 
 class RegisterViewView(IcebergView):
+    audit_actions = {"POST": AuditAction.REGISTER_ICEBERG_VIEW}
+
     @extend_schema(tags=TAGS, operation_id="registerView", responses=JSON_OBJECT,
                    request=inline_serializer("RegisterViewRequest", {
                        "name": serializers.CharField(), "metadata-location": serializers.CharField()}))
@@ -36,3 +41,4 @@ class RegisterViewView(IcebergView):
 
 class RenameViewView(RenameTableView):
     view_objects = True
+    audit_actions = {"POST": AuditAction.RENAME_ICEBERG_VIEW}

@@ -6,6 +6,7 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
+from catalog.choices import AuditAction
 from catalog import pagination
 from catalog.api.base import CatalogAPIView
 from catalog.api.iceberg.base import identifiers
@@ -44,6 +45,7 @@ class PolarisView(CatalogAPIView):
 
 class GenericTablesView(PolarisView):
     audit_securable_type = "table"
+    audit_actions = {"POST": AuditAction.CREATE_GENERIC_TABLE}
 
     @extend_schema(tags=GENERIC_TAGS, operation_id="listGenericTables", parameters=PAGE,
                    responses={200: wire.ListGenericTablesResponse, **ERRORS})
@@ -65,6 +67,7 @@ def _delegation(request) -> str | None:
 
 class GenericTableView(PolarisView):
     audit_securable_type = "table"
+    audit_actions = {"DELETE": AuditAction.DROP_GENERIC_TABLE}
 
     @extend_schema(tags=GENERIC_TAGS, operation_id="loadGenericTable", parameters=[DELEGATION],
                    responses={200: wire.LoadGenericTableResponse, **ERRORS})
@@ -83,6 +86,8 @@ class GenericTableView(PolarisView):
 
 
 class PoliciesView(PolarisView):
+    audit_actions = {"POST": AuditAction.CREATE_POLICY}
+
     @extend_schema(tags=POLICY_TAGS, operation_id="listPolicies", parameters=[*PAGE, POLICY_TYPE],
                    responses={200: wire.ListPoliciesResponse, **ERRORS})
     def get(self, request, prefix, namespace):
@@ -99,6 +104,8 @@ class PoliciesView(PolarisView):
 
 
 class PolicyView(PolarisView):
+    audit_actions = {"PUT": AuditAction.UPDATE_POLICY, "DELETE": AuditAction.DROP_POLICY}
+
     @extend_schema(tags=POLICY_TAGS, operation_id="loadPolicy", responses={200: wire.LoadPolicyResponse, **ERRORS})
     def get(self, request, prefix, namespace, policy):
         row = policies.load_policy(caller=request.user, prefix=prefix, namespace=namespace, name=policy)
@@ -121,6 +128,8 @@ class PolicyView(PolarisView):
 
 
 class PolicyMappingsView(PolarisView):
+    audit_actions = {"PUT": AuditAction.ATTACH_POLICY, "POST": AuditAction.DETACH_POLICY}
+
     @extend_schema(tags=POLICY_TAGS, operation_id="attachPolicy", request=wire.AttachPolicyRequest,
                    responses={204: NO_CONTENT, **CONFLICT})
     def put(self, request, prefix, namespace, policy):

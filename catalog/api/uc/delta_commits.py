@@ -5,6 +5,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from catalog.choices import AuditAction
 from catalog.api.base import CatalogAPIView
 from catalog.api.uc.serializers import ColumnInfo, Empty
 from catalog.api.wire_schema import component, query_parameters
@@ -26,6 +27,7 @@ class DeltaCommitsView(CatalogAPIView):
     """GET lists ratified commits; POST ratifies and/or records publication."""
 
     audit_securable_type = "table"
+    audit_actions = {"POST": AuditAction.COMMIT_DELTA}
 
     @extend_schema(
         operation_id="getDeltaCommits", tags=["DeltaCommits"], parameters=query_parameters(delta_wire.GET_COMMITS),
@@ -55,6 +57,7 @@ class DeltaCommitsView(CatalogAPIView):
 
 class DeltaMetricsView(CatalogAPIView):
     audit_securable_type = "table"
+    audit_actions = {"POST": AuditAction.REPORT_METRICS}
 
     @extend_schema(operation_id="writeDeltaMetrics", tags=["DeltaCommits"], request=DeltaMetricsRequest,
                    responses=Empty)

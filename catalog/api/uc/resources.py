@@ -23,6 +23,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from catalog.choices import AuditAction
 from catalog import pagination
 from catalog.api.base import CatalogAPIView
 from catalog.api.uc.serializers import Empty, arguments, changes
@@ -134,6 +135,8 @@ def views(resource: Resource, *, module: str) -> tuple[type[CatalogAPIView], typ
     module's __name__, so that their names and tracebacks lead there). They carry no docstring:
     drf-spectacular would publish it as the description of every operation."""
     attributes = {"audit_securable_type": _snake(resource.noun), "__module__": module}
+    actions = {"POST": AuditAction(f"create{resource.noun}"), "DELETE": AuditAction(f"delete{resource.noun}"),
+               **({"PATCH": AuditAction(f"update{resource.noun}")} if resource.update is not None else {})}
 
     def service_name(path: dict) -> dict:
         """The securable's name, from the path parameter of the URL to the service's keyword."""
@@ -174,6 +177,7 @@ def views(resource: Resource, *, module: str) -> tuple[type[CatalogAPIView], typ
 
     item_methods = {"get": get, "delete": delete, **({"patch": update} if resource.update is not None else {})}
     return (
-        type(f"{resource.plural}View", (CatalogAPIView,), {**attributes, "get": list_visible, "post": create}),
-        type(f"{resource.noun}View", (CatalogAPIView,), {**attributes, **item_methods}),
+        type(f"{resource.plural}View", (CatalogAPIView,),
+             {**attributes, "audit_actions": actions, "get": list_visible, "post": create}),
+        type(f"{resource.noun}View", (CatalogAPIView,), {**attributes, "audit_actions": actions, **item_methods}),
     )

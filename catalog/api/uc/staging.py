@@ -2,6 +2,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from catalog.choices import AuditAction
 from catalog.api.base import CatalogAPIView
 from catalog.api.uc.serializers import arguments
 from catalog.services import managed_tables
@@ -23,6 +24,7 @@ class StagingTableInfo(serializers.Serializer):
 
 class StagingTablesView(CatalogAPIView):
     audit_securable_type = "table"
+    audit_actions = {"POST": AuditAction.CREATE_STAGING_TABLE}
 
     @extend_schema(
         operation_id="createStagingTable", tags=["Tables"], request=CreateStagingTable,

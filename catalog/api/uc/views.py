@@ -1,6 +1,7 @@
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
+from catalog.choices import AuditAction
 from catalog.api.base import CatalogAPIView
 from catalog.api.uc import serializers as wire
 from catalog.api.uc.resources import CATALOG_AND_SCHEMA, DELETED, Resource, views
@@ -31,6 +32,7 @@ TablesView, TableView = views(Resource(
 
 class PermissionsView(CatalogAPIView):
     audit_securable_type = "permissions"
+    audit_actions = {"PATCH": AuditAction.UPDATE_PERMISSIONS}
 
     @extend_schema(
         operation_id="getPermissions", tags=["Grants"], responses=wire.PermissionsList,

@@ -9,7 +9,7 @@ from catalog import pagination
 from catalog.api.base import CatalogAPIView
 from catalog.api.uc.resources import PAGE_PARAMETERS, Resource, listed, page_response, views
 from catalog.api.uc.serializers import Empty, EpochMillisField, OwnedInfo, arguments, changes
-from catalog.choices import ModelVersionStatus
+from catalog.choices import AuditAction, ModelVersionStatus
 from catalog.services import registered_models
 
 
@@ -88,6 +88,7 @@ class ModelVersionsCreateView(CatalogAPIView):
     model has the one-part name "versions", so nothing else is hidden by it)."""
 
     audit_securable_type = "registered_model"
+    audit_actions = {"POST": AuditAction.CREATE_MODEL_VERSION}
 
     @extend_schema(operation_id="createModelVersion", tags=["ModelVersions"], request=CreateModelVersion,
                    responses=ModelVersionInfo)
@@ -109,6 +110,7 @@ class ModelVersionsView(CatalogAPIView):
 
 class ModelVersionView(CatalogAPIView):
     audit_securable_type = "registered_model"
+    audit_actions = {"PATCH": AuditAction.UPDATE_MODEL_VERSION, "DELETE": AuditAction.DELETE_MODEL_VERSION}
 
     @extend_schema(operation_id="getModelVersion", tags=["ModelVersions"], responses=ModelVersionInfo, parameters=[VERSION])
     def get(self, request, full_name, version):
@@ -131,6 +133,7 @@ class ModelVersionView(CatalogAPIView):
 
 class FinalizeModelVersionView(CatalogAPIView):
     audit_securable_type = "registered_model"
+    audit_actions = {"PATCH": AuditAction.FINALIZE_MODEL_VERSION}
 
     @extend_schema(operation_id="finalizeModelVersion", tags=["ModelVersions"], request=FinalizeModelVersion,
                    responses=ModelVersionInfo, parameters=[VERSION])

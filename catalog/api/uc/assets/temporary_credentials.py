@@ -8,7 +8,7 @@ from rest_framework.response import Response
 
 from catalog.api.base import CatalogAPIView
 from catalog.api.uc.serializers import arguments
-from catalog.choices import ModelVersionOperation, PathOperation, TableOperation, VolumeOperation
+from catalog.choices import AuditAction, ModelVersionOperation, PathOperation, TableOperation, VolumeOperation
 from catalog.services import temporary_credentials
 
 
@@ -58,7 +58,8 @@ def _vending_view(noun: str, securable_type: str, request_type, vend):
         return Response(vend(caller=request.user, **arguments(self.body(request), request_type)))
 
     return type(f"Temporary{noun}CredentialsView", (CatalogAPIView,),
-                {"audit_securable_type": securable_type, "post": post})
+                {"audit_securable_type": securable_type, "post": post,
+                 "audit_actions": {"POST": AuditAction(f"generateTemporary{noun}Credentials")}})
 
 
 TemporaryTableCredentialsView = _vending_view(
