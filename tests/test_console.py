@@ -114,10 +114,16 @@ def test_a_console_user_without_rights_is_refused_and_audited(namespace):
     client = Client()
     client.force_login(get_user_model().objects.get(username="carol"))
     table = namespace["ext_orders"]
-    response = _grant(client, table)
+    assert _grant(client, table).status_code == 200  # a table carol cannot see is not in her picker
+    assert not Grant.objects.exists() and not AuditEvent.objects.filter(principal="carol", outcome="DENIED")
+    grant("carol", "catalog", "sales", "USE CATALOG")
+    grant("carol", "schema", "sales.orders", "USE SCHEMA")
+    grant("carol", "table", "sales.orders.ext_orders", "SELECT")
+    held = set(Grant.objects.values_list("pk", flat=True))
+    response = _grant(client, table)  # seen, not owned: the service refuses
     assert response.status_code == 200
-    assert "Only an owner or a metastore admin" in _text(response) or not Grant.objects.exists()
-    assert not Grant.objects.exists()
+    assert "Only an owner or a metastore admin" in _text(response)
+    assert set(Grant.objects.values_list("pk", flat=True)) == held
     refusal = AuditEvent.objects.get(principal="carol", outcome="DENIED")
     assert (refusal.securable_name, refusal.securable_id) == ("sales.orders.ext_orders", table.id)
     assert not Principal.objects.get(name="carol").is_metastore_admin
@@ -460,3 +466,48 @@ def test_a_staff_login_sees_and_plans_only_what_its_principal_may(eve, delta):
     assert plan.requested_by == "eve" and plan.status == "PLANNED"
     assert AuditEvent.objects.filter(action="requestMaintenance", principal="eve", outcome="SUCCESS",
                                      securable_id=table.id).count() == 1
+
+
+def test_governance_pages_follow_the_principal(governance, namespace):
+    """A staff login whose principal is no admin sees its own principal, tokens, grants and
+    actions, and the grants on and the trail of what it owns; no one else's, and its pickers list
+    only what it may see."""
+    admin = Principal.objects.get(name="admin")
+    dave = principals.ensure_principal(name="dave")
+    principals.issue_token(principal=dave)
+    principals.issue_token(principal=Principal.objects.get(name="bob"))
+    catalogs.create_catalog(caller=admin, name="daves")
+    permissions.update_permissions(caller=admin, securable_type="catalog", full_name="daves",
+                                   changes=[{"principal": "dave", "add": ["USE CATALOG"]}])
+    permissions.update_permissions(caller=admin, securable_type="table", full_name="unity.default.not_this_table",
+                                   changes=[{"principal": "bob", "add": ["SELECT"]}])
+    catalog = Catalog.objects.get(name="daves")
+    catalog.owner = "dave"
+    catalog.save()
+    schemas.create_schema(caller=dave, name="mine", catalog_name="daves")
+    permissions.update_permissions(caller=dave, securable_type="schema", full_name="daves.mine",
+                                   changes=[{"principal": "bob", "add": ["USE SCHEMA"]}])
+    get_user_model().objects.create_user("dave", "dave@example.com", "pw", is_staff=True, is_superuser=True)
+    console = Client()
+    console.force_login(get_user_model().objects.get(username="dave"))
+
+    principals_page = _text(console.get("/admin/catalog/principal/"))
+    assert ">dave<" in principals_page and ">bob<" not in principals_page and ">admin<" not in principals_page
+    bob = Principal.objects.get(name="bob")
+    assert console.get(f"/admin/catalog/principal/{bob.pk}/change/").status_code in (302, 404)
+    assert _text(console.get("/admin/catalog/token/")).count("<tr") == 2  # header and dave's one
+    grants_page = _text(console.get("/admin/catalog/grant/"))
+    assert "daves.mine" in grants_page  # on a schema dave owns, to bob
+    assert "not_this_table" not in grants_page  # bob's grant on something dave does not own
+    trail = _text(console.get("/admin/catalog/auditevent/"))
+    assert "daves.mine" in trail and "not_this_table" not in trail and "sales.orders" not in trail
+    picker = _text(console.get("/admin/catalog/grant/add/?securable_type=table"))
+    assert "ext_orders" not in picker and "not_this_table" not in picker
+    check = console.get("/admin/catalog/principal/check/", {
+        "principal": "bob", "privilege": "SELECT", "securable_type": "table",
+        "securable": str(namespace["other"].id)})
+    assert "not_this_table" not in _text(check)
+    mine = Schema.objects.get(name="mine")
+    check = console.get("/admin/catalog/principal/check/", {
+        "principal": "bob", "privilege": "USE SCHEMA", "securable_type": "schema", "securable": str(mine.id)})
+    assert check.status_code == 200 and "daves.mine" in _text(check)

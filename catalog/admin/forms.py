@@ -8,6 +8,7 @@ from django import forms
 from catalog.choices import PRIVILEGES_BY_SECURABLE, SecurableType
 from catalog.models import Principal
 from catalog.services.effective_access import SECURABLE_MODELS, RELATED_FIELDS, sorted_privileges
+from catalog import authz
 from catalog.authz import describe
 
 PICKER_LIMIT = 5000
@@ -15,11 +16,15 @@ PICKER_LIMIT = 5000
 SECURABLE_TYPE_CHOICES = [(t.value, SECURABLE_MODELS[t.value]._meta.verbose_name) for t in SecurableType]
 
 
-def securable_choices(securable_type: str) -> list[tuple[str, str]]:
+def securable_choices(securable_type: str, caller: Principal) -> list[tuple[str, str]]:
+    """The securables of the type that `caller` may see (a picker lists nothing else)."""
     model = SECURABLE_MODELS.get(securable_type)
     if model is None:
         return []
-    rows = model.objects.select_related(*RELATED_FIELDS.get(model, ()))[:PICKER_LIMIT]
+    rows = model.objects.select_related(*RELATED_FIELDS.get(model, ()))
+    if securable_type != SecurableType.METASTORE:
+        rows = authz.visible(rows, caller)
+    rows = rows[:PICKER_LIMIT]
     return sorted(((str(row.id), describe(row)) for row in rows), key=lambda choice: choice[1])
 
 
@@ -40,10 +45,10 @@ class SecurablePickerForm(forms.Form):
     securable_type = forms.ChoiceField(choices=SECURABLE_TYPE_CHOICES, label="Securable type")
     securable = forms.ChoiceField(choices=(), label="Securable")
 
-    def __init__(self, *args, securable_type: str, **kwargs):
+    def __init__(self, *args, securable_type: str, caller: Principal, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["securable_type"].initial = securable_type
-        self.fields["securable"].choices = securable_choices(securable_type)
+        self.fields["securable"].choices = securable_choices(securable_type, caller)
         self.securable_type = securable_type
 
     def clean_securable_type(self):
@@ -57,8 +62,8 @@ class GrantForm(SecurablePickerForm):
     principal = forms.ChoiceField(choices=(), label="Principal")
     privileges = forms.MultipleChoiceField(choices=(), widget=forms.CheckboxSelectMultiple, label="Privileges")
 
-    def __init__(self, *args, securable_type: str, **kwargs):
-        super().__init__(*args, securable_type=securable_type, **kwargs)
+    def __init__(self, *args, securable_type: str, caller: Principal, **kwargs):
+        super().__init__(*args, securable_type=securable_type, caller=caller, **kwargs)
         self.fields["principal"].choices = principal_choices()
         self.fields["privileges"].choices = privilege_choices(securable_type)
 
@@ -67,8 +72,8 @@ class CheckForm(SecurablePickerForm):
     principal = forms.ChoiceField(choices=(), label="Can principal")
     privilege = forms.ChoiceField(choices=(), label="hold privilege")
 
-    def __init__(self, *args, securable_type: str, **kwargs):
-        super().__init__(*args, securable_type=securable_type, **kwargs)
+    def __init__(self, *args, securable_type: str, caller: Principal, **kwargs):
+        super().__init__(*args, securable_type=securable_type, caller=caller, **kwargs)
         self.fields["principal"].choices = principal_choices()
         self.fields["privilege"].choices = privilege_choices(securable_type)
         self.order_fields(["principal", "privilege", "securable_type", "securable"])

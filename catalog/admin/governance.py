@@ -17,8 +17,8 @@ from catalog.admin.forms import AdminFlagForm, CheckForm, GrantForm
 from catalog.admin.securables import ReadOnlyAdmin
 from catalog.choices import AuditOutcome, SecurableType
 from catalog.models import AuditEvent, Grant, Principal, Token
-from catalog.services import effective_access, permissions, principals
-from ucweb.errors import CatalogError
+from catalog.services import effective_access, oversight, permissions, principals
+from ucweb.errors import CatalogError, PermissionDenied
 
 
 def _securable_type(request, default: str = SecurableType.TABLE) -> str:
@@ -36,6 +36,9 @@ class PrincipalAdmin(ReadOnlyAdmin):
     search_fields = ("name", "client_id")
     list_filter = ("kind", "is_metastore_admin")
     fields = ("name", "kind", "is_metastore_admin", "client_id", "created_at")
+
+    def get_queryset(self, request):
+        return oversight.principals_seen_by(console.console_principal(request), super().get_queryset(request))
 
     def get_urls(self):
         wrap = self.admin_site.admin_view
@@ -84,7 +87,7 @@ class PrincipalAdmin(ReadOnlyAdmin):
             raise Http404
         securable_type = _securable_type(request)
         data = request.GET if "privilege" in request.GET else None
-        form = CheckForm(data, securable_type=securable_type,
+        form = CheckForm(data, securable_type=securable_type, caller=console.console_principal(request),
                          initial={"principal": request.GET.get("principal"),
                                   "securable": request.GET.get("securable")})
         decision, error, subject = None, "", None
@@ -92,6 +95,9 @@ class PrincipalAdmin(ReadOnlyAdmin):
             principal = Principal.objects.filter(name=form.cleaned_data["principal"]).first()
             try:
                 securable = effective_access.securable_by_id(securable_type, form.cleaned_data["securable"])
+                if not oversight.may_check(console.console_principal(request), principal, securable):
+                    raise PermissionDenied("You may check your own access to what you see, and anyone's "
+                                           "access to what you own.")
                 decision = effective_access.check(principal=principal, securable=securable,
                                                   privilege=form.cleaned_data["privilege"])
                 subject = {"principal": principal.name, "privilege": form.cleaned_data["privilege"],
@@ -112,6 +118,9 @@ class TokenAdmin(ReadOnlyAdmin):
     search_fields = ("principal__name", "description")
     list_select_related = ("principal",)
     exclude = ("key_hash",)
+
+    def get_queryset(self, request):
+        return oversight.tokens_seen_by(console.console_principal(request), super().get_queryset(request))
 
     actions = ["revoke_selected"]
 
@@ -135,6 +144,9 @@ class GrantAdmin(ReadOnlyAdmin):
     search_fields = ("principal", "securable_name")
     list_filter = ("securable_type", "privilege")
     actions = ["revoke_selected"]
+
+    def get_queryset(self, request):
+        return oversight.grants_seen_by(console.console_principal(request), super().get_queryset(request))
 
     def has_add_permission(self, request, obj=None):
         return self.has_view_permission(request)
@@ -198,7 +210,7 @@ class GrantAdmin(ReadOnlyAdmin):
             raise Http404
         securable_type = _securable_type(request)
         if request.method == "POST":
-            form = GrantForm(request.POST, securable_type=securable_type)
+            form = GrantForm(request.POST, securable_type=securable_type, caller=console.console_principal(request))
             if form.is_valid():
                 data = form.cleaned_data
                 label = dict(form.fields["securable"].choices).get(data["securable"], "")
@@ -215,7 +227,7 @@ class GrantAdmin(ReadOnlyAdmin):
                 if done:
                     return HttpResponseRedirect(reverse("admin:catalog_grant_changelist"))
         else:
-            form = GrantForm(securable_type=securable_type, initial={
+            form = GrantForm(securable_type=securable_type, caller=console.console_principal(request), initial={
                 "securable": request.GET.get("securable"), "principal": request.GET.get("principal")})
         context = {
             **self.admin_site.each_context(request), "opts": self.opts, "form": form,
@@ -231,7 +243,7 @@ class PrincipalFilter(admin.SimpleListFilter):
     parameter_name = "principal"
 
     def lookups(self, request, model_admin):
-        names = (AuditEvent.objects.order_by().values_list("principal", flat=True).distinct()[:100])
+        names = model_admin.get_queryset(request).order_by().values_list("principal", flat=True).distinct()[:100]
         return [(name, name) for name in sorted(names)]
 
     def queryset(self, request, queryset):
@@ -250,7 +262,7 @@ class SecurableFilter(admin.SimpleListFilter):
             securable_id = uuid.UUID(value or "")
         except ValueError:
             return []
-        event = AuditEvent.objects.filter(securable_id=securable_id).exclude(securable_name="").first()
+        event = model_admin.get_queryset(request).filter(securable_id=securable_id).exclude(securable_name="").first()
         return [(value, event.securable_name if event else value)]
 
     def queryset(self, request, queryset):
@@ -270,6 +282,9 @@ class AuditEventAdmin(ReadOnlyAdmin):
     list_filter = ("outcome", PrincipalFilter, "action", "securable_type", SecurableFilter, "created_at")
     date_hierarchy = "created_at"
     list_per_page = 50
+
+    def get_queryset(self, request):
+        return oversight.audit_seen_by(console.console_principal(request), super().get_queryset(request))
 
     @admin.display(description="outcome", ordering="outcome")
     def outcome_badge(self, obj):

@@ -2,7 +2,7 @@ import uuid
 
 from django.db import models
 
-from catalog.choices import AuditAction, AuditOutcome, Privilege, PrincipalKind, SecurableType
+from catalog.choices import AuditOutcome, Privilege, PrincipalKind, SecurableType
 
 
 class Principal(models.Model):
@@ -66,7 +66,7 @@ class AuditEvent(models.Model):
 
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     principal = models.CharField(max_length=255, db_index=True)
-    action = models.CharField(max_length=64, db_index=True, choices=AuditAction.choices)
+    action = models.CharField(max_length=64, db_index=True)  # an AuditAction (catalog.services.audit)
     securable_type = models.CharField(max_length=32, blank=True, default="")
     securable_name = models.CharField(max_length=800, blank=True, default="")
     securable_id = models.UUIDField(null=True, blank=True)
