@@ -29,6 +29,17 @@ from django.db.models.functions import Concat
 from django.db.models.lookups import StartsWith
 
 from catalog.choices import Privilege, SecurableType
+from catalog.not_found import (
+    catalog_not_found,
+    credential_not_found,
+    external_location_not_found,
+    function_not_found,
+    policy_not_found,
+    registered_model_not_found,
+    schema_not_found,
+    table_not_found,
+    volume_not_found,
+)
 from catalog.models import Catalog, Grant, Metastore, Principal, Schema, Table
 from ucweb.errors import CatalogError, PermissionDenied
 
@@ -276,23 +287,21 @@ def hidden(error: CatalogError) -> CatalogError:
 
 def not_found(row) -> CatalogError:
     """The error a lookup of `row` by its name answers when it does not exist."""
-    from catalog import resolve  # the resolver words "not found"; it checks through this module
-
     securable_type = type_of(row)
     if securable_type == SecurableType.CATALOG:
-        return resolve.catalog_not_found(row.name)
+        return catalog_not_found(row.name)
     if securable_type == SecurableType.SCHEMA:
-        return resolve.schema_not_found(row.catalog.name, row.path)
+        return schema_not_found(row.catalog.name, row.path)
     if securable_type == SecurableType.EXTERNAL_LOCATION:
-        return resolve.external_location_not_found(row.name)
+        return external_location_not_found(row.name)
     if securable_type == SecurableType.CREDENTIAL:
-        return resolve.credential_not_found(row.name)
+        return credential_not_found(row.name)
     in_schema = {
-        SecurableType.TABLE: resolve.table_not_found,
-        SecurableType.VOLUME: resolve.volume_not_found,
-        SecurableType.FUNCTION: resolve.function_not_found,
-        SecurableType.REGISTERED_MODEL: resolve.registered_model_not_found,
-        SecurableType.POLICY: resolve.policy_not_found,
+        SecurableType.TABLE: table_not_found,
+        SecurableType.VOLUME: volume_not_found,
+        SecurableType.FUNCTION: function_not_found,
+        SecurableType.REGISTERED_MODEL: registered_model_not_found,
+        SecurableType.POLICY: policy_not_found,
     }[securable_type]
     return in_schema(row.schema.catalog.name, row.schema.path, row.name)
 

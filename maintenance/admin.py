@@ -8,6 +8,7 @@ from catalog.admin import charts, console
 from catalog.admin.securables import OfVisible
 from catalog.models import Table
 
+from maintenance import nudges
 from maintenance.models import MaintenancePlan, PurgeRequest, TableAlert, TableHealth
 
 
@@ -119,8 +120,6 @@ class MaintenancePlanAdmin(OfVisibleTables, admin.ModelAdmin):
 
     @admin.action(description="Run now")
     def run_now(self, request, queryset):
-        from maintenance.tasks import enqueue, run_plan
-
         started = 0
         for plan in queryset.select_related("table__schema__catalog"):
             if plan.status == MaintenancePlan.Status.RUNNING:
@@ -129,7 +128,7 @@ class MaintenancePlanAdmin(OfVisibleTables, admin.ModelAdmin):
                                     f"run again from the console (after {plan.status})")
             if planned is None:
                 continue
-            enqueue(run_plan, planned.id)
+            nudges.enqueue("maintenance.run_plan", planned.id)
             started += 1
         self.message_user(request, f"{started} run(s) handed to a worker; their progress shows in the list.")
 

@@ -13,6 +13,9 @@ class MaintenanceConfig(AppConfig):
         securable_dropped.connect(receivers.purge_dropped_securable, dispatch_uid="maintenance.purge")
         publication_due.connect(receivers.verify_publication, dispatch_uid="maintenance.publish")
 
+        # The tasks the nudges send by name (maintenance.nudges), registered in every process.
+        from maintenance import tasks  # noqa: F401
+
         # A worker keeps a heartbeat row that readiness reads (maintenance.liveness).
         from celery.signals import worker_ready, worker_shutdown
 

@@ -56,7 +56,7 @@ def _conflicts(table, since: int, until: int, removed: set[str]) -> str | None:
 def commit_as_catalog(table, ctx, read_version: int, actions: list[dict], *, operation: str,
                       parameters: dict, metrics: dict, removed: set[str]) -> int:
     """Stages and ratifies one commit of file actions; returns the version it became."""
-    from maintenance.runs import catalog_principal
+    from maintenance.principal import catalog_principal
 
     caller = catalog_principal()
     location = table.storage_location

@@ -16,3 +16,13 @@ class TimeLimitExceeded(Exception):
 
 class LeaseLost(Exception):
     """Another worker took the run over (this worker's lease expired)."""
+
+
+def describe(exc: BaseException) -> str:
+    """The exception as one line of text; some (a Py4J error whose JVM is gone) cannot say more
+    than their type."""
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - the text is asked of the failed engine itself
+        text = "(no message)"
+    return f"{type(exc).__name__}: {text}"

@@ -94,7 +94,7 @@ class SparkRun:
 
     def __init__(self, table):
         from catalog.services import principals
-        from maintenance.runs import catalog_principal
+        from maintenance.principal import catalog_principal
 
         self.table = table
         self.catalog = f"maint_{uuid.uuid4().hex[:12]}"
@@ -232,7 +232,7 @@ def run(operation: str, table, policy, ctx) -> dict:
 def lost_race(exc: BaseException) -> bool:
     """Whether Spark gave up committing because other commits kept changing the table (Iceberg's
     CommitFailedException or ValidationException, after its own retries)."""
-    from maintenance.runs import describe
+    from maintenance.errors import describe
 
     text = describe(exc)
     return "CommitFailedException" in text or "ValidationException" in text

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from catalog.locations import foreign_holder
 from catalog.storage import StorageError, storage_for
+from maintenance import nudges
 from maintenance.models import PurgeRequest
 
 logger = logging.getLogger(__name__)
@@ -25,9 +26,7 @@ def request_purge(*, url: str, reason: str, requested_by: str = "") -> PurgeRequ
 
 
 def _nudge(purge_id: int) -> None:
-    from maintenance.tasks import purge_location, enqueue
-
-    enqueue(purge_location, purge_id)
+    nudges.enqueue("maintenance.purge_location", purge_id)
 
 
 def run_purge(purge_id: int) -> bool:

@@ -1,5 +1,6 @@
 """What the maintenance app does when the domain announces something (catalog.signals)."""
 
+from maintenance import nudges
 from maintenance.purge import request_purge
 
 
@@ -8,6 +9,4 @@ def purge_dropped_securable(sender, *, location: str, reason: str, requested_by:
 
 
 def verify_publication(sender, *, table_id: str, **kwargs) -> None:
-    from maintenance.tasks import enqueue, publish_verify_table
-
-    enqueue(publish_verify_table, table_id)
+    nudges.enqueue("maintenance.publish_verify_table", table_id)

@@ -26,11 +26,11 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from catalog.choices import AuditOutcome, DataSourceFormat, PrincipalKind, TableType
+from catalog.choices import AuditOutcome, DataSourceFormat, TableType
 from catalog.models import Principal, Table
-from catalog.services import audit, principals
+from catalog.services import audit
 from maintenance import policy as policies
-from maintenance.errors import Conflict, LeaseLost, Skip, TimeLimitExceeded
+from maintenance.errors import Conflict, LeaseLost, Skip, TimeLimitExceeded, describe
 from maintenance.models import MaintenancePlan
 from ucweb.errors import InvalidParameter
 
@@ -40,15 +40,6 @@ Operation = MaintenancePlan.Operation
 DELTA_OPERATIONS = {Operation.OPTIMIZE, Operation.VACUUM, Operation.CHECKPOINT, Operation.REMOVE_ORPHANS}
 ICEBERG_OPERATIONS = {Operation.OPTIMIZE, Operation.EXPIRE_SNAPSHOTS, Operation.REMOVE_ORPHANS,
                       Operation.REWRITE_MANIFESTS}
-
-
-def catalog_principal() -> Principal:
-    """The service principal the catalog's own commits and runs are recorded under."""
-    principal = Principal.objects.filter(name=settings.UCWEB_MAINTENANCE_PRINCIPAL).first()
-    if principal is None or not principal.is_metastore_admin:
-        principal = principals.ensure_principal(
-            name=settings.UCWEB_MAINTENANCE_PRINCIPAL, admin=True, kind=PrincipalKind.SERVICE_PRINCIPAL)
-    return principal
 
 
 def default_owner() -> str:
@@ -316,16 +307,6 @@ def _run_claimed(plan: MaintenancePlan, owner: str, on_progress) -> MaintenanceP
         _finish(plan, Status.SUCCEEDED, result.get("summary", ""), after=after)
     plan.refresh_from_db()
     return plan
-
-
-def describe(exc: BaseException) -> str:
-    """The exception as one line of text; some (a Py4J error whose JVM is gone) cannot say more
-    than their type."""
-    try:
-        text = str(exc)
-    except Exception:  # noqa: BLE001 - the text is asked of the failed engine itself
-        text = "(no message)"
-    return f"{type(exc).__name__}: {text}"
 
 
 def _conflicted(plan: MaintenancePlan, message: str) -> None:

@@ -1,31 +1,9 @@
 """Celery tasks. Each is idempotent and safe to run twice or at the same time as itself: the state
 lives in the database (row locks, put-if-absent), the broker only carries nudges."""
 
-import logging
-import threading
-
 from celery import shared_task
 
 from maintenance import health, publish, purge
-
-logger = logging.getLogger(__name__)
-
-
-def enqueue(task, *args) -> None:
-    """Hands a task to the broker from a background thread, so that a request never waits on the
-    broker and a broker that is down costs nothing but a log line: the work is recorded in the
-    database already, and the beat schedule sweeps what was not delivered."""
-
-    def send():
-        try:
-            task.apply_async(args=args, retry=False)
-        except Exception as exc:  # noqa: BLE001 - any broker failure is the same: sweep later
-            logger.warning("could not enqueue %s%r: %s", task.name, args, exc)
-
-    if task.app.conf.task_always_eager:
-        send()
-    else:
-        threading.Thread(target=send, daemon=True).start()
 
 
 @shared_task(name="maintenance.purge_location")

@@ -52,7 +52,7 @@ def test_idempotent_retry_and_conflict(delta, table):
 def no_worker(monkeypatch):
     """Tasks are sent to a broker no worker reads: nothing publishes for the client."""
     sent = []
-    monkeypatch.setattr("maintenance.tasks.enqueue", lambda task, *args: sent.append((task.name, args)))
+    monkeypatch.setattr("maintenance.nudges.enqueue", lambda task_name, *args: sent.append((task_name, args)))
     return sent
 
 

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def no_worker(monkeypatch):
     """Tasks go to a broker no worker reads: nothing publishes for the client."""
     sent = []
-    monkeypatch.setattr("maintenance.tasks.enqueue", lambda task, *args: sent.append((task.name, args)))
+    monkeypatch.setattr("maintenance.nudges.enqueue", lambda task_name, *args: sent.append((task_name, args)))
     return sent
 
 
