@@ -29,17 +29,7 @@ from django.db.models.functions import Concat
 from django.db.models.lookups import StartsWith
 
 from catalog.choices import Privilege, SecurableType
-from catalog.not_found import (
-    catalog_not_found,
-    credential_not_found,
-    external_location_not_found,
-    function_not_found,
-    policy_not_found,
-    registered_model_not_found,
-    schema_not_found,
-    table_not_found,
-    volume_not_found,
-)
+from catalog import lookup_errors
 from catalog.models import Catalog, Grant, Metastore, Principal, Schema, Table
 from ucweb.errors import CatalogError, PermissionDenied
 
@@ -289,19 +279,19 @@ def not_found(row) -> CatalogError:
     """The error a lookup of `row` by its name answers when it does not exist."""
     securable_type = type_of(row)
     if securable_type == SecurableType.CATALOG:
-        return catalog_not_found(row.name)
+        return lookup_errors.catalog_not_found(row.name)
     if securable_type == SecurableType.SCHEMA:
-        return schema_not_found(row.catalog.name, row.path)
+        return lookup_errors.schema_not_found(row.catalog.name, row.path)
     if securable_type == SecurableType.EXTERNAL_LOCATION:
-        return external_location_not_found(row.name)
+        return lookup_errors.external_location_not_found(row.name)
     if securable_type == SecurableType.CREDENTIAL:
-        return credential_not_found(row.name)
+        return lookup_errors.credential_not_found(row.name)
     in_schema = {
-        SecurableType.TABLE: table_not_found,
-        SecurableType.VOLUME: volume_not_found,
-        SecurableType.FUNCTION: function_not_found,
-        SecurableType.REGISTERED_MODEL: registered_model_not_found,
-        SecurableType.POLICY: policy_not_found,
+        SecurableType.TABLE: lookup_errors.table_not_found,
+        SecurableType.VOLUME: lookup_errors.volume_not_found,
+        SecurableType.FUNCTION: lookup_errors.function_not_found,
+        SecurableType.REGISTERED_MODEL: lookup_errors.registered_model_not_found,
+        SecurableType.POLICY: lookup_errors.policy_not_found,
     }[securable_type]
     return in_schema(row.schema.catalog.name, row.schema.path, row.name)
 

@@ -32,19 +32,7 @@ from __future__ import annotations
 from catalog import authz
 from catalog.authz import Access, Action
 from catalog.choices import SecurableType
-from catalog.not_found import (
-    catalog_not_found,
-    credential_not_found,
-    external_location_not_found,
-    function_not_found,
-    policy_not_found,
-    registered_model_not_found,
-    schema_not_found,
-    table_id_not_found,
-    table_not_found,
-    volume_id_not_found,
-    volume_not_found,
-)
+from catalog import lookup_errors
 from catalog.models import (
     Catalog,
     Credential,
@@ -125,7 +113,7 @@ def find_namespace(catalog: Catalog, levels: list[str], *, for_update: bool = Fa
 def get_catalog(name: str) -> Catalog:
     catalog = find_catalog(name)
     if catalog is None:
-        raise catalog_not_found(name)
+        raise lookup_errors.catalog_not_found(name)
     return catalog
 
 
@@ -133,7 +121,7 @@ def get_schema(catalog_name: str, schema_name: str) -> Schema:
     schema = find_schema(catalog_name, schema_name)
     if schema is None:
         get_catalog(catalog_name)
-        raise schema_not_found(catalog_name, _shown_path(schema_name))
+        raise lookup_errors.schema_not_found(catalog_name, _shown_path(schema_name))
     return schema
 
 
@@ -142,7 +130,7 @@ def get_table(catalog_name: str, schema_name: str, table_name: str, *, for_updat
     table = lockable(Table.objects.select_related("schema__catalog"), for_update).filter(
         schema=schema, name=table_name).first()
     if table is None:
-        raise table_not_found(catalog_name, schema.path, table_name)
+        raise lookup_errors.table_not_found(catalog_name, schema.path, table_name)
     return table
 
 
@@ -183,13 +171,13 @@ def get_model_version(model: RegisteredModel, version, *, for_update: bool = Fal
 # -- the namespace, by name, for a caller -----------------------------------------------------------
 def catalog(caller, name: str, *, for_update: bool = False) -> tuple[Catalog, Access]:
     row = find_catalog(name, for_update=for_update)
-    return reveal(caller, row, catalog_not_found(name))
+    return reveal(caller, row, lookup_errors.catalog_not_found(name))
 
 
 def _schema(caller, catalog_name: str, row: Schema | None, path: str) -> tuple[Schema, Access]:
     if row is None:
         catalog(caller, catalog_name)
-        raise schema_not_found(catalog_name, path)
+        raise lookup_errors.schema_not_found(catalog_name, path)
     return row, authz.require(caller, row, Action.SEE)  # hidden: the "not found" of the hidden link
 
 
@@ -221,11 +209,11 @@ def namespace(caller, catalog: Catalog, namespace, *, missing=SchemaDoesNotExist
 
 # What lies in a schema: (model, error when missing).
 IN_SCHEMA = {
-    SecurableType.TABLE: (Table, table_not_found),
-    SecurableType.VOLUME: (Volume, volume_not_found),
-    SecurableType.FUNCTION: (Function, function_not_found),
-    SecurableType.REGISTERED_MODEL: (RegisteredModel, registered_model_not_found),
-    SecurableType.POLICY: (Policy, policy_not_found),
+    SecurableType.TABLE: (Table, lookup_errors.table_not_found),
+    SecurableType.VOLUME: (Volume, lookup_errors.volume_not_found),
+    SecurableType.FUNCTION: (Function, lookup_errors.function_not_found),
+    SecurableType.REGISTERED_MODEL: (RegisteredModel, lookup_errors.registered_model_not_found),
+    SecurableType.POLICY: (Policy, lookup_errors.policy_not_found),
 }
 
 
@@ -271,22 +259,22 @@ def policy(caller, full_name: str, *, for_update: bool = False):
 def table_by_id(caller, table_id, *, for_update: bool = False, field: str = "table_id"):
     queryset = lockable(Table.objects.select_related("schema__catalog"), for_update)
     row = queryset.filter(id=parse_uuid(table_id, field=field)).first()
-    return reveal(caller, row, table_id_not_found(table_id))
+    return reveal(caller, row, lookup_errors.table_id_not_found(table_id))
 
 
 def volume_by_id(caller, volume_id):
     row = Volume.objects.select_related("schema__catalog").filter(id=parse_uuid(volume_id, field="volume_id")).first()
-    return reveal(caller, row, volume_id_not_found(volume_id))
+    return reveal(caller, row, lookup_errors.volume_id_not_found(volume_id))
 
 
 def external_location(caller, name, *, for_update: bool = False):
     row = find_external_location(name, for_update=for_update)
-    return reveal(caller, row, external_location_not_found(name))
+    return reveal(caller, row, lookup_errors.external_location_not_found(name))
 
 
 def credential(caller, name, *, for_update: bool = False):
     row = find_credential(name, for_update=for_update)
-    return reveal(caller, row, credential_not_found(name))
+    return reveal(caller, row, lookup_errors.credential_not_found(name))
 
 
 def _metastore(caller, full_name: str):

@@ -14,7 +14,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from catalog import authz, locations, resolve, rows
-from catalog.not_found import warehouse_not_found
+from catalog import lookup_errors
 from catalog.authz import Access, Action
 from catalog.choices import DataSourceFormat, TableType
 from catalog.models import Catalog, Principal, Schema, Table
@@ -32,7 +32,7 @@ from ucweb.errors import (
 # A warehouse, namespace, table or view that the caller may not see answers exactly as one that
 # does not exist (catalog.resolve decides what a caller sees).
 def warehouse(prefix: str, caller: Principal) -> Catalog:
-    catalog, _ = resolve.reveal(caller, Catalog.objects.filter(name=prefix).first(), warehouse_not_found(prefix))
+    catalog, _ = resolve.reveal(caller, Catalog.objects.filter(name=prefix).first(), lookup_errors.warehouse_not_found(prefix))
     return catalog
 
 
@@ -155,7 +155,7 @@ def find(caller: Principal, prefix: str, namespace, name: str, *, view: bool,
 def missing_in_warehouse(prefix: str, not_found):
     """`authz.require`'s `missing` for a table or view named in warehouse `prefix`: a catalog the
     caller may not see is a warehouse that does not exist; any other hidden link is `not_found`."""
-    return lambda row: warehouse_not_found(prefix) if isinstance(row, Catalog) else not_found
+    return lambda row: lookup_errors.warehouse_not_found(prefix) if isinstance(row, Catalog) else not_found
 
 
 def require_write(caller: Principal, table: Table, access: Access | None = None) -> None:

@@ -12,7 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from catalog import authz, pagination, resolve, rows
-from catalog.not_found import catalog_not_found, schema_not_found, table_not_found
+from catalog import lookup_errors
 from catalog.choices import DataSourceFormat, Privilege, SecurableType, TableOperation, TableType
 from catalog.models import Principal, StagingTable, Table
 from catalog.services import audit, managed_tables as staging_tables, tables, temporary_credentials
@@ -143,7 +143,7 @@ def table_for(caller: Principal, catalog: str, schema: str, name: str, *, for_up
     if table is None:
         # A catalog or schema hidden from the caller answers as a missing one, as its table would.
         resolve.schema(caller, catalog, schema)
-        raise table_not_found(catalog, quote_part(schema), name)
+        raise lookup_errors.table_not_found(catalog, quote_part(schema), name)
     if columns:
         rows.read_columns(table)
     return table
@@ -157,9 +157,9 @@ def access_to(caller: Principal, table: Table) -> authz.Access:
     if level is not None:
         catalog_name, schema_name = table.schema.catalog.name, table.schema.name
         raise authz.hidden([
-            table_not_found(catalog_name, quote_part(schema_name), table.name),
-            schema_not_found(catalog_name, quote_part(schema_name)),
-            catalog_not_found(catalog_name),
+            lookup_errors.table_not_found(catalog_name, quote_part(schema_name), table.name),
+            lookup_errors.schema_not_found(catalog_name, quote_part(schema_name)),
+            lookup_errors.catalog_not_found(catalog_name),
         ][level]).about(table)
     authz.require_schema_use(access)
     return access
