@@ -5,7 +5,9 @@ passes here.
    `file:///data/t`; a relative path is refused), lower-cases the scheme, drops `localhost`,
    decodes percent-encoding (so `%2e%2e` and `%2F` are what they spell), resolves `.`, `..` and
    duplicate or trailing slashes, and on `file://` follows symbolic links to the real path. An
-   object-store key may not hold `.` or `..` segments at all.
+   object-store key may not hold `.` or `..` segments at all. Every check compares canonical
+   forms; what a table's location is answered as keeps the trailing slash of a directory
+   (`as_registered`), which is no part of any comparison.
 2. **Belong.** A table, view or volume location is either the managed location the catalog
    assigned to that securable (`<managed root>/tables/<id>`), or lies in an external location on
    which the caller holds CREATE EXTERNAL TABLE (or CREATE EXTERNAL VOLUME). A catalog or schema
@@ -95,6 +97,13 @@ def canonical(value, *, field: str = "storage_location", schemes=LOCATION_SCHEME
     """The canonical form of a storage location, or InvalidParameter (400). `schemes=None`
     accepts any scheme; RECORDED_SCHEMES is what UC tables and roots may name."""
     return _real(_lexical(value, field=field, schemes=schemes)).url
+
+
+def as_registered(value: str, url: str) -> str:
+    """Canonical `url` in the form `value` was registered in, as far as the two may differ: a
+    directory given with a trailing slash keeps it (readers such as Polars read a location
+    without one as a single file). Only for answering: checks compare canonical forms."""
+    return url + "/" if value.strip().endswith("/") and not url.endswith("/") else url
 
 
 def _forms(value: str) -> list[str]:
@@ -405,7 +414,8 @@ def require_own_location(url: str, *, own_id, what: str) -> None:
 
 
 __all__ = [
-    "LOCATION_SCHEMES", "RECORDED_SCHEMES", "Holder", "Placed", "ancestors", "canonical", "containing_location",
+    "LOCATION_SCHEMES", "RECORDED_SCHEMES", "Holder", "Placed", "ancestors", "as_registered", "canonical",
+    "containing_location",
     "file_inside_table", "foreign_holder", "holders", "is_file_inside_table", "is_within", "managed_location", "managed_roots",
     "overlapping_managed_root", "overlaps", "place_root", "place_securable", "registrable_metadata_file",
     "require_external_location",

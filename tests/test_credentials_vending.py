@@ -24,7 +24,7 @@ from unitycatalog.client.models import (
 from catalog.models import AuditEvent
 from catalog.services import principals
 from catalog.storage.vending import escape_iam, session_name, session_policy
-from tests.helpers import UC, grant
+from tests.helpers import UC, external_table_body, grant
 from tests.seaweedfs_sts import allowed, fresh_prefix, register_trips
 from tests.seaweedfs_sts import sts_s3_server  # noqa: F401 - the module-scoped server fixture
 
@@ -172,6 +172,32 @@ def test_table_write_credentials_write_inside_only(lake):
         assert not allowed(lambda k=key: s3.put_object(Bucket=bucket, Key=keys[k], Body=b"x")), key
         assert not allowed(lambda k=key: s3.delete_object(Bucket=bucket, Key=keys[k])), key
     assert server.client().get_object(Bucket=bucket, Key=keys["other"])["Body"].read() == keys["other"].encode()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.s3
+def test_a_directory_registered_with_its_slash_is_vended_the_same_scope(lake):
+    """The location is answered with the slash it was registered with; the credentials cover the
+    directory, as for a location registered without it: not a sibling that shares its text."""
+    server, sdk, admin, prefix = lake["server"], lake["sdk"], lake["admin"], lake["prefix"]
+    bucket = server.bucket
+    location = f"{lake['location_url']}/dir/"
+    response = admin.post(f"{UC}/tables", external_table_body("dir", location, catalog="unity", schema="default"),
+                          format="json")
+    assert response.status_code == 200 and response.json()["storage_location"] == location, response.content
+    inside, sibling = f"{prefix}/ext/dir/part-0.parquet", f"{prefix}/ext/dirx/part-0.parquet"
+    for key in (inside, sibling):
+        server.client().put_object(Bucket=bucket, Key=key, Body=key.encode())
+    vended = sdk.run(TemporaryCredentialsApi, "admin", lambda api: api.generate_temporary_table_credentials(
+        GenerateTemporaryTableCredential(table_id=response.json()["table_id"], operation=TableOperation.READ)))
+    assert vended.url == location.rstrip("/")  # the scope: the canonical directory
+    assert session_policy(vended.url, write=False) == session_policy(f"{lake['location_url']}/dir", write=False)
+    s3 = s3_with(server, vended)
+    assert s3.get_object(Bucket=bucket, Key=inside)["Body"].read() == inside.encode()
+    assert [o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix=f"{prefix}/ext/dir/")["Contents"]] == [inside]
+    for key in (sibling, lake["keys"]["inside"]):
+        assert not allowed(lambda k=key: s3.get_object(Bucket=bucket, Key=k)), key
+    assert not allowed(lambda: s3.list_objects_v2(Bucket=bucket, Prefix=f"{prefix}/ext/dirx/"))
 
 
 @pytest.mark.django_db(transaction=True)

@@ -27,3 +27,12 @@ def test_swagger_ui_is_served_locally(client):
     assert "swagger-ui" in page and "cdn.jsdelivr" not in page
     asset = [part.split('"')[0] for part in page.split('src="')[1:] if "swagger-ui-bundle" in part][0]
     assert client.get(asset).status_code == 200
+
+
+def test_schema_names_every_iceberg_root_and_lists_each_operation_once(client):
+    schema = yaml.safe_load(client.get("/api/schema/").content)
+    assert "/api/catalog/v1/config" in schema["paths"]
+    assert not [path for path in schema["paths"] if "/unity-catalog/iceberg" in path]
+    tags = {tag["name"]: tag.get("description", "") for tag in schema["tags"]}
+    assert "/api/2.1/unity-catalog/iceberg and /api/2.1/unity-catalog/iceberg-rest" in tags["Iceberg REST"]
+    assert {"Catalogs", "Tables", "Polaris Policy API"} <= set(tags)

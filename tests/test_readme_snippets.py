@@ -16,7 +16,7 @@ def server(live_server, bootstrap, make_token, storage_root):
 
 def test_every_marked_snippet_is_named_once_and_fenced():
     marked = readme_snippets.snippets()
-    assert {"uc-sdk", "duckdb-iceberg"} <= set(marked)
+    assert {"uc-sdk", "duckdb-iceberg", "polars"} <= set(marked)
 
 
 def test_uc_sdk_snippet_lists_the_bootstrapped_catalog(server, tmp_path):
@@ -31,3 +31,12 @@ def test_duckdb_iceberg_snippet_creates_and_counts_a_table(server, tmp_path):
     assert "10" in printed.split()
     table = Table.objects.get(schema__catalog__name="unity", schema__name="default", name="trips")
     assert table.data_source_format == "ICEBERG"
+
+
+def test_polars_snippet_registers_and_reads_a_parquet_directory(server, tmp_path):
+    url, token = server
+    printed = readme_snippets.run_python("polars", server=url, token=token, cwd=tmp_path)
+    assert "shape: (3, 2)" in printed and "7.0" in printed
+    table = Table.objects.get(schema__catalog__name="unity", schema__name="default", name="rides")
+    assert (table.table_type, table.data_source_format) == ("EXTERNAL", "PARQUET")
+    assert table.registered_location == (tmp_path / "lake" / "rides").resolve().as_uri() + "/"

@@ -31,6 +31,8 @@ from django.http import Http404
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
 
+from ucweb.mounts import iceberg_root_of
+
 logger = logging.getLogger(__name__)
 
 
@@ -149,7 +151,7 @@ def iceberg_body(exc: CatalogError) -> dict:
 
 
 def is_iceberg_path(path: str) -> bool:
-    return path.startswith("/api/catalog/")
+    return iceberg_root_of(path) is not None
 
 
 def _is_iceberg_request(request) -> bool:

@@ -218,9 +218,11 @@ SPECTACULAR_SETTINGS = {
         "Privilege": "catalog.choices.Privilege",
         "ColumnTypeName": "catalog.choices.ColumnTypeName",
     },
+    "PREPROCESSING_HOOKS": ["ucweb.openapi.one_iceberg_root"],
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "ucweb.openapi.distinct_operation_ids",
+        "ucweb.openapi.describe_iceberg_roots",
     ],
 }
 

@@ -2,15 +2,23 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from ucweb.mounts import ICEBERG_ROOTS
 from ucweb.views import console_home, health, landing, ready
+
+# The Iceberg REST catalog, and the Polaris-native API beside it, at every root of ucweb.mounts.
+iceberg_mounts = [
+    mount
+    for root in (root.removeprefix("/") for root in ICEBERG_ROOTS)
+    for mount in (path(f"{root}polaris/", include("catalog.api.polaris.urls")),
+                  path(root, include("catalog.api.iceberg.urls")))
+]
 
 urlpatterns = [
     path("admin/", admin.site.admin_view(console_home)),
     path("admin/", admin.site.urls),
     path("api/2.1/unity-catalog/delta/v1/", include("catalog.api.delta.urls")),
+    *iceberg_mounts,
     path("api/2.1/unity-catalog/", include("catalog.api.uc.urls")),
-    path("api/catalog/polaris/", include("catalog.api.polaris.urls")),
-    path("api/catalog/", include("catalog.api.iceberg.urls")),
     path("api/schema/", SpectacularAPIView.as_view(permission_classes=[], authentication_classes=[]), name="schema"),
     path(
         "api/docs/",

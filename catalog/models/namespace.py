@@ -109,6 +109,10 @@ class Table(SchemaSecurable):
         max_length=16, choices=DataSourceFormat.choices, blank=True, null=True
     )
     storage_location = models.TextField(blank=True, null=True)
+    # The location as its creator registered it, where that differs from the canonical
+    # `storage_location` only in what the location rule's comparisons drop: a directory's trailing
+    # slash, which readers need (Polars reads `.../dir` as one file). None: as canonical.
+    registered_location = models.TextField(blank=True, null=True)
     # A Polaris generic table's format as the client gave it (`lance`, `delta`...); the Unity
     # Catalog API shows `data_source_format`, the format's DataSourceFormat value if it has one.
     generic_format = models.CharField(max_length=255, blank=True, null=True)
@@ -119,6 +123,15 @@ class Table(SchemaSecurable):
     latest_version = models.BigIntegerField(null=True, blank=True)
     latest_published_version = models.BigIntegerField(null=True, blank=True)
     uniform_iceberg = models.JSONField(null=True, blank=True)
+
+    @property
+    def answered_location(self) -> str | None:
+        """The location the APIs answer: as registered, as long as that still names the stored
+        one (a protocol that moves the table changes `storage_location` alone)."""
+        registered = self.registered_location
+        if registered and registered.rstrip("/") == self.storage_location:
+            return registered
+        return self.storage_location
 
 
 class Column(models.Model):

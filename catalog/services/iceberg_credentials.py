@@ -45,8 +45,9 @@ REMOTE_SIGNING = "remote-signing"
 
 @dataclass(frozen=True)
 class Delegation:
-    """What the client asked for, and the catalog's own base URI (`.../api/catalog`), which
-    relative endpoints in `config` are resolved against."""
+    """What the client asked for, and the catalog's base URI as the client reached it
+    (`.../api/catalog`, or another root of ucweb.mounts), which relative endpoints in `config` are
+    resolved against."""
 
     vended_credentials: bool = False
     remote_signing: bool = False

@@ -84,18 +84,21 @@ def create_table(
     schema = require_create_table(caller, catalog_name, schema_name)
     if Table.objects.filter(schema=schema, name=name).exists():
         raise TableAlreadyExists(f"Table '{catalog_name}.{schema_name}.{name}' already exists.")
+    registered_location = None
     if storage_location is not None:
         # EXTERNAL tables, and views that name storage: never another securable's files.
         storage_location = locations.place_securable(
             caller=caller, schema=schema, value=storage_location, privilege=Privilege.CREATE_EXTERNAL_TABLE,
             field="storage_location", schemes=locations.RECORDED_SCHEMES,
         ).url
+        registered_location = locations.as_registered(requested_location, storage_location)
     table = Table.objects.create(
         schema=schema,
         name=name,
         table_type=table_type,
         data_source_format=data_source_format,
         storage_location=storage_location,
+        registered_location=registered_location if registered_location != storage_location else None,
         comment=comment,
         properties=properties,
         view_definition=view_definition,

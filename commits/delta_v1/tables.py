@@ -93,7 +93,7 @@ def describe(table: Table) -> dict:
             "etag": etag(table),
             "table-type": table.table_type,
             "table-uuid": str(table.id),
-            "location": table.storage_location,
+            "location": table.answered_location,
             "created-time": millis(table.created_at),
             "updated-time": millis(table.updated_at or table.created_at),
             "columns": columns,

@@ -16,9 +16,10 @@ from catalog.api.iceberg import idempotency, wire
 from catalog.services import iceberg, iceberg_credentials
 from catalog.services.names import namespace_levels_of
 from commits.formats import iceberg as formats
+from ucweb.mounts import ICEBERG_ROOT, iceberg_root_of
+from ucweb.openapi import ICEBERG_TAG
 
-TAGS = ["Iceberg REST"]
-ICEBERG_ROOT = "/api/catalog/"
+TAGS = [ICEBERG_TAG]
 COMMIT_RULES = (
     "Requirements and updates as the Iceberg REST spec defines them. A commit with no requirement "
     "and no update is a 400. Ids are checked against the types the spec gives them (snapshot ids "
@@ -98,9 +99,12 @@ def table_result(loaded: iceberg.Loaded, *, snapshots: str | None = None, status
 
 
 def delegation(request) -> iceberg_credentials.Delegation:
-    """The access the client can use (`X-Iceberg-Access-Delegation`), and the catalog's base URI."""
+    """The access the client can use (`X-Iceberg-Access-Delegation`), and the catalog's base URI:
+    the root the request came in through, so that the signer endpoint lies under the one the
+    client was configured with."""
+    root = iceberg_root_of(request.path) or ICEBERG_ROOT
     return iceberg_credentials.Delegation.parse(
-        request.META.get("HTTP_X_ICEBERG_ACCESS_DELEGATION"), base_uri=request.build_absolute_uri(ICEBERG_ROOT))
+        request.META.get("HTTP_X_ICEBERG_ACCESS_DELEGATION"), base_uri=request.build_absolute_uri(root))
 
 
 DELEGATION = OpenApiParameter(

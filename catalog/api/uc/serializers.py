@@ -113,7 +113,9 @@ class TableInfo(SecurableInfo):
     table_type = serializers.ChoiceField(choices=TableType.choices)
     data_source_format = serializers.ChoiceField(choices=DataSourceFormat.choices, allow_null=True)
     columns = ColumnInfo(many=True, source="columns.all")
-    storage_location = serializers.CharField(allow_null=True)
+    storage_location = serializers.CharField(
+        source="answered_location", allow_null=True,
+        help_text="The canonical location, with the trailing slash of a directory registered with one.")
     table_id = serializers.CharField(source="id")
     view_definition = serializers.CharField(allow_null=True)
     view_dependencies = serializers.JSONField(allow_null=True)
