@@ -14,6 +14,8 @@ import pytest
 from polars.exceptions import ComputeError
 from pyiceberg.catalog.rest import RestCatalog
 
+from catalog.choices import AuditAction, AuditOutcome
+from catalog.models import AuditEvent
 from tests.helpers import grant
 from tests.pyiceberg_support import ICEBERG, SCHEMA, WAREHOUSE, rows
 
@@ -52,6 +54,10 @@ def test_list_and_scan_an_external_parquet_directory(live_server, trips, make_to
         {"id": pl.Int64, "amount": pl.Float64})
     frame = catalog.scan_table("unity", "default", "trips").sort("id").collect()
     assert frame.to_dict(as_series=False) == {"id": [1, 2, 3], "amount": [1.5, 2.5, 3.5]}
+    # Polars asks for credentials with query parameters, not a body: answered, not refused.
+    vended = AuditEvent.objects.filter(action=AuditAction.GENERATE_TEMPORARY_TABLE_CREDENTIALS).order_by("id")
+    assert [(event.outcome, event.securable_name) for event in vended] == [
+        (AuditOutcome.SUCCESS, "unity.default.trips")]
 
 
 def test_a_principal_without_grants_is_refused(live_server, trips, make_token):

@@ -53,9 +53,12 @@ def _vending_view(noun: str, securable_type: str, request_type, vend):
     audit records (a path's is its external location)."""
 
     @extend_schema(operation_id=f"generateTemporary{noun}Credentials", tags=["TemporaryCredentials"],
-                   request=request_type, responses=TemporaryCredentials)
+                   request=request_type, responses=TemporaryCredentials,
+                   description="The request is the JSON body or, when there is none, the same fields as "
+                               "query parameters (Polars sends them so).")
     def post(self, request):
-        return Response(vend(caller=request.user, **arguments(self.body(request), request_type)))
+        fields = self.body(request) or request.query_params.dict()
+        return Response(vend(caller=request.user, **arguments(fields, request_type)))
 
     return type(f"Temporary{noun}CredentialsView", (CatalogAPIView,),
                 {"audit_securable_type": securable_type, "post": post,
