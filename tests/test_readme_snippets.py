@@ -31,3 +31,11 @@ def test_duckdb_iceberg_snippet_creates_and_counts_a_table(server, tmp_path):
     assert "10" in printed.split()
     table = Table.objects.get(schema__catalog__name="unity", schema__name="default", name="trips")
     assert table.data_source_format == "ICEBERG"
+
+
+def test_duckdb_delta_snippet_creates_writes_and_reads_a_managed_table(server, tmp_path):
+    url, token = server
+    printed = readme_snippets.run_python("duckdb-delta", server=url, token=token, cwd=tmp_path)
+    assert "Paris" in printed and "Lyon" in printed
+    table = Table.objects.get(schema__catalog__name="unity", schema__name="default", name="cities")
+    assert (table.table_type, table.data_source_format, table.latest_version) == ("MANAGED", "DELTA", 1)
