@@ -4,8 +4,6 @@ shared with the Delta REST API (commits.delta_v1)."""
 
 from __future__ import annotations
 
-import dataclasses
-
 from django.conf import settings
 from django.db import transaction
 
@@ -70,9 +68,6 @@ def write_commit(*, caller: Principal, body: dict, by_catalog: bool = False) -> 
     # location the request names; under the lock that location is checked to be the table's, so
     # the bytes read here are the ones being ratified (their digest is recorded with the commit).
     staged = read_staged_commit(request["table_uri"], commit.file_name) if commit is not None else None
-    if by_catalog and staged is not None:
-        # The catalog's own maintenance commit: the operations the policy reserves are its own.
-        staged = dataclasses.replace(staged, operation=None)
 
     with transaction.atomic():
         table, access = _table(caller, request["table_id"], Privilege.MODIFY, for_update=True)
@@ -86,7 +81,7 @@ def write_commit(*, caller: Principal, body: dict, by_catalog: bool = False) -> 
         if published is not None:
             ratification.backfill(published)
         if commit is not None and not ratification.is_replay(commit):
-            ratification.ratify(commit, staged)
+            ratification.ratify(commit, staged, by_catalog=by_catalog)
             if metadata is not None:
                 _apply_metadata(ratification, metadata, access)
             if uniform is not None:

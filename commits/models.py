@@ -21,6 +21,16 @@ class DeltaCommit(models.Model):
     published_at = models.DateTimeField(null=True, blank=True)
     # commitInfo.txnId of the staged file, when the API read it: a transaction is ratified once.
     txn_id = models.CharField(max_length=255, null=True, blank=True)
+    # What the staged file's commitInfo declared, read when it was ratified: "" when the writer
+    # declared nothing, None for commits ratified before these were recorded.
+    operation = models.CharField(
+        max_length=255, null=True, blank=True,
+        help_text="commitInfo.operation as the writer declared it; empty when it declared none.",
+    )
+    engine_info = models.CharField(
+        max_length=255, null=True, blank=True,
+        help_text="commitInfo.engineInfo (the writing engine); empty when it declared none.",
+    )
 
     class Meta:
         ordering = ["table", "-version"]

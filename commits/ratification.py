@@ -47,6 +47,11 @@ from commits.staged import StagedCommit, check_maintenance_policy
 from ucweb.errors import AlreadyExists, InvalidParameter, ResourceExhausted
 
 
+def _recorded(declared: str | None) -> str:
+    """What a commit row records of a commitInfo field: "" when it was not declared."""
+    return (declared or "")[:255]
+
+
 def is_catalog_managed(table: Table) -> bool:
     return table.table_type == TableType.MANAGED and table.latest_version is not None
 
@@ -93,8 +98,10 @@ class Ratification:
         return DeltaCommit.objects.filter(table=self.table, version=commit.version,
                                           file_name=commit.file_name).exists()
 
-    def ratify(self, commit, staged: StagedCommit, *, txn_id: str | None = None) -> None:
-        """Ratifies `commit` as the next version (the caller asked `is_replay` first)."""
+    def ratify(self, commit, staged: StagedCommit, *, txn_id: str | None = None, by_catalog: bool = False) -> None:
+        """Ratifies `commit` as the next version (the caller asked `is_replay` first). `by_catalog`:
+        the catalog's own maintenance commit, which the client maintenance policy does not apply to
+        (it reserves exactly those operations for the catalog)."""
         table = self.table
         if commit.version <= table.latest_version:
             raise AlreadyExists(f"Version {commit.version} of table {table.full_name} is already committed.")
@@ -105,12 +112,14 @@ class Ratification:
             )
         self._confirm_version_zero()
         staged.require(declared_size=commit.file_size)
-        check_maintenance_policy(table, staged.operation)
+        if not by_catalog:
+            check_maintenance_policy(table, staged.operation)
         self._stay_under_the_bound()
         self.rows.append(DeltaCommit(
             table=table, version=commit.version, timestamp=commit.timestamp, file_name=commit.file_name,
             file_size=commit.file_size, file_modification_timestamp=commit.file_modification_timestamp,
             file_sha256=staged.sha256, ratified_by=self.caller.name, txn_id=txn_id,
+            operation=_recorded(staged.operation), engine_info=_recorded(staged.engine_info),
         ))
         table.latest_version = commit.version
         self.touch()

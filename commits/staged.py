@@ -38,15 +38,24 @@ POLICY_TYPES = {"OPTIMIZE": "system.data-compaction", "REORG": "system.data-comp
                 "VACUUM": "system.orphan-file-removal"}
 
 
+# delta-kernel-rs (the Delta writer of DuckDB's delta extension, among others) writes
+# commitInfo.operation "UNKNOWN" when its engine names no operation (kernel/src/actions/mod.rs,
+# CommitInfo::new), and always writes commitInfo.kernelVersion. DuckDB 1.5 names none: its commits
+# say "UNKNOWN", and that word is the library's, not the client's.
+KERNEL_PLACEHOLDER_OPERATION = "UNKNOWN"
+
+
 @dataclass(frozen=True)
 class StagedCommit:
-    """A staged commit file as it was read for ratification: its bytes' size and SHA-256, and the
-    `commitInfo.operation` it declares; or why it cannot be ratified (`problem`)."""
+    """A staged commit file as it was read for ratification: its bytes' size and SHA-256, and what
+    its commitInfo declares (`operation`, `engine_info`: None when it declares none); or why it
+    cannot be ratified (`problem`)."""
 
     file_name: str
     size: int = 0
     sha256: str = ""
     operation: str | None = None
+    engine_info: str | None = None
     txn_id: str | None = None  # commitInfo.txnId: the same data when a client retries
     problem: str | None = None
     unavailable: bool = False
@@ -91,12 +100,24 @@ def read_staged_commit(table_uri, file_name: str) -> StagedCommit:
     except delta_log.DeltaLogError as exc:
         return StagedCommit(file_name, size=len(data), problem=f"Staged commit {file_name} is not a Delta commit: {exc}.")
     info = delta_log.first(actions, "commitInfo") or {}
-    operation, txn_id = info.get("operation"), info.get("txnId")
+    txn_id, engine_info = info.get("txnId"), info.get("engineInfo")
     return StagedCommit(
         file_name, size=len(data), sha256=hashlib.sha256(data).hexdigest(),
-        operation=operation if isinstance(operation, str) else None,
+        operation=declared_operation(info),
+        engine_info=engine_info if isinstance(engine_info, str) and engine_info else None,
         txn_id=txn_id if isinstance(txn_id, str) and len(txn_id) <= 255 else None,
     )
+
+
+def declared_operation(commit_info: dict) -> str | None:
+    """The operation a commitInfo declares, or None when its writer named none (no string, or
+    delta-kernel-rs's placeholder for none)."""
+    operation = commit_info.get("operation")
+    if not isinstance(operation, str) or not operation:
+        return None
+    if operation == KERNEL_PLACEHOLDER_OPERATION and "kernelVersion" in commit_info:
+        return None
+    return operation
 
 
 def clients_may_run(table: Table, reserved: str) -> bool:

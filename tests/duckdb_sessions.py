@@ -41,9 +41,10 @@ def iceberg_duckdb(endpoint: str, token: str, warehouse: str = "unity") -> duckd
 
 def unity_duckdb(server_url: str, token: str) -> duckdb.DuckDBPyConnection:
     """A session with the Unity Catalog catalog `unity` of the server at `server_url` attached as
-    `lake` (default schema `default`), sending the bearer `token`."""
+    `lake`, as DuckDB documents it (its default schema, `default`, from the server's default
+    namespace setting), sending the bearer `token`."""
     con = duckdb_with(DELTA_EXTENSIONS)
     con.execute(f"CREATE SECRET ucweb (TYPE unity_catalog, TOKEN {sql_string(token)}, "
                 f"ENDPOINT {sql_string(server_url)}, AWS_REGION 'us-east-1')")
-    con.execute("ATTACH 'unity' AS lake (TYPE unity_catalog, SECRET ucweb, DEFAULT_SCHEMA 'default')")
+    con.execute("ATTACH 'unity' AS lake (TYPE unity_catalog, SECRET ucweb)")
     return con

@@ -45,6 +45,7 @@ DELTA = f"{UC}/delta/v1"
 POLARIS = "/api/catalog/polaris/v1"
 PREFIXES = {"uc": UC, "iceberg": ICE, "delta": DELTA, "polaris": POLARIS}
 LANDING = "file:///tmp/ucweb-oracle-landing"
+SETTING = "/api/2.0/settings/types/default_namespace_ws/names/default"
 
 SCHEMA_JSON = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": True}]}
 VIEW_VERSION = {
@@ -385,6 +386,18 @@ def test_config_tells_nothing(world):
         assert response.json()["overrides"] == {"prefix": name}
     assert bob.get(f"{ICE}/config?warehouse=shop").json() == {
         **bob.get(f"{ICE}/config?warehouse=gone").json(), "overrides": {"prefix": "shop"}}
+
+
+def test_default_namespace_setting_tells_nothing(world, settings):
+    """DuckDB asks the workspace's default namespace on ATTACH: the answer is configuration, byte
+    for byte the same for every caller, whether the default catalog is hidden, missing or visible."""
+    for name in ("shop", "gone", "open"):
+        settings.UCWEB_DEFAULT_WAREHOUSE = name
+        answer = world["bob"].get(SETTING)
+        assert answer.status_code == 200, answer.content
+        assert answer.content == world["admin"].get(SETTING).content
+        assert {key: value for key, value in answer.json().items() if key != "etag"} == {
+            "setting_name": "default", "namespace": {"value": name}}
 
 
 def test_lists_do_not_show_the_invisible(world):

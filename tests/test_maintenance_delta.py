@@ -22,6 +22,7 @@ from unitycatalog.client.exceptions import ApiException
 
 from catalog.models import AuditEvent, Table
 from catalog.storage import join, storage_for
+from commits.models import DeltaCommit
 from maintenance import runs
 from maintenance.models import MaintenancePlan
 from tests.delta_client import DeltaCommitInfo, encode, log_name
@@ -82,6 +83,7 @@ def test_optimize_200_small_commits_then_time_travel_then_vacuum(delta, small_ta
     actions = [json.loads(line) for line in storage_for(log).read(join(log, log_name(201))).decode().splitlines()]
     assert actions[0]["commitInfo"]["operation"] == "OPTIMIZE"
     assert actions[0]["commitInfo"]["inCommitTimestamp"] > 0
+    assert DeltaCommit.objects.get(table_id=table_id, version=201).operation == "OPTIMIZE"  # as recorded
     removes = [a["remove"] for a in actions if "remove" in a]
     assert len(removes) == 200 and all(r["dataChange"] is False for r in removes)
     # It was ratified like a client's commit, by the catalog's service principal, and audited.

@@ -17,6 +17,7 @@ def test_schema_lists_every_endpoint(client):
         "/api/2.1/unity-catalog/staging-tables", "/api/2.1/unity-catalog/delta/preview/commits",
         "/api/2.1/unity-catalog/delta/metrics", "/api/2.1/unity-catalog/permissions/{securable_type}/{full_name}",
         "/api/2.1/unity-catalog/metastore_summary",
+        "/api/2.0/settings/types/default_namespace_ws/names/default",
     ]:
         assert path in paths, path
     assert schema["components"]["securitySchemes"]["bearerAuth"] == {"type": "http", "scheme": "bearer"}

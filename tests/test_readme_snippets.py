@@ -40,3 +40,11 @@ def test_polars_snippet_registers_and_reads_a_parquet_directory(server, tmp_path
     table = Table.objects.get(schema__catalog__name="unity", schema__name="default", name="rides")
     assert (table.table_type, table.data_source_format) == ("EXTERNAL", "PARQUET")
     assert table.registered_location == (tmp_path / "lake" / "rides").resolve().as_uri() + "/"
+
+
+def test_duckdb_delta_snippet_creates_writes_and_reads_a_managed_table(server, tmp_path):
+    url, token = server
+    printed = readme_snippets.run_python("duckdb-delta", server=url, token=token, cwd=tmp_path)
+    assert "Paris" in printed and "Lyon" in printed
+    table = Table.objects.get(schema__catalog__name="unity", schema__name="default", name="cities")
+    assert (table.table_type, table.data_source_format, table.latest_version) == ("MANAGED", "DELTA", 1)

@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from catalog.api.uc.urls import workspace_settings_urlpatterns
 from ucweb.mounts import ICEBERG_ROOTS
 from ucweb.views import console_home, health, landing, ready
 
@@ -19,6 +20,7 @@ urlpatterns = [
     path("api/2.1/unity-catalog/delta/v1/", include("catalog.api.delta.urls")),
     *iceberg_mounts,
     path("api/2.1/unity-catalog/", include("catalog.api.uc.urls")),
+    path("api/2.0/settings/", include(workspace_settings_urlpatterns)),
     path("api/schema/", SpectacularAPIView.as_view(permission_classes=[], authentication_classes=[]), name="schema"),
     path(
         "api/docs/",

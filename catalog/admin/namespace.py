@@ -3,7 +3,7 @@
 from django.contrib import admin
 
 from catalog.admin.securables import OfVisible, ReadOnlyAdmin, ReadOnlyInline, SecurableAdmin
-from catalog.admin.table_page import table_sections
+from catalog.admin.table_page import declared, table_sections
 from catalog.choices import SecurableType
 from catalog.models import Catalog, Column, Metastore, Schema, StagingTable, Table
 from catalog.services import catalogs, schemas, tables
@@ -99,10 +99,22 @@ class TableAdmin(SecurableAdmin):
 @admin.register(DeltaCommit)
 class DeltaCommitAdmin(OfVisible, ReadOnlyAdmin):
     visible_through = ("table", Table)
-    list_display = ("table", "version", "file_name", "ratified_by", "ratified_at", "published_at")
+    list_display = ("table", "version", "declared_operation", "declared_engine", "file_name", "ratified_by",
+                    "ratified_at", "published_at")
+    # What the commit declared is shown as the console says it ("not sent", "not recorded").
+    exclude = ("operation", "engine_info")
+    readonly_fields = ("declared_operation", "declared_engine")
     list_filter = ("published_at",)
     search_fields = ("table__name", "file_name", "ratified_by")
     list_select_related = ("table__schema__catalog",)
+
+    @admin.display(description="operation")
+    def declared_operation(self, commit):
+        return declared(commit.operation)
+
+    @admin.display(description="engine")
+    def declared_engine(self, commit):
+        return declared(commit.engine_info)
 
 
 @admin.register(StagingTable)

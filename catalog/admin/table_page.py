@@ -20,31 +20,24 @@ def _when(ms) -> datetime | None:
     return datetime.fromtimestamp(ms / 1000, UTC) if isinstance(ms, int) else None
 
 
-def _delta_operation(table, commit) -> str:
-    from commits.staged import read_staged_commit
-
-    staged = read_staged_commit(table.storage_location, commit.file_name)
-    return staged.operation or _published_operation(table, commit) or "—"
+NOT_SENT, NOT_RECORDED = "not sent", "not recorded"
 
 
-def _published_operation(table, commit) -> str | None:
-    from catalog.storage import InvalidStorageUrl, StorageError, join, normalize, storage_for
-    from commits.formats import delta_log
-
-    try:
-        url = join(normalize(table.storage_location), delta_log.commit_path(commit.version))
-        info = delta_log.first(delta_log.parse_actions(storage_for(url).read(url)), "commitInfo") or {}
-    except (StorageError, InvalidStorageUrl, delta_log.DeltaLogError, ValueError):
-        return None
-    operation = info.get("operation")
-    return operation if isinstance(operation, str) else None
+def declared(value: str | None) -> str:
+    """A commitInfo field a Delta commit row recorded, as the console shows it: the client's own
+    word, "not sent" when it declared none, "not recorded" for commits ratified before ucweb
+    recorded it (commits.models.DeltaCommit)."""
+    if value is None:
+        return NOT_RECORDED
+    return value or NOT_SENT
 
 
 def delta_section(table) -> dict:
     commits = list(table.delta_commits.order_by("-version")[:COMMITS_SHOWN])
     rows = [{
         "version": c.version,
-        "operation": _delta_operation(table, c),
+        "operation": declared(c.operation),
+        "engine": declared(c.engine_info),
         "time": _when(c.timestamp),
         "ratified_by": c.ratified_by,
         "ratified_at": c.ratified_at,

@@ -109,7 +109,8 @@ class CatalogAPIView(APIView):
 
     def refused_securable(self, request, kwargs) -> tuple[str, str]:
         """The securable a refused request was about, from its path or its body: the full name in
-        the path, the Iceberg prefix, namespace and table, or the names a create request sent."""
+        the path, the Iceberg prefix, namespace and table, the Delta API's catalog, schema and table,
+        or the names a create request sent."""
         securable_type = kwargs.get("securable_type") or self.audit_securable_type
         if securable_type not in SecurableType.values:  # only a known type is recorded as one
             securable_type = ""
@@ -117,6 +118,8 @@ class CatalogAPIView(APIView):
         if not name and kwargs.get("prefix"):
             levels = [kwargs["prefix"], str(kwargs.get("namespace") or "").replace("\x1f", "."), kwargs.get("table")]
             name = ".".join(str(level) for level in levels if level)
+        if not name and kwargs.get("table") and kwargs.get("catalog"):  # Delta: catalogs/{c}/schemas/{s}/tables/{t}
+            name = ".".join(str(kwargs.get(level)) for level in ("catalog", "schema", "table"))
         if not name:
             try:
                 body = request.data

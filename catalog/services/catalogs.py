@@ -1,3 +1,6 @@
+import hashlib
+
+from django.conf import settings
 from django.db import transaction
 
 from catalog import authz, resolve
@@ -7,6 +10,25 @@ from catalog.services import grants, recipes
 from catalog.services.common import validate_comment, validate_properties, validate_storage_url
 from catalog.services.names import validate_name
 from ucweb.errors import CatalogAlreadyExists, CatalogNotEmpty, PermissionDenied
+
+
+# Databricks' workspace setting `default_namespace_ws` has one instance, named "default"; its value is
+# the workspace's default catalog, and the schema `default` of a catalog is always assumed.
+DEFAULT_NAMESPACE_SETTING_NAME = "default"
+
+
+def default_namespace_setting() -> dict:
+    """The workspace's default namespace setting, as Databricks answers it: the configured default
+    catalog (UCWEB_DEFAULT_WAREHOUSE, the catalog Iceberg's /v1/config names when no warehouse is
+    asked for). Like /v1/config it is configuration, not state: the same for every caller, whether
+    that catalog exists or not and whether the caller may see it or not, so it tells nobody what
+    exists."""
+    catalog = settings.UCWEB_DEFAULT_WAREHOUSE
+    return {
+        "etag": hashlib.sha256(f"default_namespace_ws/{catalog}".encode()).hexdigest()[:16],
+        "setting_name": DEFAULT_NAMESPACE_SETTING_NAME,
+        "namespace": {"value": catalog},
+    }
 
 
 def visible_catalogs(*, caller: Principal):

@@ -171,6 +171,16 @@ class MetastoreSummary(serializers.Serializer):
     name = serializers.CharField()
 
 
+class StringMessage(serializers.Serializer):
+    value = serializers.CharField(help_text="The workspace's default catalog.")
+
+
+class DefaultNamespaceSetting(serializers.Serializer):
+    etag = serializers.CharField(help_text="Changes when the value changes.")
+    setting_name = serializers.CharField(help_text='The setting\'s one instance: always "default".')
+    namespace = StringMessage()
+
+
 class Empty(serializers.Serializer):
     pass
 

@@ -38,3 +38,9 @@ urlpatterns = [
     path("delta/metrics", delta_commits.DeltaMetricsView.as_view()),
     path("delta/preview/metrics", delta_commits.DeltaMetricsView.as_view()),
 ]
+
+# Databricks' workspace settings API (/api/2.0/settings/...), of which clients of Unity Catalog read
+# the default namespace.
+workspace_settings_urlpatterns = [
+    path("types/default_namespace_ws/names/default", views.DefaultNamespaceSettingView.as_view()),
+]

@@ -63,3 +63,23 @@ class MetastoreSummaryView(CatalogAPIView):
         if metastore is None:
             raise MetastoreDoesNotExist("No metastore has been created; run `manage.py bootstrap`.")
         return Response({"metastore_id": str(metastore.id), "name": metastore.name})
+
+
+class DefaultNamespaceSettingView(CatalogAPIView):
+    @extend_schema(
+        operation_id="getDefaultNamespaceSetting", tags=["Workspace settings"],
+        responses=wire.DefaultNamespaceSetting,
+        parameters=[OpenApiParameter("etag", str, description=(
+            "Databricks' version of the setting to read at least; accepted and not needed: the value "
+            "changes only with the server's configuration."))],
+        description=(
+            "Databricks' workspace setting `default_namespace_ws`: the default catalog "
+            "(`UCWEB_DEFAULT_WAREHOUSE`); the schema `default` of a catalog is always assumed. "
+            "The answer is the same for every caller, whether that catalog exists or not and "
+            "whether the caller may see it or not. Read-only: the value is configuration. "
+            "DuckDB's unity_catalog extension asks it on ATTACH without DEFAULT_SCHEMA and takes "
+            "`setting_name` (\"default\") as the attached catalog's default schema."
+        ),
+    )
+    def get(self, request):
+        return Response(catalogs.default_namespace_setting())
