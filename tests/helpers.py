@@ -160,3 +160,10 @@ def terminate_other_connections(application_name: str | None = None) -> int:
                        "WHERE datname = current_database() AND pid <> pg_backend_pid() "
                        "AND (%s::text IS NULL OR application_name = %s)", [application_name, application_name])
         return cursor.fetchone()[0]
+
+
+def audited_successes(action: str) -> int:
+    """How many `action`s the audit trail records as done (refusals are recorded under the same name)."""
+    from catalog.models import AuditEvent
+
+    return AuditEvent.objects.filter(action=action, outcome="SUCCESS").count()

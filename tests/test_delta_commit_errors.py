@@ -6,11 +6,10 @@ import uuid
 
 import pytest
 
-from catalog.models import AuditEvent
 from commits.models import CommitReport
 from tests.delta_commit_support import commit_body, post_commit, state
 from tests.delta_commit_support import table  # noqa: F401 - the fixture
-from tests.helpers import UC
+from tests.helpers import UC, audited_successes
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -50,11 +49,11 @@ def _bad_commits(table_id, location, *, stage=False):
 def test_write_commit_errors_change_nothing(table, admin_client, case):
     table_id, location = table
     body, status, code = _bad_commits(table_id, location, stage=True)[case]
-    before = (state(table_id), AuditEvent.objects.filter(action="commitDelta").count())
+    before = (state(table_id), audited_successes("commitDelta"))
     response = post_commit(admin_client, body)
     assert response.status_code == status, response.content
     assert response.json()["error_code"] == code
-    assert (state(table_id), AuditEvent.objects.filter(action="commitDelta").count()) == before
+    assert (state(table_id), audited_successes("commitDelta")) == before
 
 
 def test_write_commit_needs_modify(table, make_client):

@@ -8,13 +8,13 @@ import uuid
 
 import pytest
 
-from catalog.models import AuditEvent, Table
+from catalog.models import Table
 from catalog.storage import join, storage_for
 from commits.models import DeltaCommit
 from maintenance.models import TableAlert
 from maintenance.publish import verify_table
 from tests.delta_client import write_staged
-from tests.helpers import UC
+from tests.helpers import UC, audited_successes
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -38,7 +38,7 @@ def state(table_id):
     row = Table.objects.get(id=table_id)
     return (row.latest_version, row.latest_published_version, row.properties,
             list(DeltaCommit.objects.filter(table=row).values_list("version", "file_name")),
-            AuditEvent.objects.filter(action="commitDelta").count())
+            audited_successes("commitDelta"))
 
 
 def propose(client, table_id, location, version, file_name, size):

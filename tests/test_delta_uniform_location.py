@@ -41,7 +41,7 @@ def written(table_id):
     """Everything a commit could change: the row, its commits, and the audit of both APIs."""
     row = Table.objects.get(id=table_id)
     return (row.latest_version, row.uniform_iceberg, row.properties, DeltaCommit.objects.filter(table=row).count(),
-            AuditEvent.objects.filter(action__in=["commitDelta", "updateDeltaTable"]).count())
+            AuditEvent.objects.filter(action__in=["commitDelta", "updateDeltaTable"], outcome="SUCCESS").count())
 
 
 def staged(location: str, version: int) -> tuple[str, int]:

@@ -67,7 +67,8 @@ def test_namespaces(catalog, http):
         catalog.load_namespace_properties("sales")
     with pytest.raises(NoSuchNamespaceError):
         catalog.drop_namespace("sales")
-    assert AuditEvent.objects.filter(action="updateNamespaceProperties", securable_name="unity.sales").count() == 2
+    assert AuditEvent.objects.filter(action="updateNamespaceProperties", securable_name="unity.sales",
+                                    outcome="SUCCESS").count() == 2
 
 
 # -- tables: create, write, read --------------------------------------------------------------------

@@ -32,7 +32,7 @@ from tests.delta_commit_support import state as commit_state
 from tests.delta_v1_support import TABLES, V1, error_of as delta_error_of
 from tests.delta_v1_support import state as v1_state
 from tests.delta_v1_support import v1  # noqa: F401 - the fixture
-from tests.helpers import UC, external_table_body, rows
+from tests.helpers import UC, audited_successes, external_table_body, rows
 from ucweb.client_json import MAX_DEPTH
 from ucweb.errors import InvalidParameter
 
@@ -145,12 +145,12 @@ def test_a_staged_commit_nested_too_deeply_is_a_400_of_the_uc_commits_api(manage
     table_id, location = managed
     name, data = staged_name(), deep_staged_commit(depth)
     put(location, f"_delta_log/_staged_commits/{name}", data)
-    before = (commit_state(table_id), tree(location), AuditEvent.objects.filter(action="commitDelta").count())
+    before = (commit_state(table_id), tree(location), audited_successes("commitDelta"))
     body = commit_body(table_id, location, 1, name, stage=False)
     body["commit_info"]["file_size"] = len(data)
     message = uc_error(post_commit(admin_client, body))
     assert "is not a Delta commit" in message and TOO_DEEP in message, message
-    assert (commit_state(table_id), tree(location), AuditEvent.objects.filter(action="commitDelta").count()) == before
+    assert (commit_state(table_id), tree(location), audited_successes("commitDelta")) == before
 
 
 @pytest.mark.django_db(transaction=True)
@@ -160,11 +160,11 @@ def test_a_staged_commit_nested_too_deeply_is_a_400_of_the_delta_api(v1_table, a
     name, data = staged_name(), deep_staged_commit(depth)
     put(location, f"_delta_log/_staged_commits/{name}", data)
     before = (v1_state(v1_table["table-uuid"]), tree(location),
-              AuditEvent.objects.filter(action="updateDeltaTable").count())
+              audited_successes("updateDeltaTable"))
     message = delta_error(admin_client.post(f"{TABLES}/events", v1_commit(v1_table, name, len(data)), format="json"))
     assert "is not a Delta commit" in message and TOO_DEEP in message, message
     assert (v1_state(v1_table["table-uuid"]), tree(location),
-            AuditEvent.objects.filter(action="updateDeltaTable").count()) == before
+            audited_successes("updateDeltaTable")) == before
 
 
 @pytest.mark.django_db(transaction=True)
@@ -364,10 +364,10 @@ def no_storage_call(monkeypatch):
 @LONG_NAMES
 def test_a_staged_file_name_too_long_is_a_400_of_the_uc_commits_api(managed, admin_client, file_name, no_storage_call):
     table_id, location = managed
-    before = (commit_state(table_id), tree(location), AuditEvent.objects.filter(action="commitDelta").count())
+    before = (commit_state(table_id), tree(location), audited_successes("commitDelta"))
     message = uc_error(post_commit(admin_client, commit_body(table_id, location, 1, file_name, stage=False)))
     assert "commit_info.file_name must be at most 255 bytes" in message, message
-    assert (commit_state(table_id), tree(location), AuditEvent.objects.filter(action="commitDelta").count()) == before
+    assert (commit_state(table_id), tree(location), audited_successes("commitDelta")) == before
 
 
 @pytest.mark.django_db(transaction=True)
@@ -375,11 +375,11 @@ def test_a_staged_file_name_too_long_is_a_400_of_the_uc_commits_api(managed, adm
 def test_a_staged_file_name_too_long_is_a_400_of_the_delta_api(v1_table, admin_client, file_name, no_storage_call):
     location = v1_table["location"]
     before = (v1_state(v1_table["table-uuid"]), tree(location),
-              AuditEvent.objects.filter(action="updateDeltaTable").count())
+              audited_successes("updateDeltaTable"))
     message = delta_error(admin_client.post(f"{TABLES}/events", v1_commit(v1_table, file_name, 1024), format="json"))
     assert "add-commit.commit.file-name must be at most 255 bytes" in message, message
     assert (v1_state(v1_table["table-uuid"]), tree(location),
-            AuditEvent.objects.filter(action="updateDeltaTable").count()) == before
+            audited_successes("updateDeltaTable")) == before
 
 
 @pytest.mark.django_db(transaction=True)

@@ -187,7 +187,8 @@ def test_path_credentials_on_files(sdk, external_root):
     with pytest.raises(ForbiddenException):
         sdk.run(TemporaryCredentialsApi, "bob", lambda api: api.generate_temporary_path_credentials(
             GenerateTemporaryPathCredential(url=url, operation=PathOperation.PATH_READ_WRITE)))
-    assert AuditEvent.objects.filter(action="generateTemporaryPathCredentials", principal="bob").count() == 1
+    assert AuditEvent.objects.filter(action="generateTemporaryPathCredentials", principal="bob",
+                                    outcome="SUCCESS").count() == 1
 
 
 def test_admin_pages_never_show_secrets(admin_client, bootstrap, client, django_user_model):
