@@ -30,7 +30,7 @@ from django.db.models.lookups import StartsWith
 
 from catalog.choices import Privilege, SecurableType
 from catalog import lookup_errors
-from catalog.models import Catalog, Grant, Metastore, Principal, Schema, Table
+from catalog.models import Catalog, Grant, GroupClosure, Metastore, Principal, Schema, Table
 from ucweb.errors import CatalogError, PermissionDenied
 
 
@@ -137,25 +137,35 @@ class Access:
     chain: list
     _held: dict = field(default_factory=dict)
 
+    # (securable id, privilege) → the group it is held through, when not granted to the principal
+    _via: dict = field(default_factory=dict)
+
     @classmethod
     def load(cls, principal: Principal, securable) -> Access:
         chain = chain_of(securable)
-        pairs = () if principal.is_metastore_admin else Grant.objects.filter(
-            principal=principal.name, securable_id__in=[link.id for link in chain]
-        ).values_list("securable_id", "privilege")
-        return cls.from_held(principal, chain, pairs)
+        grants = () if principal.is_metastore_admin else Grant.objects.filter(
+            grantees(principal), securable_id__in=[link.id for link in chain]
+        ).values_list("securable_id", "privilege", "principal")
+        return cls.from_held(principal, chain, grants)
 
     @classmethod
-    def from_held(cls, principal: Principal, chain: list, pairs) -> Access:
-        """The access from the (securable id, privilege) pairs of the principal's grants; ids may
-        be UUIDs or their text, and pairs on securables outside the chain are ignored."""
+    def from_held(cls, principal: Principal, chain: list, grants) -> Access:
+        """The access from the principal's grants, as (securable id, privilege) pairs, or with the
+        grantee as a third item (the principal, or a group it is in); ids may be UUIDs or their
+        text, and grants on securables outside the chain are ignored."""
         ids = {str(link.id): link.id for link in chain}
         held: dict = {}
-        for securable_id, privilege in pairs:
+        via: dict = {}
+        for securable_id, privilege, *grantee in grants:
             key = ids.get(str(securable_id))
-            if key is not None:
-                held.setdefault(key, set()).add(privilege)
-        return cls(principal=principal, chain=chain, _held=held)
+            if key is None:
+                continue
+            held.setdefault(key, set()).add(privilege)
+            if grantee and grantee[0] != principal.name:
+                via.setdefault((key, privilege), grantee[0])
+            else:
+                via[(key, privilege)] = None  # a grant of its own explains it best
+        return cls(principal=principal, chain=chain, _held=held, _via=via)
 
     @property
     def is_admin(self) -> bool:
@@ -180,6 +190,8 @@ class Access:
         for index, securable in enumerate(self.chain[level:], start=level):
             if privilege in self._held.get(securable.id, ()):
                 where = f"{kind_of(securable)} {describe(securable)}"
+                group = self._via.get((securable.id, privilege))
+                where += f" to group {group}" if group else ""
                 return f"granted on {where}" if index == level else f"inherited from a grant on {where}"
         return None
 
@@ -219,9 +231,22 @@ HELD_GRANTS = "held_grants"
 _TABLE, _SCHEMA = Table._meta.db_table, Schema._meta.db_table
 HELD_GRANTS_SQL = (
     f'ARRAY(SELECT g.securable_id::text || \' \' || g.privilege FROM {Grant._meta.db_table} g '
-    f'WHERE g.principal = %s AND g.securable_id IN ("{_TABLE}"."id", "{_TABLE}"."schema_id", '
+    f'WHERE (g.principal = %s OR g.principal IN (SELECT c.group_name FROM {GroupClosure._meta.db_table} c '
+    f'WHERE c.principal = %s)) AND g.securable_id IN ("{_TABLE}"."id", "{_TABLE}"."schema_id", '
     f'(SELECT s.catalog_id FROM {_SCHEMA} s WHERE s.id = "{_TABLE}"."schema_id")))'
 )
+
+
+def held_grants_params(caller: Principal) -> list:
+    """The parameters of HELD_GRANTS_SQL for `caller`."""
+    return [caller.name, caller.name]
+
+
+def grantees(principal: Principal) -> Q:
+    """The grants `principal` holds (a condition on Grant): its own, and those of every group it
+    is in, however deep (GroupClosure), in the same query that reads the grants."""
+    return Q(principal=principal.name) | Q(
+        principal__in=GroupClosure.objects.filter(principal=principal.name).values("group_name"))
 
 
 def access_to_read(caller: Principal, table) -> Access:
@@ -396,7 +421,7 @@ def visible(queryset, caller: Principal, action: Action = Action.SEE, *, access:
         return queryset.filter(_held_at(caller, rule.privileges, links[:1]))
     if securable_type in METASTORE_LEVEL:
         if action == Action.SEE:
-            granted = Grant.objects.filter(principal=caller.name).values("securable_id")
+            granted = Grant.objects.filter(grantees(caller)).values("securable_id")
             return queryset.filter(Q(owner=caller.name) | Q(id__in=granted))
         return queryset.filter(_held_at(caller, rule.privileges, links))
     queryset = queryset.filter(_held_at(caller, (Privilege.USE_CATALOG,), links[-1:]))
@@ -421,7 +446,7 @@ def _links(model) -> list[tuple[str, type]]:
 def _held_at(caller: Principal, privileges, links) -> Q:
     """Owner of one of `links`, or holding one of `privileges` on one of them; on a schema link,
     on the schema or on a schema it lies in (as `chain_of` has it for `require`)."""
-    granted = Grant.objects.filter(principal=caller.name, privilege__in=list(privileges)).values("securable_id")
+    granted = Grant.objects.filter(grantees(caller), privilege__in=list(privileges)).values("securable_id")
 
     def held(path: str) -> Q:
         owned = Q(**{f"{path}owner": caller.name})
@@ -443,5 +468,5 @@ def has_metastore_privilege(principal: Principal, privilege: str) -> bool:
         return True
     metastore = Metastore.objects.only("id").first()
     return metastore is not None and Grant.objects.filter(
-        principal=principal.name, securable_id=metastore.id, privilege=privilege
+        grantees(principal), securable_id=metastore.id, privilege=privilege
     ).exists()

@@ -151,6 +151,14 @@ class PrincipalKind(models.TextChoices):
     SERVICE_PRINCIPAL = "SERVICE_PRINCIPAL"
 
 
+class GroupKind(models.TextChoices):
+    """What a group stands for. Grants, membership and nesting work the same for every kind."""
+
+    GROUP = "GROUP"                    # a group of the organization (Unity Catalog, SCIM)
+    PRINCIPAL_ROLE = "PRINCIPAL_ROLE"  # Polaris: granted to principals, holds catalog roles
+    CATALOG_ROLE = "CATALOG_ROLE"      # Polaris: scoped to one catalog, holds privileges in it
+
+
 class AuditOutcome(models.TextChoices):
     SUCCESS = "SUCCESS"
     DENIED = "DENIED"
@@ -311,8 +319,13 @@ class AuditAction(models.TextChoices):
     GENERATE_TEMPORARY_MODEL_VERSION_CREDENTIALS = "generateTemporaryModelVersionCredentials"
     VEND_ICEBERG_CREDENTIALS = "vendIcebergCredentials"
     SIGN_ICEBERG_REQUEST = "signIcebergRequest"
+    # groups and their members
+    CREATE_GROUP = "createGroup"
+    UPDATE_GROUP = "updateGroup"
+    DELETE_GROUP = "deleteGroup"
     # principals and their keys
     CREATE_PRINCIPAL = "createPrincipal"
+    UPDATE_PRINCIPAL = "updatePrincipal"
     SET_METASTORE_ADMIN = "setMetastoreAdmin"
     ISSUE_TOKEN = "issueToken"
     REVOKE_TOKEN = "revokeToken"

@@ -164,7 +164,7 @@ def tables(caller: Principal, where: str, params: list, *, for_update: bool = Fa
                                                             iceberg)
     conversions = [_conversions(columns) for columns in converted]
     with connection.cursor() as cursor:
-        cursor.execute(sql, [caller.name, *params] if held else params)
+        cursor.execute(sql, [*authz.held_grants_params(caller), *params] if held else params)
         found = cursor.fetchall()
     result = []
     for row in found:

@@ -92,6 +92,7 @@ CatalogDoesNotExist = _error("CatalogDoesNotExist", 404, "CATALOG_DOES_NOT_EXIST
 SchemaDoesNotExist = _error("SchemaDoesNotExist", 404, "SCHEMA_DOES_NOT_EXIST", "NoSuchNamespaceException")
 TableDoesNotExist = _error("TableDoesNotExist", 404, "TABLE_DOES_NOT_EXIST", "NoSuchTableException")
 PrincipalDoesNotExist = _error("PrincipalDoesNotExist", 404, "PRINCIPAL_DOES_NOT_EXIST", "NotFoundException")
+GroupDoesNotExist = _error("GroupDoesNotExist", 404, "GROUP_DOES_NOT_EXIST", "NotFoundException")
 VolumeDoesNotExist = _error("VolumeDoesNotExist", 404, "VOLUME_DOES_NOT_EXIST", "NotFoundException")
 FunctionDoesNotExist = _error("FunctionDoesNotExist", 404, "FUNCTION_DOES_NOT_EXIST", "NotFoundException")
 # MLflow's registry clients know RESOURCE_DOES_NOT_EXIST (and ALREADY_EXISTS) by name.

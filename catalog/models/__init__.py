@@ -1,5 +1,5 @@
 from .assets import Credential, ExternalLocation, Function, ModelVersion, RegisteredModel, Volume
-from .governance import AuditEvent, Grant, Principal, Token
+from .governance import AuditEvent, Grant, Group, GroupClosure, GroupMember, Principal, Token
 from .namespace import Catalog, Column, Metastore, Schema, StagingTable, Table
 from .policies import Policy, PolicyAttachment
 
@@ -11,6 +11,9 @@ __all__ = [
     "ExternalLocation",
     "Function",
     "Grant",
+    "Group",
+    "GroupClosure",
+    "GroupMember",
     "Metastore",
     "Policy",
     "PolicyAttachment",

@@ -17,6 +17,7 @@ from catalog.models import (
     ExternalLocation,
     Function,
     Grant,
+    Group,
     Metastore,
     Policy,
     Principal,
@@ -25,6 +26,7 @@ from catalog.models import (
     Table,
     Volume,
 )
+from catalog import authz
 from catalog.authz import Access, chain_of, describe, kind_of
 from ucweb.errors import InvalidParameter
 from ucweb.ids import parse_uuid
@@ -83,10 +85,9 @@ def sorted_privileges(privileges) -> list[str]:
     return sorted(privileges, key=lambda p: _ORDER.get(p, len(_ORDER)))
 
 
-def _held_by_principal(chain_ids, principals=None) -> dict[str, dict]:
+def _held_by_principal(chain_ids) -> dict[str, dict]:
+    """grantee (a principal or a group) → securable id → the privileges granted to it there."""
     rows = Grant.objects.filter(securable_id__in=list(chain_ids))
-    if principals is not None:
-        rows = rows.filter(principal__in=list(principals))
     held: dict[str, dict] = {}
     for name, securable_id, privilege in rows.values_list("principal", "securable_id", "privilege"):
         held.setdefault(name, {}).setdefault(securable_id, set()).add(privilege)
@@ -144,6 +145,7 @@ def on_securable(securable) -> list[PrincipalAccess]:
     names = set(held)
     names.update(s.owner for s in chain if getattr(s, "owner", None))
     principals = {p.name: p for p in Principal.objects.filter(name__in=names)}
+    groups = set(Group.objects.filter(name__in=names - set(principals)).values_list("name", flat=True))
     admins = Principal.objects.filter(is_metastore_admin=True).exclude(name__in=names)
     principals.update({p.name: p for p in admins})
     names.update(principals)
@@ -158,9 +160,10 @@ def on_securable(securable) -> list[PrincipalAccess]:
         if not holdings:
             continue
         usable, blocked_by = _usability(access)
+        kind = principal.kind if exists else "group" if name in groups else "unknown principal"
         answer.append(PrincipalAccess(
-            principal=name, kind=principal.kind if exists else "unknown principal", holdings=holdings,
-            usable=usable, blocked_by=blocked_by, exists=exists,
+            principal=name, kind=kind, holdings=holdings, usable=usable, blocked_by=blocked_by,
+            exists=exists or name in groups,
         ))
     # Admins last: they hold everything everywhere and say least about this securable.
     answer.sort(key=lambda row: (row.holdings[0].reason == "metastore admin", row.principal))
@@ -194,7 +197,7 @@ def reach_of(principal: Principal, *, limit: int = 500) -> PrincipalReach:
     if principal.is_metastore_admin:
         return PrincipalReach(principal=principal, is_admin=True, rows=[], truncated=False)
     held: dict = {}
-    for securable_id, privilege in Grant.objects.filter(principal=principal.name).values_list(
+    for securable_id, privilege in Grant.objects.filter(authz.grantees(principal)).values_list(
             "securable_id", "privilege"):
         held.setdefault(securable_id, set()).add(privilege)
     name = principal.name
@@ -260,9 +263,8 @@ def check(*, principal: Principal, securable, privilege: str) -> Decision:
             f"{privilege} is not a privilege of a {kind_of(securable)}; "
             f"expected one of {', '.join(sorted_privileges(allowed_privileges))}."
         )
-    chain = chain_of(securable)
-    held = _held_by_principal((s.id for s in chain), [principal.name]).get(principal.name, {})
-    access = Access(principal=principal, chain=chain, _held=held)
+    access = Access.load(principal, securable)  # its own grants and its groups'
+    chain = access.chain
     steps = []
     if isinstance(chain[-1], Catalog):
         steps.append(_step(access, Privilege.USE_CATALOG, len(chain) - 1))

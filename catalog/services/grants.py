@@ -7,7 +7,7 @@ from django.db import transaction
 
 from catalog.authz import Access, describe
 from catalog.choices import PRIVILEGES_BY_SECURABLE, Privilege
-from catalog.models import Catalog, Function, Grant, Policy, Principal, RegisteredModel, Schema, Table, Volume
+from catalog.models import Catalog, Function, Grant, Group, Policy, Principal, RegisteredModel, Schema, Table, Volume
 from catalog.services import audit
 from ucweb.errors import InvalidParameter, PermissionDenied, PrincipalDoesNotExist
 
@@ -73,9 +73,13 @@ def update_assignments(*, securable_type: str, securable, changes, caller: Princ
             f"Only an owner or a metastore admin may change privileges on {describe(securable)}.").about(securable)
     names = {c["principal"] for c in validated}
     existing = set(Principal.objects.filter(name__in=names).values_list("name", flat=True))
-    missing = sorted(names - existing)
+    roles = {group.name: group for group in Group.objects.filter(name__in=names - existing)}
+    missing = sorted(names - existing - set(roles))
     if missing:
         raise PrincipalDoesNotExist(f"Principal {missing[0]} does not exist.")
+    for role in roles.values():
+        if role.catalog_id is not None and _catalog_id_of(securable) != role.catalog_id:
+            raise InvalidParameter(f"Catalog role {role.name} holds privileges only on securables of its catalog.")
     full_name = describe(securable)
     for change in validated:
         for privilege in change["add"]:
@@ -141,3 +145,12 @@ def forget_securables(ids) -> None:
     """Grants die with their securable."""
     Grant.objects.filter(securable_id__in=list(ids)).delete()
 
+
+def _catalog_id_of(securable):
+    """The id of the catalog `securable` is (in); None for what lies outside every catalog."""
+    if isinstance(securable, Catalog):
+        return securable.id
+    if isinstance(securable, Schema):
+        return securable.catalog_id
+    schema = getattr(securable, "schema", None)
+    return schema.catalog_id if schema is not None else None

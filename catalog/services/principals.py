@@ -11,9 +11,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from catalog.choices import PrincipalKind
-from catalog.models import Principal, Token
+from catalog.models import Group, Principal, Token
 from catalog.services import audit
-from ucweb.errors import InvalidParameter, PermissionDenied, PrincipalDoesNotExist, Unauthenticated
+from ucweb.errors import AlreadyExists, InvalidParameter, PermissionDenied, PrincipalDoesNotExist, Unauthenticated
 
 TOKEN_PREFIX = "ucw_"
 ANONYMOUS_PRINCIPAL = "anonymous"
@@ -23,10 +23,12 @@ def _digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
-def _validate_principal_name(name: str) -> str:
-    # Principals are user names or e-mail addresses: dots are fine, slashes and spaces are not.
-    if not isinstance(name, str) or not name or len(name) > 255 or any(c in name for c in " /\t\n"):
-        raise InvalidParameter(f"Invalid principal name {name!r}.")
+def validate_principal_name(name: str, *, what: str = "principal") -> str:
+    """Principals (and groups) are user names or e-mail addresses: dots are fine, slashes, spaces
+    and control characters are not."""
+    if not isinstance(name, str) or not name or len(name) > 255 or any(
+            c in name for c in " /") or not name.isprintable():
+        raise InvalidParameter(f"Invalid {what} name {name!r}.")
     return name
 
 
@@ -40,7 +42,9 @@ def _audit_principal(*, actor: str | None, action: str, name: str, principal_id=
 @transaction.atomic
 def ensure_principal(*, name: str, admin: bool = False, kind: str = PrincipalKind.USER,
                      actor: str | None = None) -> Principal:
-    _validate_principal_name(name)
+    validate_principal_name(name)
+    if not Principal.objects.filter(name=name).exists() and Group.objects.filter(name=name).exists():
+        raise AlreadyExists(f"{name} is the name of a group; a principal needs a name of its own.")
     principal, created = Principal.objects.get_or_create(
         name=name, defaults={"is_metastore_admin": admin, "kind": kind}
     )
@@ -111,10 +115,10 @@ def principal_for_token(token: str) -> Principal:
             Token.objects.select_related("principal")
             .filter(key_hash=digest)
             .only("expires_at", "principal__id", "principal__name", "principal__is_metastore_admin",
-                  "principal__kind")
+                  "principal__kind", "principal__active")
             .first()
         )
-        if row is None:
+        if row is None or not row.principal.active:  # a deactivated principal's tokens stop working
             raise Unauthenticated("Invalid bearer token.")
         principal, expires_at = row.principal, row.expires_at
         if len(_recent_tokens) > 10_000:
@@ -135,7 +139,7 @@ def create_service_principal(*, name: str, admin: bool = False, rotate: bool = F
     """Returns the principal, its client id and its client secret (shown once). A principal that
     already has a client secret keeps it unless `rotate` is given: replacing it breaks every
     client configured with the old one."""
-    _validate_principal_name(name)
+    validate_principal_name(name)
     existing = Principal.objects.select_for_update().filter(name=name).first()
     if existing is not None and existing.client_secret_hash and not rotate:
         raise InvalidParameter(
@@ -156,7 +160,8 @@ def create_service_principal(*, name: str, admin: bool = False, rotate: bool = F
 
 def principal_for_client_credentials(*, client_id: str, client_secret: str) -> Principal:
     principal = Principal.objects.filter(client_id=client_id).first() if client_id else None
-    if principal is None or not hmac.compare_digest(principal.client_secret_hash, _digest(client_secret or "")):
+    if principal is None or not hmac.compare_digest(principal.client_secret_hash, _digest(client_secret or "")) \
+            or not principal.active:
         raise Unauthenticated("Invalid client credentials.")
     return principal
 
