@@ -6,7 +6,7 @@ from __future__ import annotations
 from django import forms
 
 from catalog.choices import PRIVILEGES_BY_SECURABLE, SecurableType
-from catalog.models import Principal
+from catalog.models import Group, Principal
 from catalog.services.effective_access import SECURABLE_MODELS, RELATED_FIELDS, sorted_privileges
 from catalog import authz
 from catalog.authz import describe
@@ -28,10 +28,15 @@ def securable_choices(securable_type: str, caller: Principal) -> list[tuple[str,
     return sorted(((str(row.id), describe(row)) for row in rows), key=lambda choice: choice[1])
 
 
-def principal_choices() -> list[tuple[str, str]]:
-    return [(name, f"{name} ({'metastore admin, ' if admin else ''}{kind.lower().replace('_', ' ')})")
-            for name, admin, kind in Principal.objects.order_by("name").values_list(
-                "name", "is_metastore_admin", "kind")]
+def principal_choices(*, with_groups: bool = False) -> list[tuple[str, str]]:
+    """Principals, then (`with_groups`: a grant names either) groups."""
+    principals = [(name, f"{name} ({'metastore admin, ' if admin else ''}{kind.lower().replace('_', ' ')})")
+                  for name, admin, kind in Principal.objects.order_by("name").values_list(
+                      "name", "is_metastore_admin", "kind")]
+    if not with_groups:
+        return principals
+    return principals + [(name, f"{name} ({kind.lower().replace('_', ' ')})")
+                         for name, kind in Group.objects.order_by("name").values_list("name", "kind")]
 
 
 def privilege_choices(securable_type: str) -> list[tuple[str, str]]:
@@ -59,12 +64,12 @@ class SecurablePickerForm(forms.Form):
 
 
 class GrantForm(SecurablePickerForm):
-    principal = forms.ChoiceField(choices=(), label="Principal")
+    principal = forms.ChoiceField(choices=(), label="Principal or group")
     privileges = forms.MultipleChoiceField(choices=(), widget=forms.CheckboxSelectMultiple, label="Privileges")
 
     def __init__(self, *args, securable_type: str, caller: Principal, **kwargs):
         super().__init__(*args, securable_type=securable_type, caller=caller, **kwargs)
-        self.fields["principal"].choices = principal_choices()
+        self.fields["principal"].choices = principal_choices(with_groups=True)
         self.fields["privileges"].choices = privilege_choices(securable_type)
 
 
@@ -127,3 +132,16 @@ class AdminFlagForm(ConfirmedByName):
 
     def needs_confirmation(self, data) -> bool:
         return bool(data.get("admin"))
+
+
+class MemberForm(forms.Form):
+    """A member to add to a group: a principal or another group, picked from the lists."""
+
+    member = forms.ChoiceField(choices=(), label="Add member")
+
+    def __init__(self, *args, group_name: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["member"].choices = [
+            (f"principal:{name}", label) for name, label in principal_choices()] + [
+            (f"group:{name}", f"{name} (group)")
+            for name in Group.objects.exclude(name=group_name).order_by("name").values_list("name", flat=True)]

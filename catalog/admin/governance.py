@@ -13,11 +13,11 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from catalog.admin import console
-from catalog.admin.forms import AdminFlagForm, CheckForm, GrantForm
+from catalog.admin.forms import AdminFlagForm, CheckForm, GrantForm, MemberForm
 from catalog.admin.securables import ReadOnlyAdmin
 from catalog.choices import AuditOutcome, SecurableType
-from catalog.models import AuditEvent, Grant, Principal, Token
-from catalog.services import effective_access, oversight, permissions, principals
+from catalog.models import AuditEvent, Grant, Group, Principal, Token
+from catalog.services import effective_access, groups, oversight, permissions, principals
 from ucweb.errors import CatalogError, PermissionDenied
 
 
@@ -110,6 +110,67 @@ class PrincipalAdmin(ReadOnlyAdmin):
             "securable_type": securable_type,
         }
         return TemplateResponse(request, "admin/catalog/check.html", context)
+
+
+@admin.register(Group)
+class GroupAdmin(ReadOnlyAdmin):
+    """Groups (and Polaris roles): members, the grants made to the group and what they reach.
+    Members are added and removed through the groups service, by the group's owner or an admin."""
+
+    change_form_template = "admin/catalog/group_change_form.html"
+    list_display = ("name", "kind", "catalog", "owner", "created_at")
+    search_fields = ("name",)
+    list_filter = ("kind",)
+    fields = ("name", "kind", "catalog", "owner", "comment", "created_at", "created_by")
+
+    def get_queryset(self, request):
+        return oversight.groups_seen_by(console.console_principal(request), super().get_queryset(request))
+
+    def get_urls(self):
+        wrap = self.admin_site.admin_view
+        return [
+            path("<path:object_id>/members/", wrap(self.members_view), name="catalog_group_members"),
+        ] + super().get_urls()
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        obj = self.get_object(request, object_id)
+        extra = dict(extra_context or {})
+        if obj is not None:
+            member_principals, member_groups = groups.member_names(obj)
+            extra.update({
+                "member_principals": member_principals,
+                "member_groups": member_groups,
+                "member_form": MemberForm(group_name=obj.name),
+                "reach": effective_access.reach_of(Principal(name=obj.name)),
+                "direct_grants": Grant.objects.filter(principal=obj.name).order_by("securable_type", "securable_name"),
+                "grant_url": reverse("admin:catalog_grant_add") + "?" + urlencode({"principal": obj.name}),
+                "audit_url": reverse("admin:catalog_auditevent_changelist") + "?" + urlencode(
+                    {"securable_id": str(obj.pk)}),
+            })
+        return super().change_view(request, object_id, form_url, extra_context=extra)
+
+    def members_view(self, request, object_id):
+        """POST `member` (principal:NAME or group:NAME) to add it, or `remove` to remove it."""
+        group = self._object(request, object_id)
+        if request.method == "POST":
+            change = {}
+            if "remove" in request.POST:
+                kind, _, name = request.POST["remove"].partition(":")
+                change = {"remove_principals" if kind == "principal" else "remove_groups": [name]}
+                done = f"{name} is no longer a member of {group.name}."
+            else:
+                form = MemberForm(request.POST, group_name=group.name)
+                if form.is_valid():
+                    kind, _, name = form.cleaned_data["member"].partition(":")
+                    change = {"add_principals" if kind == "principal" else "add_groups": [name]}
+                    done = f"{name} is now a member of {group.name}."
+                else:
+                    self.message_user(request, "Choose a member from the list.", level="error")
+            if change:
+                console.run(request, lambda caller: groups.update_members(caller=caller, name=group.name, **change),
+                            success=done, action="updateGroup", securable_type="group",
+                            securable_name=group.name, securable_id=group.pk)
+        return HttpResponseRedirect(reverse("admin:catalog_group_change", args=[group.pk]))
 
 
 @admin.register(Token)

@@ -197,9 +197,14 @@ def reach_of(principal: Principal, *, limit: int = 500) -> PrincipalReach:
     if principal.is_metastore_admin:
         return PrincipalReach(principal=principal, is_admin=True, rows=[], truncated=False)
     held: dict = {}
-    for securable_id, privilege in Grant.objects.filter(authz.grantees(principal)).values_list(
-            "securable_id", "privilege"):
+    via: dict = {}  # (securable id, privilege) → the group it comes through, as Access keeps it
+    for securable_id, privilege, grantee in Grant.objects.filter(authz.grantees(principal)).values_list(
+            "securable_id", "privilege", "principal"):
         held.setdefault(securable_id, set()).add(privilege)
+        if grantee == principal.name:
+            via[(securable_id, privilege)] = None
+        else:
+            via.setdefault((securable_id, privilege), grantee)
     name = principal.name
     # The catalogs in which the principal holds or owns anything, at any level.
     catalog_ids = set(Catalog.objects.filter(id__in=held).values_list("id", flat=True))
@@ -223,7 +228,7 @@ def reach_of(principal: Principal, *, limit: int = 500) -> PrincipalReach:
     rows: list[Reach] = []
     for securable in candidates:
         securable_type = securable_type_of(securable)
-        access = Access(principal=principal, chain=chain_of(securable), _held=held)
+        access = Access(principal=principal, chain=chain_of(securable), _held=held, _via=via)
         holdings = _holdings(access, securable_type)
         if not holdings:
             continue

@@ -10,9 +10,13 @@ from django.db.models import Q, QuerySet
 
 from catalog import authz
 from catalog.authz import Action
-from catalog.models import Principal
+from catalog.models import GroupClosure, Principal
 from catalog.services.effective_access import SECURABLE_MODELS
 from catalog.choices import SecurableType
+
+
+def _groups_of(caller: Principal):
+    return GroupClosure.objects.filter(principal=caller.name).values("group_name")
 
 
 def _managed(caller: Principal) -> Q:
@@ -34,10 +38,18 @@ def tokens_seen_by(caller: Principal, queryset: QuerySet) -> QuerySet:
     return queryset if caller.is_metastore_admin else queryset.filter(principal_id=caller.pk)
 
 
+def groups_seen_by(caller: Principal, queryset: QuerySet) -> QuerySet:
+    """Groups the caller owns or is in (an admin: all)."""
+    if caller.is_metastore_admin:
+        return queryset
+    inside = GroupClosure.objects.filter(principal=caller.name).values("group_name")
+    return queryset.filter(Q(owner=caller.name) | Q(name__in=inside))
+
+
 def grants_seen_by(caller: Principal, queryset: QuerySet) -> QuerySet:
     if caller.is_metastore_admin:
         return queryset
-    return queryset.filter(Q(principal=caller.name) | _managed(caller))
+    return queryset.filter(Q(principal=caller.name) | Q(principal__in=_groups_of(caller)) | _managed(caller))
 
 
 def audit_seen_by(caller: Principal, queryset: QuerySet) -> QuerySet:
