@@ -16,7 +16,7 @@ def server(live_server, bootstrap, make_token, storage_root):
 
 def test_every_marked_snippet_is_named_once_and_fenced():
     marked = readme_snippets.snippets()
-    assert {"uc-sdk", "duckdb-iceberg"} <= set(marked)
+    assert {"uc-sdk", "duckdb-iceberg", "deltalake", "daft-iceberg"} <= set(marked)
 
 
 def test_uc_sdk_snippet_lists_the_bootstrapped_catalog(server, tmp_path):
@@ -30,4 +30,21 @@ def test_duckdb_iceberg_snippet_creates_and_counts_a_table(server, tmp_path):
     printed = readme_snippets.run_python("duckdb-iceberg", server=url, token=token, cwd=tmp_path)
     assert "10" in printed.split()
     table = Table.objects.get(schema__catalog__name="unity", schema__name="default", name="trips")
+    assert table.data_source_format == "ICEBERG"
+
+
+def test_deltalake_snippet_registers_and_reads_an_external_table(server, tmp_path):
+    url, token = server
+    printed = readme_snippets.run_python("deltalake", server=url, token=token, cwd=tmp_path)
+    assert "{'id': 3, 'city': 'Quito'}" in printed
+    table = Table.objects.get(schema__catalog__name="unity", schema__name="default", name="rides")
+    assert (table.table_type, table.data_source_format) == ("EXTERNAL", "DELTA")
+    assert table.storage_location == (tmp_path / "var" / "lake" / "rides").as_uri()
+
+
+def test_daft_iceberg_snippet_creates_appends_and_reads(server, tmp_path):
+    url, token = server
+    printed = readme_snippets.run_python("daft-iceberg", server=url, token=token, cwd=tmp_path)
+    assert "Quito" in printed
+    table = Table.objects.get(schema__catalog__name="unity", schema__name="default", name="visits")
     assert table.data_source_format == "ICEBERG"
