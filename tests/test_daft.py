@@ -1,12 +1,14 @@
 """Daft (the `daft` package) as its documentation shows it: `UnityCatalogClient` and
 `Catalog.from_unity` over the Unity Catalog API (tables are Delta, read and written by delta-rs
 inside Daft), and `Catalog.from_iceberg` over pyiceberg's `RestCatalog` on the Iceberg REST
-catalog. Storage is `file://`.
+catalog. Storage is `file://`, and for the Iceberg catalog also S3 with vended credentials.
 
 Daft's Unity catalog lists and reads; it cannot create or drop (its own NotImplementedError). With
 a `UnityCatalogTable` on `file://` it cannot write (the credentials answer has no cloud keys, so it
-finds no io_config); it writes to the same table through its `table_uri`. Its Iceberg catalog
-creates, appends, reads and drops."""
+finds no io_config); it writes to the same table through its `table_uri`. Its Unity client is not
+tried on S3 here: the IOConfig it builds from the vended keys names no endpoint
+(daft/catalog/__unity/_client.py), and these tests' S3 is SeaweedFS, not AWS. Its Iceberg catalog creates, appends, reads and drops, on S3
+with nothing but the credentials loadTable vends."""
 
 from __future__ import annotations
 
@@ -22,6 +24,8 @@ from pyiceberg.exceptions import ForbiddenError
 
 from catalog.models import Table
 from tests.helpers import UC, external_table_body, grant
+from tests.iceberg_vending_support import lake  # noqa: F401 - the fixture
+from tests.seaweedfs_sts import sts_s3_server  # noqa: F401 - the module-scoped server fixture
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -139,3 +143,17 @@ def test_daft_iceberg_reader_reads_and_is_refused_a_write(iceberg):
     with pytest.raises(ForbiddenError):
         reader.get_table("default.events").append(daft.from_pydict({"id": [2]}))
     assert iceberg("admin").read_table("default.events").to_pydict() == {"id": [1]}
+
+
+@pytest.mark.s3
+def test_daft_iceberg_on_s3_with_vended_credentials(lake):
+    """Managed storage on SeaweedFS with STS (tests/iceberg_vending_support.py): Daft holds no S3
+    keys; it writes and reads with what loadTable vends, and the storage refuses a reader's write."""
+    writer = Catalog.from_iceberg(lake.catalog("writer"))
+    first = daft.from_pydict({"id": [1, 2], "name": ["a", "b"]})
+    writer.create_table("default.events", first.schema()).append(first)
+    reader = Catalog.from_iceberg(lake.catalog("reader"))
+    assert reader.read_table("default.events").to_pydict() == {"id": [1, 2], "name": ["a", "b"]}
+    with pytest.raises(OSError, match="ACCESS_DENIED"):
+        reader.get_table("default.events").append(daft.from_pydict({"id": [3], "name": ["c"]}))
+    assert writer.read_table("default.events").to_pydict() == {"id": [1, 2], "name": ["a", "b"]}
