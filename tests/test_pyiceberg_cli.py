@@ -39,11 +39,11 @@ def lake(live_server, bootstrap, make_token, storage_root):
         ("default", "trips"), schema=Schema(NestedField(1, "id", LongType()), NestedField(2, "city", StringType())))
     table.append(pa.table({"id": pa.array([1, 2], pa.int64()), "city": ["Lyon", "Oslo"]}))
 
-    def cli(principal: str, *arguments: str) -> tuple[int, object]:
+    def cli(principal: str, *arguments: str, warehouse: str = "unity") -> tuple[int, object]:
         env = {key: value for key, value in os.environ.items() if not key.startswith("PYICEBERG_")}
         env["PYICEBERG_CATALOG__DEFAULT__TOKEN"] = make_token(principal, admin=principal == "admin")
         process = subprocess.run(
-            [sys.executable, str(CLI), "--uri", uri, "--warehouse", "unity", "--output", "json", *arguments],
+            [sys.executable, str(CLI), "--uri", uri, "--warehouse", warehouse, "--output", "json", *arguments],
             env=env, capture_output=True, text=True, timeout=120)
         assert process.stdout.strip(), process.stderr[-2000:]
         return process.returncode, json.loads(process.stdout.strip().splitlines()[-1])
@@ -83,9 +83,11 @@ def test_pyiceberg_cli_reader_describes_and_is_refused_the_drop(lake):
 
 def test_pyiceberg_cli_without_grants_finds_nothing(lake):
     # What the principal may not see answers as a missing thing (no existence oracle).
-    assert lake("stranger", "list") == (1, {
-        "type": "NoSuchNamespaceError",
-        "message": "NoSuchWarehouseException: Warehouse (catalog) 'unity' does not exist."})
+    hidden = lake("stranger", "list")
+    assert hidden == (1, {"type": "NoSuchNamespaceError",
+                          "message": "NoSuchWarehouseException: Warehouse (catalog) 'unity' does not exist."})
+    missing = lake("admin", "list", warehouse="nowhere")
+    assert json.dumps(missing).replace("nowhere", "unity") == json.dumps(hidden)
     status, answer = lake("stranger", "describe", "--entity", "table", "default.trips")
     assert status == 1 and answer["type"] == "NoSuchTableError", answer
     assert lake("stranger", "describe", "--entity", "table", "default.nothing-here")[1]["type"] == "NoSuchTableError"
