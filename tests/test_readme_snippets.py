@@ -16,7 +16,7 @@ def server(live_server, bootstrap, make_token, storage_root):
 
 def test_every_marked_snippet_is_named_once_and_fenced():
     marked = readme_snippets.snippets()
-    assert {"uc-sdk", "duckdb-iceberg", "polars"} <= set(marked)
+    assert {"uc-sdk", "duckdb-iceberg", "polars", "duckdb-delta", "deltalake", "daft-iceberg"} <= set(marked)
 
 
 def test_uc_sdk_snippet_lists_the_bootstrapped_catalog(server, tmp_path):
@@ -39,7 +39,7 @@ def test_polars_snippet_registers_and_reads_a_parquet_directory(server, tmp_path
     assert "shape: (3, 2)" in printed and "7.0" in printed
     table = Table.objects.get(schema__catalog__name="unity", schema__name="default", name="rides")
     assert (table.table_type, table.data_source_format) == ("EXTERNAL", "PARQUET")
-    assert table.registered_location == (tmp_path / "lake" / "rides").resolve().as_uri() + "/"
+    assert table.registered_location == (tmp_path / "var" / "lake" / "rides").resolve().as_uri() + "/"
 
 
 def test_duckdb_delta_snippet_creates_writes_and_reads_a_managed_table(server, tmp_path):
@@ -48,3 +48,20 @@ def test_duckdb_delta_snippet_creates_writes_and_reads_a_managed_table(server, t
     assert "Paris" in printed and "Lyon" in printed
     table = Table.objects.get(schema__catalog__name="unity", schema__name="default", name="cities")
     assert (table.table_type, table.data_source_format, table.latest_version) == ("MANAGED", "DELTA", 1)
+
+
+def test_deltalake_snippet_registers_and_reads_an_external_table(server, tmp_path):
+    url, token = server
+    printed = readme_snippets.run_python("deltalake", server=url, token=token, cwd=tmp_path)
+    assert "{'id': 3, 'city': 'Quito'}" in printed
+    table = Table.objects.get(schema__catalog__name="unity", schema__name="default", name="journeys")
+    assert (table.table_type, table.data_source_format) == ("EXTERNAL", "DELTA")
+    assert table.storage_location == (tmp_path / "var" / "lake" / "journeys").as_uri()
+
+
+def test_daft_iceberg_snippet_creates_appends_and_reads(server, tmp_path):
+    url, token = server
+    printed = readme_snippets.run_python("daft-iceberg", server=url, token=token, cwd=tmp_path)
+    assert "Quito" in printed
+    table = Table.objects.get(schema__catalog__name="unity", schema__name="default", name="visits")
+    assert table.data_source_format == "ICEBERG"
