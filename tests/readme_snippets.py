@@ -46,3 +46,19 @@ def run_python(name: str, *, server: str, token: str, cwd: Path, env: dict | Non
     )
     assert process.returncode == 0, f"README snippet {name!r} failed:\n{process.stdout}\n{process.stderr}"
     return process.stdout
+
+
+def run_shell(name: str, *, server: str, token: str, cwd: Path, env: dict | None = None, timeout: float = 300) -> str:
+    """Runs README snippet `name` (```sh) in bash, failing on the first failing command, with
+    $TOKEN set and this environment's commands (its virtualenv's bin) first on the PATH, as a
+    reader who ran `make run` has them."""
+    code = snippet(name, language="sh")
+    assert README_SERVER in code, f"README snippet {name!r} does not address {README_SERVER}"
+    bin_dir = str(Path(sys.executable).parent)
+    process = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", code.replace(README_SERVER, server.rstrip("/"))],
+        cwd=cwd, env={**os.environ, **(env or {}), "TOKEN": token, "PATH": f"{bin_dir}:{os.environ['PATH']}"},
+        capture_output=True, text=True, timeout=timeout,
+    )
+    assert process.returncode == 0, f"README snippet {name!r} failed:\n{process.stdout}\n{process.stderr}"
+    return process.stdout

@@ -16,7 +16,8 @@ def server(live_server, bootstrap, make_token, storage_root):
 
 def test_every_marked_snippet_is_named_once_and_fenced():
     marked = readme_snippets.snippets()
-    assert {"uc-sdk", "duckdb-iceberg", "polars", "duckdb-delta", "deltalake", "daft-iceberg"} <= set(marked)
+    assert {"uc-sdk", "duckdb-iceberg", "polars", "duckdb-delta", "deltalake", "daft-iceberg", "dlt-iceberg",
+            "pyiceberg-cli"} <= set(marked)
 
 
 def test_uc_sdk_snippet_lists_the_bootstrapped_catalog(server, tmp_path):
@@ -65,3 +66,21 @@ def test_daft_iceberg_snippet_creates_appends_and_reads(server, tmp_path):
     assert "Quito" in printed
     table = Table.objects.get(schema__catalog__name="unity", schema__name="default", name="visits")
     assert table.data_source_format == "ICEBERG"
+
+
+def test_dlt_iceberg_snippet_loads_events(server, tmp_path):
+    url, token = server
+    env = {"DLT_DATA_DIR": str(tmp_path / "dlt"), "RUNTIME__DLTHUB_TELEMETRY": "false"}
+    printed = readme_snippets.run_python("dlt-iceberg", server=url, token=token, cwd=tmp_path, env=env)
+    assert "completed" in printed.lower() or "load" in printed.lower()
+    names = set(Table.objects.filter(schema__name="default").values_list("name", flat=True))
+    assert {"events", "_dlt_loads"} <= names
+
+
+def test_pyiceberg_cli_snippet_after_the_duckdb_one(server, tmp_path):
+    """The CLI snippet works on the table the DuckDB snippet creates, as a reader runs them."""
+    url, token = server
+    readme_snippets.run_python("duckdb-iceberg", server=url, token=token, cwd=tmp_path)
+    printed = readme_snippets.run_shell("pyiceberg-cli", server=url, token=token, cwd=tmp_path)
+    assert "default.trips" in printed
+    assert not Table.objects.filter(schema__catalog__name="unity", schema__name="default", name="trips").exists()
