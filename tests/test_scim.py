@@ -243,3 +243,30 @@ def test_discovery_documents(http):
     assert config["patch"]["supported"] is True and config["filter"]["supported"] is True
     assert {item["id"] for item in http.get("/ResourceTypes").json()["Resources"]} == {"User", "Group"}
     assert http.get("/ServiceProviderConfig").headers["content-type"].startswith("application/scim+json")
+
+
+def test_a_list_costs_the_same_queries_for_one_resource_or_many(admin_token):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.conftest import bearer_client
+
+    client = bearer_client(admin_token)
+    directory = Principal.objects.get(name="directory")
+
+    def queries(path: str) -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(f"{SCIM}{path}").status_code == 200
+        return len(captured)
+
+    group = GroupRow.objects.create(name="g0", owner="directory")
+    GroupMember.objects.create(group=group, principal=directory)
+    GroupMember.objects.create(group=group, member_group=GroupRow.objects.create(name="inner", owner="directory"))
+    queries("/Me")  # the token is looked up once, then cached
+    one_user, one_group = queries("/Users"), queries("/Groups")
+    for index in range(1, 6):
+        user = Principal.objects.create(name=f"u{index}")
+        group = GroupRow.objects.create(name=f"g{index}", owner="directory")
+        GroupMember.objects.create(group=group, principal=user)
+        GroupMember.objects.create(group=group, member_group=GroupRow.objects.get(name="g0"))
+    assert (queries("/Users"), queries("/Groups")) == (one_user, one_group)

@@ -126,12 +126,12 @@ def _list(rows, *, filter_text, start_index, count, attributes) -> Page:
 
 
 def list_users(*, filter_text=None, start_index=None, count=None) -> Page:
-    return _list(Principal.objects.all(), filter_text=filter_text, start_index=start_index, count=count,
+    return _list(Principal.objects.prefetch_related("memberships__group"), filter_text=filter_text, start_index=start_index, count=count,
                  attributes=USER_FILTERS)
 
 
 def list_groups(*, filter_text=None, start_index=None, count=None) -> Page:
-    return _list(Group.objects.all(), filter_text=filter_text, start_index=start_index, count=count,
+    return _list(Group.objects.prefetch_related("members__principal", "members__member_group"), filter_text=filter_text, start_index=start_index, count=count,
                  attributes=GROUP_FILTERS)
 
 
@@ -152,7 +152,7 @@ def get_group(group_id) -> Group:
 
 def members_of(group: Group) -> list[dict]:
     """The direct members of `group` as SCIM members: value (id), display (name), type."""
-    rows = GroupMember.objects.filter(group=group).select_related("principal", "member_group")
+    rows = group.members.all()  # prefetched by list_groups: no query per group
     members = [{"value": str(row.principal.id), "display": row.principal.name, "type": "User"}
                if row.principal_id else
                {"value": str(row.member_group.id), "display": row.member_group.name, "type": "Group"}
@@ -162,7 +162,7 @@ def members_of(group: Group) -> list[dict]:
 
 def groups_of_user(user: Principal) -> list[dict]:
     """The groups `user` is directly in (the User resource's read-only `groups`)."""
-    rows = GroupMember.objects.filter(principal=user).select_related("group")
+    rows = user.memberships.all()  # prefetched by list_users: no query per user
     return sorted(({"value": str(row.group.id), "display": row.group.name, "type": "direct"} for row in rows),
                   key=lambda item: item["display"])
 
