@@ -131,6 +131,8 @@ def test_lists_page_and_count(http):
     'userName eq "a" or 1 eq 1', 'userName eq "a" or userName pr', 'userName co "x"', 'userName sw "x"',
     "garbage", 'userName eq "unbalanced', '"', "userName eq", "(userName eq \"a\"", 'emails.value eq "a"',
     'roles eq "admin"', "userName eq " + '"' + "x" * 5000 + '"', 'members[value eq "x"]', "userName eq 1",
+    "(" * 450 + 'userName eq "a"' + ")" * 449, 'not (userName eq "a")', 'userName eq "a" and active eq true',
+    'userName eq "a"; DROP TABLE catalog_principal', "userName eq 'a'",
 ])
 def test_filters_other_than_one_equality_are_refused(http, bad_filter):
     before = _state()
@@ -270,3 +272,23 @@ def test_a_list_costs_the_same_queries_for_one_resource_or_many(admin_token):
         GroupMember.objects.create(group=group, principal=user)
         GroupMember.objects.create(group=group, member_group=GroupRow.objects.get(name="g0"))
     assert (queries("/Users"), queries("/Groups")) == (one_user, one_group)
+
+
+@pytest.mark.parametrize("body", [
+    [], {"Operations": "x"}, {"Operations": []}, {"Operations": [{"op": "move", "path": "members"}]},
+    {"Operations": [{"op": "add", "path": "members", "value": "x"}]},
+    {"Operations": [{"op": "add", "path": "members", "value": [{"value": "not-an-id"}]}]},
+    {"Operations": [{"op": "add", "path": "members", "value": [{"value": None, "type": "Robot"}]}]},
+    {"Operations": [{"op": "add", "path": 'members[value eq "x"]', "value": []}]},
+    {"Operations": [{"op": "remove", "path": "members[value co \"x\"]"}]},
+    {"Operations": [{"op": "replace", "path": "displayName", "value": "has space"}]},
+    {"Operations": [{"op": "replace", "path": "displayName", "value": ""}]},
+    {"Operations": [{"op": "add", "path": "members", "value": []}, {"op": "replace", "value": "x"}]},
+])
+def test_malformed_patches_are_refused_and_change_nothing(http, body):
+    user = http.post("/Users", json={"userName": "gina"}).json()
+    group = http.post("/Groups", json={"displayName": "team", "members": [{"value": user["id"]}]}).json()
+    before = _state()
+    response = http.patch(f"/Groups/{group['id']}", json=body)
+    _refused(response, 400)
+    assert _state() == before
