@@ -10,7 +10,7 @@ from httpx2 import Client
 from scim2_client.engines.httpx2 import SyncSCIMClient
 from scim2_models import ListResponse, PatchOp, PatchOperation, SearchRequest
 
-from catalog.models import AuditEvent, Grant, GroupClosure, GroupMember, Principal
+from catalog.models import AuditEvent, Catalog, Grant, GroupClosure, GroupMember, Principal, Token
 from catalog.models import Group as GroupRow
 from tests.conftest import token_for
 from tests.helpers import UC
@@ -214,12 +214,16 @@ def test_a_metastore_admin_is_neither_deactivated_nor_deleted(http):
     assert _state() == before
 
 
-def test_deleting_a_user_revokes_its_grants(http):
+def test_deleting_a_user_revokes_its_grants_and_tokens(live_server, http):
     user = http.post("/Users", json={"userName": "frank"}).json()
     Grant.objects.create(securable_type="metastore", securable_id=directory_id(), securable_name="ucweb",
                          principal="frank", privilege="CREATE CATALOG")
+    token = token_for("frank")
+    frank = _http(live_server, token)
+    assert frank.get("/Me").status_code == 200
     assert http.delete(f"/Users/{user['id']}").status_code == 204
     assert not Grant.objects.filter(principal="frank").exists()
+    assert frank.get("/Me").status_code == 401 and not Token.objects.filter(principal__name="frank").exists()
     assert AuditEvent.objects.get(action="deletePrincipal", outcome="SUCCESS").details["revoked"] == [
         "CREATE CATALOG on ucweb"]
 
@@ -291,4 +295,32 @@ def test_malformed_patches_are_refused_and_change_nothing(http, body):
     before = _state()
     response = http.patch(f"/Groups/{group['id']}", json=body)
     _refused(response, 400)
+    assert _state() == before
+
+
+def test_a_user_named_by_its_primary_email_as_unity_catalog_clients_send_it(http):
+    response = http.post("/Users", json={"displayName": "freedom analyst",
+                                         "emails": [{"value": "analyst@example.com", "primary": True}]})
+    assert response.status_code == 201, response.text
+    assert response.json()["userName"] == "analyst@example.com"
+    assert response.json()["emails"] == [{"value": "analyst@example.com", "primary": True}]
+    assert Principal.objects.get(name="analyst@example.com").display_name == "freedom analyst"
+    _refused(http.post("/Users", json={"displayName": "nobody", "emails": [{"value": "x@example.com"}]}), 400)
+
+
+def test_polaris_roles_are_not_a_directorys_groups(http, bootstrap):
+    from catalog.choices import GroupKind
+
+    user = http.post("/Users", json={"userName": "hank"}).json()
+    catalog = Catalog.objects.first()
+    role = GroupRow.objects.create(name="catalog_reader", owner="directory", kind=GroupKind.CATALOG_ROLE,
+                                   catalog=catalog)
+    group = http.post("/Groups", json={"displayName": "staff"}).json()
+    assert [item["displayName"] for item in http.get("/Groups").json()["Resources"]] == ["staff"]
+    before = _state()
+    _refused(http.get(f"/Groups/{role.id}"), 404)
+    _refused(http.patch(f"/Groups/{role.id}", json=_patch(
+        {"op": "add", "path": "members", "value": [{"value": user["id"]}]})), 404)
+    _refused(http.patch(f"/Groups/{group['id']}", json=_patch(
+        {"op": "add", "path": "members", "value": [{"value": str(role.id), "type": "Group"}]})), 400)
     assert _state() == before

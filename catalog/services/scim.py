@@ -4,7 +4,8 @@ What maps to what:
     User   id = principal id, userName = principal name, displayName, externalId, active
            (an inactive principal's tokens and secret stop working at its next request)
     Group  id = group id, displayName = group name, externalId, members (value = the member's id,
-           type User or Group; groups nest, never in a cycle)
+           type User or Group; groups nest, never in a cycle). Only groups of the organization
+           (GroupKind.GROUP): Polaris principal roles and catalog roles are not a directory's.
 
 Only a metastore admin may write (a directory authenticates as an admin service principal).
 SCIM never changes who is a metastore admin: a new user is never one, attributes such as `roles`,
@@ -29,7 +30,7 @@ from django.db import transaction
 from scim2_models import InvalidFilterException, ScimFilter
 from scim2_models.path import Comparison, CompareOperator, ValuePath
 
-from catalog.choices import AuditAction, PrincipalKind
+from catalog.choices import AuditAction, GroupKind, PrincipalKind
 from catalog.models import Grant, Group, GroupClosure, GroupMember, Principal
 from catalog.services import audit, groups
 from catalog.services.principals import forget_cached_tokens, validate_principal_name
@@ -131,8 +132,8 @@ def list_users(*, filter_text=None, start_index=None, count=None) -> Page:
 
 
 def list_groups(*, filter_text=None, start_index=None, count=None) -> Page:
-    return _list(Group.objects.prefetch_related("members__principal", "members__member_group"), filter_text=filter_text, start_index=start_index, count=count,
-                 attributes=GROUP_FILTERS)
+    rows = Group.objects.filter(kind=GroupKind.GROUP).prefetch_related("members__principal", "members__member_group")
+    return _list(rows, filter_text=filter_text, start_index=start_index, count=count, attributes=GROUP_FILTERS)
 
 
 def get_user(user_id, *, for_update: bool = False) -> Principal:
@@ -144,7 +145,7 @@ def get_user(user_id, *, for_update: bool = False) -> Principal:
 
 
 def get_group(group_id) -> Group:
-    group = Group.objects.filter(id=_uuid(group_id)).first() if _uuid(group_id) else None
+    group = Group.objects.filter(id=_uuid(group_id), kind=GroupKind.GROUP).first() if _uuid(group_id) else None
     if group is None:
         raise scim_error(GroupDoesNotExist, f"Group {group_id} not found.")
     return group
@@ -360,7 +361,7 @@ def _member_names(members) -> tuple[set[str], set[str]]:
     """(principal names, group names) of SCIM member ids; an unknown id is refused."""
     ids = {member_id for member_id, _ in members}
     users = dict(Principal.objects.filter(id__in=ids).values_list("id", "name"))
-    found_groups = dict(Group.objects.filter(id__in=ids).values_list("id", "name"))
+    found_groups = dict(Group.objects.filter(id__in=ids, kind=GroupKind.GROUP).values_list("id", "name"))
     principals, group_names = set(), set()
     for member_id, member_type in members:
         if member_type != "Group" and member_id in users:
