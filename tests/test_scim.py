@@ -193,6 +193,9 @@ def test_group_cycles_and_name_clashes_are_refused(http):
         {"op": "add", "path": "members", "value": [{"value": inner["id"], "type": "Group"}]})), 400)
     _refused(http.patch(f"/Groups/{outer['id']}", json=_patch(
         {"op": "add", "path": "members", "value": [{"value": outer["id"]}]})), 400)
+    _refused(http.patch(f"/Groups/{outer['id']}", json=_patch(  # the rename goes back with the refused cycle
+        {"op": "replace", "path": "displayName", "value": "renamed"},
+        {"op": "add", "path": "members", "value": [{"value": inner["id"], "type": "Group"}]})), 400)
     _refused(http.post("/Groups", json={"displayName": "dana"}), 409, "uniqueness")
     _refused(http.post("/Users", json={"userName": "inner"}), 409, "uniqueness")
     _refused(http.post("/Users", json={"userName": "dana"}), 409, "uniqueness")

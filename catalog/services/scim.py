@@ -251,8 +251,10 @@ def _apply_user_changes(caller: Principal, user: Principal, changes: dict) -> Pr
         setattr(user, field, value)
     user.save(update_fields=list(changes))
     if changes.get("active") is False:
-        transaction.on_commit(forget_cached_tokens)  # its tokens stop working at the next request
+        # Its tokens stop working at its next request: forgotten now, and again at commit, since a
+        # request in between still reads the principal as active and may cache it so.
         forget_cached_tokens()
+        transaction.on_commit(forget_cached_tokens)
     _audit_principal(caller, AuditAction.UPDATE_PRINCIPAL, user, {"changed": sorted(changes)})
     return user
 
@@ -476,12 +478,9 @@ def patch_group(*, caller: Principal, group_id, body: dict) -> Group:
             if op != "remove":
                 raise _invalid("A selected member can only be removed.", "invalidPath")
             removed = _removed_member(path)
-            kept = {member for member in GroupMember.objects.filter(group=group).filter(
-                principal_id=removed).values_list("principal__name", flat=True)}
-            kept_groups = {member for member in GroupMember.objects.filter(group=group).filter(
-                member_group_id=removed).values_list("member_group__name", flat=True)}
-            principal_names -= kept
-            group_names -= kept_groups
+            direct = GroupMember.objects.filter(group=group)
+            principal_names -= set(direct.filter(principal_id=removed).values_list("principal__name", flat=True))
+            group_names -= set(direct.filter(member_group_id=removed).values_list("member_group__name", flat=True))
             continue
         if target is None:
             if op == "remove" or not isinstance(value, dict):
