@@ -327,3 +327,15 @@ def test_polaris_roles_are_not_a_directorys_groups(http, bootstrap):
     _refused(http.patch(f"/Groups/{group['id']}", json=_patch(
         {"op": "add", "path": "members", "value": [{"value": str(role.id), "type": "Group"}]})), 400)
     assert _state() == before
+
+
+def test_renaming_a_group_keeps_its_grants_and_members(http):
+    user = http.post("/Users", json={"userName": "ivy"}).json()
+    group = http.post("/Groups", json={"displayName": "analysts", "members": [{"value": user["id"]}]}).json()
+    Grant.objects.create(securable_type="metastore", securable_id=directory_id(), securable_name="ucweb",
+                         principal="analysts", privilege="CREATE CATALOG")
+    response = http.put(f"/Groups/{group['id']}", json={"displayName": "data-analysts",
+                                                         "members": [{"value": user["id"], "type": "User"}]})
+    assert response.status_code == 200 and response.json()["displayName"] == "data-analysts"
+    assert list(Grant.objects.values_list("principal", flat=True)) == ["data-analysts"]
+    assert list(GroupClosure.objects.filter(principal="ivy").values_list("group_name", flat=True)) == ["data-analysts"]
