@@ -326,6 +326,7 @@ class AuditAction(models.TextChoices):
     # principals and their keys
     CREATE_PRINCIPAL = "createPrincipal"
     UPDATE_PRINCIPAL = "updatePrincipal"
+    DELETE_PRINCIPAL = "deletePrincipal"
     SET_METASTORE_ADMIN = "setMetastoreAdmin"
     ISSUE_TOKEN = "issueToken"
     REVOKE_TOKEN = "revokeToken"

@@ -18,6 +18,8 @@ def test_schema_lists_every_endpoint(client):
         "/api/2.1/unity-catalog/delta/metrics", "/api/2.1/unity-catalog/permissions/{securable_type}/{full_name}",
         "/api/2.1/unity-catalog/metastore_summary",
         "/api/2.0/settings/types/default_namespace_ws/names/default",
+        "/api/1.0/unity-control/scim2/Users", "/api/1.0/unity-control/scim2/Groups/{group_id}",
+        "/api/1.0/unity-control/scim2/Me",
     ]:
         assert path in paths, path
     assert schema["components"]["securitySchemes"]["bearerAuth"] == {"type": "http", "scheme": "bearer"}

@@ -242,6 +242,29 @@ def iceberg_exception_handler(exc, context):
     return _handle(exc, lambda error: Response(iceberg_body(error), status=iceberg_status(error)))
 
 
+SCIM_ROOT = "/api/1.0/unity-control/scim2/"
+SCIM_ERROR_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:Error"
+
+
+def scim_body(exc: CatalogError) -> dict:
+    """RFC 7644 §3.12: status as a string; scimType for a 400 (what was wrong) or a 409
+    (uniqueness), set by the service that refused (catalog.services.scim.scim_error)."""
+    body = {"schemas": [SCIM_ERROR_SCHEMA], "status": str(exc.status), "detail": exc.message}
+    scim_type = getattr(exc, "scim_type", None) or {400: "invalidValue", 409: "uniqueness"}.get(exc.status)
+    if scim_type and exc.status in (400, 409):
+        body["scimType"] = scim_type
+    return body
+
+
+def scim_exception_handler(exc, context):
+    """For the SCIM views (catalog.api.scim): the SCIM error envelope."""
+    if isinstance(exc, drf_exceptions.ParseError):
+        error = InvalidParameter(f"Malformed request body: {exc.detail}")
+        error.scim_type = "invalidSyntax"
+        exc = error
+    return _handle(exc, lambda error: Response(scim_body(error), status=error.status))
+
+
 def _handle(exc, respond):
     error = _translate(exc)
     if error is None:
@@ -263,6 +286,8 @@ def not_found(request, exception=None):
     if not request.path.startswith("/api/"):
         return page_not_found(request, exception)
     error = NotFound(f"No endpoint at {request.method} {request.path}.")
+    if request.path.startswith(SCIM_ROOT):
+        return JsonResponse(scim_body(error), status=404, content_type="application/scim+json")
     if _is_iceberg_request(request):
         return JsonResponse(iceberg_body(error), status=404)
     return JsonResponse(uc_body(error), status=404)

@@ -21,6 +21,8 @@ urlpatterns = [
     *iceberg_mounts,
     path("api/2.1/unity-catalog/", include("catalog.api.uc.urls")),
     path("api/2.0/settings/", include(workspace_settings_urlpatterns)),
+    # SCIM 2.0 provisioning, where Unity Catalog OSS serves it (catalog.api.scim).
+    path("api/1.0/unity-control/scim2/", include("catalog.api.scim.urls")),
     path("api/schema/", SpectacularAPIView.as_view(permission_classes=[], authentication_classes=[]), name="schema"),
     path(
         "api/docs/",

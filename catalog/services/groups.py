@@ -127,6 +127,26 @@ def update_members(*, caller: Principal, name: str, add_principals: Iterable[str
 
 
 @transaction.atomic
+def rename_group(*, caller: Principal, name: str, new_name) -> Group:
+    """Renames group `name`: its grants and the closure rows that name it follow in the same
+    transaction, so its members keep what it holds."""
+    group = get_group(name, for_update=True)
+    _require_owner(caller, group)
+    if new_name == name:
+        return group
+    _validate_group_name(new_name)
+    if Group.objects.filter(name=new_name).exists():
+        raise AlreadyExists(f"Group {new_name} already exists.")
+    group.name = new_name
+    group.save(update_fields=["name", "updated_at"])
+    Grant.objects.filter(principal=name).update(principal=new_name)
+    GroupClosure.objects.filter(group_name=name).update(group_name=new_name)
+    audit.record(principal=caller.name, action=AuditAction.UPDATE_GROUP, securable_type="group",
+                 securable_name=new_name, securable_id=group.id, details={"renamed_from": name})
+    return group
+
+
+@transaction.atomic
 def delete_group(*, caller: Principal, name: str) -> None:
     group = get_group(name, for_update=True)
     _require_owner(caller, group)
