@@ -16,8 +16,8 @@ UC = "/api/2.1/unity-catalog"
 
 
 def grant(principal: str, securable_type: str, full_name: str, *privileges: str) -> dict:
-    """Grant `privileges` on a securable to `principal` (created if missing), as a metastore admin
-    would: through the permissions endpoint, so what a test sets up is what a client could.
+    """Grant `privileges` on a securable to `principal` (a principal, created if missing, or a
+    group), as a metastore admin would: through the permissions endpoint, so what a test sets up is what a client could.
     Returns the securable's privilege assignments."""
     from rest_framework.test import APIClient
 
@@ -26,7 +26,10 @@ def grant(principal: str, securable_type: str, full_name: str, *privileges: str)
     # Enums of the SDK or of catalog.choices are sent as their values.
     securable_type = getattr(securable_type, "value", securable_type)
     privileges = [getattr(privilege, "value", privilege) for privilege in privileges]
-    principals.ensure_principal(name=principal)
+    from catalog.models import Group
+
+    if not Group.objects.filter(name=principal).exists():  # a group is granted to as it is
+        principals.ensure_principal(name=principal)
     admin = principals.ensure_principal(name="admin", admin=True)
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {principals.issue_token(principal=admin)}")

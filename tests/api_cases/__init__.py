@@ -52,6 +52,7 @@ from tests.api_cases.references import (
     chain,
     grant_all,
     grant_to_dave,
+    grantee_of,
     holds,
     make_owner,
     row_of,

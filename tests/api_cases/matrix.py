@@ -44,6 +44,8 @@ class Role:
     # with any one of them missing. Checked against the rules, so that a declaration cannot need
     # too much or too little unnoticed.
     declared: str | None = None
+    # The grants are made to a group bob is in (1), or to a group holding the group bob is in (2).
+    through_groups: int = 0
 
     def owns_any(self, ref: str) -> bool:
         return self.admin or self.owns in chain(ref)
@@ -142,6 +144,9 @@ def roles_for(op: Op, every_privilege: tuple):
     for number, needed in enumerate((op.needed, *op.alternatives) if op.needed else ()):
         which = f" (set {number + 1})" if op.alternatives else ""
         yield Role(f"exactly the grants{which}", needed, declared="allowed")
+        if number == 0:
+            yield Role("exactly the grants, through a group", needed, declared="allowed", through_groups=1)
+            yield Role("exactly the grants, through a nested group", needed, declared="allowed", through_groups=2)
         for index, (ref, privilege) in enumerate(needed):
             rest = needed[:index] + needed[index + 1:]
             yield Role(f"without {privilege} on {ref}{which}", rest, declared="refused")

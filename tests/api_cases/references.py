@@ -78,6 +78,22 @@ def grant_all(principal: str, grants: tuple) -> None:
         grant(principal, kind, name, *privileges)
 
 
+def grantee_of(principal: str, depth: int) -> str:
+    """`principal` itself (depth 0), or a group it is in (1), or a group holding the group it is
+    in (2): who the grants of a role are made to."""
+    if depth == 0:
+        return principal
+    from catalog.services import groups
+
+    admin = Principal.objects.get(name="admin")
+    names = [f"{principal}-group-{level}" for level in range(depth)]
+    for level, name in enumerate(names):
+        groups.create_group(caller=admin, name=name)
+        members = {"add_principals": [principal]} if level == 0 else {"add_groups": [names[level - 1]]}
+        groups.update_members(caller=admin, name=name, **members)
+    return names[-1]
+
+
 def grant_to_dave(privilege: str) -> dict:
     return {"changes": [{"principal": "dave", "add": [privilege], "remove": []}]}
 

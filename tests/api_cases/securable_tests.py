@@ -22,6 +22,7 @@ from tests.api_cases.references import (
     SCHEMA,
     chain,
     grant_all,
+    grantee_of,
     grant_to_dave,
     holds,
     make_owner,
@@ -234,7 +235,7 @@ class SecurableAPITests:
             client = self.client_with(self.admin_token)
         else:
             client = self.client_with(self.bob_token)
-            grant_all("bob", role.grants)
+            grant_all(grantee_of("bob", role.through_groups), role.grants)
             if role.owns:
                 make_owner("bob", role.owns)
         principal = "admin" if role.admin else "bob"
