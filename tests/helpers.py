@@ -17,8 +17,8 @@ UC = "/api/2.1/unity-catalog"
 
 def grant(principal: str, securable_type: str, full_name: str, *privileges: str) -> dict:
     """Grant `privileges` on a securable to `principal` (a principal, created if missing, or a
-    group), as a metastore admin would: through the permissions endpoint, so what a test sets up is what a client could.
-    Returns the securable's privilege assignments."""
+    group), as a metastore admin would: through the permissions endpoint, so what a test sets up
+    is what a client could. Returns the securable's privilege assignments."""
     from rest_framework.test import APIClient
 
     from catalog.services import principals
