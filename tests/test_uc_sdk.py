@@ -193,3 +193,34 @@ def test_grants_through_the_sdk(sdk, trips):
 def test_metastore_summary(sdk):
     summary = sdk.run(MetastoresApi, "admin", lambda api: api.summary())
     assert summary.metastore_id
+
+
+def test_grants_to_a_group_through_the_sdk(sdk, trips):
+    """The SDK's PATCH /permissions names a group as `principal`; a member of a group nested in it
+    reads the table, and loses it when taken out of the group."""
+    from catalog.models import Principal
+    from catalog.services import groups, principals
+
+    admin = Principal.objects.get(name="admin")
+    principals.ensure_principal(name="bob")
+    groups.create_group(caller=admin, name="analysts")
+    groups.create_group(caller=admin, name="interns")
+    groups.update_members(caller=admin, name="analysts", add_groups=["interns"])
+    groups.update_members(caller=admin, name="interns", add_principals=["bob"])
+
+    def grant(securable_type, name, privileges):
+        return sdk.run(GrantsApi, "admin", lambda api: api.update(
+            securable_type, name,
+            UpdatePermissions(changes=[PermissionsChange(principal="analysts", add=privileges, remove=[])])))
+
+    grant(SecurableType.CATALOG, "shop", [Privilege.USE_CATALOG])
+    grant(SecurableType.SCHEMA, "shop.sales", [Privilege.USE_SCHEMA])
+    result = grant(SecurableType.TABLE, "shop.sales.trips", [Privilege.SELECT])
+    assert [(a.principal, a.privileges) for a in result.privilege_assignments] == [("analysts", [Privilege.SELECT])]
+    assert sdk.run(TablesApi, "bob", lambda api: api.get_table("shop.sales.trips")).name == "trips"
+    groups.update_members(caller=admin, name="interns", remove_principals=["bob"])
+    with pytest.raises(NotFoundException):
+        sdk.run(TablesApi, "bob", lambda api: api.get_table("shop.sales.trips"))
+    with pytest.raises(NotFoundException):  # a grantee that is neither a principal nor a group
+        sdk.run(GrantsApi, "admin", lambda api: api.update(SecurableType.TABLE, "shop.sales.trips", UpdatePermissions(
+            changes=[PermissionsChange(principal="no-such-group", add=[Privilege.SELECT], remove=[])])))
