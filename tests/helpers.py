@@ -170,3 +170,24 @@ def audited_successes(action: str) -> int:
     from catalog.models import AuditEvent
 
     return AuditEvent.objects.filter(action=action, outcome="SUCCESS").count()
+
+
+def api_routes() -> list[tuple[str, type]]:
+    """(route, view class) of every API route the server serves, routes spelled as Django's
+    patterns spell them (`/api/2.1/unity-catalog/tables/<str:full_name>`)."""
+    from django.urls import get_resolver
+    from rest_framework.views import APIView
+
+    found = []
+
+    def walk(patterns, prefix="/"):
+        for pattern in patterns:
+            if hasattr(pattern, "url_patterns"):
+                walk(pattern.url_patterns, prefix + str(pattern.pattern))
+                continue
+            view = getattr(pattern.callback, "cls", None)
+            if view is not None and issubclass(view, APIView):
+                found.append((prefix + str(pattern.pattern), view))
+
+    walk(get_resolver().url_patterns)
+    return found

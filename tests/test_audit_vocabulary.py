@@ -13,14 +13,13 @@ import re
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
-from django.urls import get_resolver
 
 from catalog.api.base import MUTATING, CatalogAPIView
 from catalog.choices import AuditAction, AuditOutcome
 from catalog.models import AuditEvent, Schema, Table
 from catalog.services import audit
 from tests.conftest import bearer_client, token_for
-from tests.helpers import UC, external_table_body, grant
+from tests.helpers import UC, api_routes, external_table_body, grant
 
 ICE = "/api/catalog/v1"
 DELTA = f"{UC}/delta/v1"
@@ -30,25 +29,8 @@ DATA_CREDENTIALS = re.compile(r"(tables/[^/]+/credentials|temporary-[a-z-]+-cred
 SCHEMA_JSON = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "id", "type": "long", "required": True}]}
 
 
-def _views():
-    """(route, view class) of every API route."""
-    found = []
-
-    def walk(patterns, prefix=""):
-        for pattern in patterns:
-            if hasattr(pattern, "url_patterns"):
-                walk(pattern.url_patterns, prefix + str(pattern.pattern))
-                continue
-            view = getattr(pattern.callback, "cls", None)
-            if view is not None and issubclass(view, CatalogAPIView):
-                found.append((prefix + str(pattern.pattern), view))
-
-    walk(get_resolver().url_patterns)
-    return found
-
-
 def test_every_change_and_every_credentials_read_names_its_action():
-    views = _views()
+    views = [(route, view) for route, view in api_routes() if issubclass(view, CatalogAPIView)]
     assert len(views) > 50
     for route, view in views:
         for method in MUTATING:

@@ -38,7 +38,7 @@ from catalog.models import (
     Volume,
 )
 from tests.conftest import bearer_client, token_for
-from tests.helpers import UC, grant, rows
+from tests.helpers import UC, api_routes, grant, rows
 
 ICE = "/api/catalog/v1"
 DELTA = f"{UC}/delta/v1"
@@ -493,25 +493,10 @@ NOT_SECURABLES = ("/api/1.0/unity-control/scim2/",)
 
 
 def _routes():
-    from django.urls import get_resolver
-    from rest_framework.views import APIView
-
-    found = set()
-
-    def walk(patterns, prefix="/"):
-        for pattern in patterns:
-            if hasattr(pattern, "url_patterns"):
-                walk(pattern.url_patterns, prefix + str(pattern.pattern))
-                continue
-            view = getattr(pattern.callback, "cls", None)
-            if view is None or not issubclass(view, APIView):
-                continue
-            route = prefix + str(pattern.pattern)
-            for method in ("get", "head", "post", "put", "patch", "delete"):
-                if hasattr(view, method) and ("<" in route or method not in ("get", "head")):
-                    found.add((method, route))
-
-    walk(get_resolver().url_patterns)
+    """(method, route) of every route that names something in its path or changes something."""
+    found = {(method, route) for route, view in api_routes()
+             for method in ("get", "head", "post", "put", "patch", "delete")
+             if hasattr(view, method) and ("<" in route or method not in ("get", "head"))}
     return {(method, route) for method, route in found if not route.startswith(ALSO_SERVED_AT + NOT_SECURABLES)}
 
 
