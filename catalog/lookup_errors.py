@@ -5,7 +5,7 @@ path (`a.b`, `` `new.db` ``), so that nested and dotted names read back alike.""
 
 from __future__ import annotations
 
-from catalog.services.names import quote_part
+from catalog.names import quote_part
 from ucweb.errors import (
     CatalogDoesNotExist,
     CredentialDoesNotExist,

@@ -46,7 +46,7 @@ from catalog.models import (
     Table,
     Volume,
 )
-from catalog.services.names import namespace_levels, namespace_path, quote_part, schema_paths, split_nested_full_name
+from catalog.names import namespace_levels, namespace_path, quote_part, schema_paths, split_nested_full_name
 from ucweb.errors import (
     CatalogDoesNotExist,
     CatalogError,

@@ -21,7 +21,7 @@ from catalog.models import Catalog, Principal, Schema, Table
 from catalog.services import audit
 from catalog.services import iceberg as catalog_iceberg
 from catalog.services.iceberg import Loaded
-from catalog.services.names import namespace_levels, namespace_path, validate_name
+from catalog.names import namespace_levels, namespace_path, validate_name
 from commits.formats import iceberg as formats
 from commits.iceberg import SWAPPED_FIELDS, moved, new_row, prepare_location, row_id_for, swap
 from commits.one_statement import save_with

@@ -20,7 +20,7 @@ from catalog.services import iceberg as catalog_iceberg
 from catalog.services.iceberg import Loaded
 from catalog.services.common import validate_properties
 from catalog.services.managed_tables import managed_location
-from catalog.services.names import validate_name
+from catalog.names import validate_name
 from catalog.services.tables import drop_table_row, replace_columns
 from catalog.storage import StorageError, StorageObjectNotFound, parse, storage_for
 from commits.formats import iceberg as formats

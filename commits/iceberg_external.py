@@ -21,7 +21,7 @@ from catalog.models import Principal, Table
 from catalog.services import audit
 from catalog.locations import require_external_location
 from catalog.services.iceberg import Loaded, require_write, warehouse
-from catalog.services.names import validate_name
+from catalog.names import validate_name
 from catalog.services.tables import drop_table_row, replace_columns
 from catalog.storage import StorageError, storage_for
 from commits.formats import iceberg as formats

@@ -20,7 +20,7 @@ from catalog.choices import DataSourceFormat, TableType
 from catalog.models import Principal, StagingTable, Table
 from catalog.services import audit
 from catalog.services.common import validate_comment, validate_properties
-from catalog.services.names import validate_name
+from catalog.names import validate_name
 from catalog.services.tables import replace_columns, require_create_table, validate_columns
 from catalog.storage import StorageError, StorageObjectNotFound, join, normalize, storage_for
 from commits.formats import delta_log, delta_types

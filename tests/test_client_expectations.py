@@ -32,7 +32,7 @@ from unitycatalog.client.models import (
 
 from catalog.models import Schema as SchemaRow
 from catalog.models import Table
-from catalog.services.names import join_full_name, split_full_name
+from catalog.names import join_full_name, split_full_name
 from ucweb.errors import status_table
 from tests.helpers import UC
 

@@ -11,7 +11,7 @@ from catalog.authz import Access, hidden_level
 from catalog.choices import Privilege, SecurableType
 from catalog.models import Catalog, Principal, Schema, Table
 from catalog.pagination import decode_page_token, encode_page_token
-from catalog.services.names import join_full_name, split_full_name, validate_name
+from catalog.names import join_full_name, split_full_name, validate_name
 from commits.formats import delta_log
 from commits.formats.iceberg_view import apply_view_updates, check_view_requirements, create_view_metadata
 from ucweb import errors

@@ -23,7 +23,7 @@ from django.db import connection
 from catalog.models import (
     AuditEvent, Catalog, Column, Function, Policy, RegisteredModel, Schema, StagingTable, Table, Volume,
 )
-from catalog.services.names import validate_name
+from catalog.names import validate_name
 from catalog.storage import join, storage_for
 from commits.models import DeltaCommit, IcebergMetadata, IcebergMetricsReport
 from tests.delta_client import metadata_action, protocol_action, write_staged

@@ -277,7 +277,7 @@ UCWEB_ICEBERG_CATALOG_URL = env_str(
 JAVA_HOME = env_str("JAVA_HOME")
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
-# --- object storage (catalog.storage) and credential vending (catalog.storage.credentials) --------
+# --- object storage (catalog.storage) and credential vending (catalog.services.vendor) --------
 # S3: an S3-compatible endpoint (path-style addressing when set; unset means AWS), its region and
 # the server's own keys (unset: boto3's default chain). UCWEB_S3_CONDITIONAL_WRITES=false only for
 # a server without conditional writes and one writer per table (see catalog/storage/s3.py).

@@ -3,7 +3,7 @@ import uuid
 from django.db import models
 
 from catalog.choices import ColumnTypeName, DataSourceFormat, TableType
-from catalog.services.names import join_full_name, namespace_levels_of, quote_part
+from catalog.names import join_full_name, namespace_levels_of, quote_part
 
 from .base import MetastoreSecurable, Securable, SchemaSecurable
 

@@ -8,7 +8,7 @@ from catalog.choices import Privilege, SecurableType
 from catalog.models import Catalog, Principal, Schema
 from catalog.services import grants, recipes
 from catalog.services.common import validate_comment, validate_properties, validate_storage_url
-from catalog.services.names import validate_name
+from catalog.names import validate_name
 from ucweb.errors import CatalogAlreadyExists, CatalogNotEmpty, PermissionDenied
 
 

@@ -23,7 +23,7 @@ from catalog.choices import CredentialPurpose, Privilege, SecurableType
 from catalog.models import Credential, ExternalLocation, Principal
 from catalog.services import recipes, secrets
 from catalog.services.common import validate_comment
-from catalog.services.names import validate_name
+from catalog.names import validate_name
 from ucweb.errors import AlreadyExists, InvalidParameter, PermissionDenied
 
 ROLE_ARN = re.compile(r"^arn:[a-z0-9-]+:iam::([0-9]{12}:)?role/[\w+=,.@/-]{1,512}$")

@@ -29,7 +29,7 @@ from catalog.locations import ancestors, is_within, require_outside_managed_stor
 from catalog.models import ExternalLocation, Principal, Table, Volume
 from catalog.services import recipes
 from catalog.services.common import validate_comment
-from catalog.services.names import validate_name
+from catalog.names import validate_name
 from ucweb.errors import AlreadyExists, InvalidParameter, PermissionDenied
 
 

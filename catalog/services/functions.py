@@ -25,7 +25,7 @@ from catalog.choices import (
 )
 from catalog.models import Function, Principal
 from catalog.services import recipes
-from catalog.services.names import split_full_name, validate_name
+from catalog.names import split_full_name, validate_name
 from catalog.services.schema_assets import (
     reject_nul,
     schema_access,

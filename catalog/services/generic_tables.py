@@ -20,7 +20,7 @@ from catalog.models import Principal, Table
 from catalog.services import audit
 from catalog.services.common import validate_properties, validate_storage_url
 from catalog.services.iceberg import warehouse
-from catalog.services.names import validate_name
+from catalog.names import validate_name
 from catalog.services.policies import dotted
 from catalog.services.tables import drop_table_row
 from ucweb.errors import InvalidParameter, TableAlreadyExists, TableDoesNotExist

@@ -20,7 +20,7 @@ from catalog.choices import DataSourceFormat, TableType
 from catalog.models import Catalog, Principal, Schema, Table
 from catalog.services import audit, schemas
 from catalog.services.common import validate_properties
-from catalog.services.names import namespace_levels, namespace_path
+from catalog.names import namespace_levels, namespace_path
 from ucweb.errors import (
     InvalidParameter,
     TableDoesNotExist,

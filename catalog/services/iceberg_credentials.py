@@ -5,7 +5,7 @@ list); the server answers with what it can give:
 
 - `vended-credentials`: createTable, loadTable, registerTable and stage-create answer temporary
   S3 keys in `config` and in `storage-credentials` (prefix: the table location). They come from
-  the one vendor of the catalog (catalog.storage.credentials: STS with a session policy limited
+  the one vendor of the catalog (catalog.services.vendor: STS with a session policy limited
   to the table's prefix), read-write when the caller holds MODIFY on the
   table (or owns it, or is creating it), read-only with SELECT alone. `config` also names the
   refresh endpoint (`client.refresh-credentials-endpoint`, `GET .../credentials`) so that long
@@ -34,7 +34,8 @@ from catalog.authz import Action
 from catalog.choices import AuditAction, SecurableType
 from catalog.models import Principal, Table
 from catalog.services import audit, iceberg
-from catalog.storage import StorageError, credentials, normalize, parse, signing
+from catalog.services import vendor as credentials
+from catalog.storage import StorageError, normalize, parse, signing
 from ucweb.errors import InvalidParameter, PermissionDenied, TemporarilyUnavailable
 
 logger = logging.getLogger(__name__)

@@ -6,7 +6,7 @@ from django.db import transaction
 from catalog import locations
 from catalog.models import Principal, StagingTable, Table
 from catalog.services import audit
-from catalog.services.names import validate_name
+from catalog.names import validate_name
 from catalog.services.recipes import require_create_table
 from ucweb.errors import TableAlreadyExists
 

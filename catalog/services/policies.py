@@ -42,7 +42,7 @@ from catalog.models import Catalog, Policy, PolicyAttachment, Principal, Schema,
 from catalog.services import audit
 from catalog.services.common import validate_properties
 from catalog.services.iceberg import warehouse
-from catalog.services.names import namespace_levels
+from catalog.names import namespace_levels
 from catalog.services.policy_content import parse_content, validate_policy_type
 from ucweb.errors import (
     AlreadyExists,

@@ -25,7 +25,7 @@ from catalog.authz import Action
 from catalog.models import Principal
 from catalog.services import audit, grants
 from catalog.services.common import validate_comment, validate_properties
-from catalog.services.names import validate_name
+from catalog.names import validate_name
 from ucweb.errors import AlreadyExists, CatalogError, InvalidParameter, PermissionDenied, PrincipalDoesNotExist
 
 COMMON_FIELDS = ("comment", "properties", "owner")

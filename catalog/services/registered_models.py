@@ -29,7 +29,7 @@ from catalog.authz import Action
 from catalog.choices import ModelVersionStatus, SecurableType
 from catalog.models import ModelVersion, Principal, RegisteredModel
 from catalog.services import audit, recipes
-from catalog.services.names import split_full_name, validate_name
+from catalog.names import split_full_name, validate_name
 from catalog.services.schema_assets import (
     managed_location,
     reject_nul,

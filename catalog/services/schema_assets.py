@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from catalog import authz, locations, resolve
 from catalog.models import Principal
-from catalog.services.names import validate_name
+from catalog.names import validate_name
 from ucweb.errors import InvalidParameter
 
 MAX_COMMENT_LENGTH = 65536

@@ -5,7 +5,7 @@ from catalog.choices import Privilege, SecurableType
 from catalog.models import Principal, Schema, Table
 from catalog.services import grants, recipes
 from catalog.services.common import validate_comment, validate_properties, validate_storage_url
-from catalog.services.names import quote_part, validate_name
+from catalog.names import quote_part, validate_name
 from ucweb.errors import SchemaAlreadyExists, SchemaNotEmpty
 
 

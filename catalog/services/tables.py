@@ -7,7 +7,7 @@ from catalog.models import Principal, Table
 from catalog.services import grants, recipes
 from catalog.services.columns import replace_columns, validate_columns  # noqa: F401 - their former home
 from catalog.services.common import validate_comment, validate_properties, validate_storage_url
-from catalog.services.names import validate_name
+from catalog.names import validate_name
 from catalog.services.recipes import require_create_table
 from ucweb.errors import InvalidParameter, TableAlreadyExists
 

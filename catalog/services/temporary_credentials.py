@@ -11,7 +11,7 @@ Each request is first authorized against the caller's grants:
                   READ_WRITE_MODEL_VERSION: ownership or CREATE MODEL, and only while the version
                   is PENDING_REGISTRATION
 
-then the one vendor (catalog.storage.credentials) vends for the securable's own location.
+then the one vendor (catalog.services.vendor) vends for the securable's own location.
 """
 
 from __future__ import annotations
@@ -31,10 +31,10 @@ from catalog.choices import (
 from catalog.models import Principal
 from catalog.services import audit
 from catalog.locations import containing_location, require_outside_managed_storage
-from catalog.services.names import validate_name
+from catalog.names import validate_name
 from catalog.services.registered_models import can_write_versions
 from catalog.services.volumes import writable_by
-from catalog.storage.credentials import vend
+from catalog.services.vendor import vend
 from ucweb.errors import InvalidParameter, PermissionDenied
 
 

@@ -21,7 +21,7 @@ from catalog.authz import Action
 from catalog.choices import Privilege, SecurableType, VolumeType
 from catalog.models import Principal, Volume
 from catalog.services import recipes
-from catalog.services.names import validate_name
+from catalog.names import validate_name
 from catalog.services.schema_assets import managed_location, schema_access, validate_long_comment, visible_in_schema
 from ucweb.errors import AlreadyExists, InvalidParameter
 

@@ -11,7 +11,7 @@ through :func:`storage_for`.
 URLs are ``file:///absolute/path`` or ``s3://bucket/key`` (``s3a://`` is read as ``s3://``);
 see :mod:`catalog.storage.urls` for the canonical form and :mod:`catalog.storage.s3` for the
 S3 settings. Short-lived access for clients comes from one vendor,
-:func:`catalog.storage.credentials.vend`, whatever the protocol.
+:func:`catalog.services.vendor.vend`, whatever the protocol.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """Storage credentials of the Delta REST API: for a table, a staging table and a path, in the
-spec's `storage-credentials` shape, from the one credential vendor (catalog.storage.credentials)."""
+spec's `storage-credentials` shape, from the one credential vendor (catalog.services.vendor)."""
 
 from __future__ import annotations
 
 from catalog.choices import PathOperation, Privilege, TableOperation
 from catalog.models import Principal, StagingTable
 from catalog.services import audit, temporary_credentials
-from catalog.storage.credentials import vend
+from catalog.services.vendor import vend
 from commits.delta_v1.tables import UnsupportedTableFormat, require, table_for
 from commits.delta_v1.wire import BadRequest, storage_credentials
 from ucweb.errors import PermissionDenied, TableDoesNotExist

@@ -17,7 +17,7 @@ from catalog.choices import DataSourceFormat, Privilege, SecurableType, TableOpe
 from catalog.models import Principal, StagingTable, Table
 from catalog.services import audit, managed_tables as staging_tables, tables, temporary_credentials
 from catalog.services.common import validate_comment
-from catalog.services.names import quote_part, schema_paths, validate_name
+from catalog.names import quote_part, schema_paths, validate_name
 from catalog.storage import InvalidStorageUrl, normalize
 from commits import delta, managed_tables
 from commits.delta_wire import integer

@@ -14,7 +14,7 @@ from catalog import pagination
 from catalog.api.base import CatalogAPIView
 from catalog.api.iceberg import idempotency, wire
 from catalog.services import iceberg, iceberg_credentials
-from catalog.services.names import namespace_levels_of
+from catalog.names import namespace_levels_of
 from commits.formats import iceberg as formats
 from ucweb.mounts import ICEBERG_ROOT, iceberg_root_of
 from ucweb.openapi import ICEBERG_TAG

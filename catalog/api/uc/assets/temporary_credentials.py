@@ -1,6 +1,6 @@
 """Unity Catalog API: temporary credentials for a table, volume, path or model version. The grants
 are checked in catalog.services.temporary_credentials; the keys come from the one vendor,
-catalog.storage.credentials."""
+catalog.services.vendor."""
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers

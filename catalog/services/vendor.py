@@ -36,11 +36,10 @@ from django.utils import timezone
 
 from catalog.locations import containing_location, is_within, managed_roots
 from catalog.services.credentials import secret_access_key
+from catalog.storage import vending
+from catalog.storage.errors import StorageError
+from catalog.storage.urls import normalize, parse
 from ucweb.errors import InvalidParameter, PermissionDenied, TemporarilyUnavailable
-
-from . import vending
-from .errors import StorageError
-from .urls import normalize, parse
 
 
 def lifetime_seconds() -> int:
