@@ -1,5 +1,6 @@
-"""The README's snippets, run exactly as printed. A snippet is the fenced block that follows a line
-`<!-- snippet: NAME -->` in README.md (the marker does not render). It addresses the server as
+"""The snippets of the README and of docs/, run exactly as printed. A snippet is the fenced block
+that follows a line `<!-- snippet: NAME -->` in README.md or a page of docs/ (the marker does not
+render). It addresses the server as
 `make run` serves it, at http://127.0.0.1:8080; the one change a test makes is that address, to the
 test's own server."""
 
@@ -11,7 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 README_SERVER = "http://127.0.0.1:8080"
 _BLOCK = re.compile(r"<!-- snippet: (?P<name>[\w.-]+) -->\n```(?P<language>\w*)\n(?P<code>.*?)\n```", re.DOTALL)
 
@@ -19,15 +21,16 @@ _BLOCK = re.compile(r"<!-- snippet: (?P<name>[\w.-]+) -->\n```(?P<language>\w*)\
 def snippets() -> dict[str, tuple[str, str]]:
     """Every marked snippet: name → (language, code)."""
     found = {}
-    for match in _BLOCK.finditer(README.read_text()):
-        assert match["name"] not in found, f"two README snippets are named {match['name']}"
-        found[match["name"]] = (match["language"], match["code"])
+    for page in PAGES:
+        for match in _BLOCK.finditer(page.read_text()):
+            assert match["name"] not in found, f"two snippets are named {match['name']}"
+            found[match["name"]] = (match["language"], match["code"])
     return found
 
 
 def snippet(name: str, language: str = "python") -> str:
     marked = snippets()
-    assert name in marked, f"README.md has no snippet {name!r} (a line '<!-- snippet: {name} -->' before its block)"
+    assert name in marked, f"no page has a snippet {name!r} (a line '<!-- snippet: {name} -->' before its block)"
     found_language, code = marked[name]
     assert found_language == language, f"README snippet {name!r} is {found_language!r}, not {language!r}"
     return code

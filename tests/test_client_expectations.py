@@ -173,7 +173,7 @@ def test_decimal_scale_above_precision_is_refused(admin_client, storage_root):
 
 # -- the README's error table ------------------------------------------------------------------------------
 def test_readme_error_table_is_the_error_module():
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    readme = (Path(__file__).resolve().parent.parent / "docs" / "clients.md").read_text()
     for row in status_table():
         line = (f"| `{row['error_code']}` ({row['error']}) | {row['uc']} | {row['delta']} | {row['iceberg']} "
                 f"`{row['iceberg_type']}` |")

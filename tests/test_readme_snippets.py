@@ -1,6 +1,8 @@
 """The README's first ten minutes, run as printed (tests/readme_snippets.py), against a live
 server bootstrapped as `make run` bootstraps it."""
 
+import re
+
 import pytest
 
 from catalog.models import Table
@@ -16,8 +18,20 @@ def server(live_server, bootstrap, make_token, storage_root):
 
 def test_every_marked_snippet_is_named_once_and_fenced():
     marked = readme_snippets.snippets()
-    assert {"uc-sdk", "duckdb-iceberg", "polars", "duckdb-delta", "deltalake", "daft-iceberg", "dlt-iceberg",
-            "pyiceberg-cli"} <= set(marked)
+    assert {"uc-sdk", "pyiceberg", "duckdb-iceberg", "polars", "duckdb-delta", "deltalake", "daft-iceberg",
+            "dlt-iceberg", "pyiceberg-cli"} <= set(marked)
+
+
+def test_links_between_the_pages_lead_somewhere():
+    for page in readme_snippets.PAGES:
+        for target in re.findall(r"\]\(((?:docs/|\.\./|\./)?[\w./-]+\.md)(?:#[\w-]+)?\)", page.read_text()):
+            assert (page.parent / target).resolve().is_file(), f"{page.name} links to {target}, which is missing"
+
+
+def test_pyiceberg_snippet_creates_appends_and_lists(server, tmp_path):
+    url, token = server
+    printed = readme_snippets.run_python("pyiceberg", server=url, token=token, cwd=tmp_path)
+    assert "('default', 'events')" in printed and printed.split()[-1] == "3"
 
 
 def test_uc_sdk_snippet_lists_the_bootstrapped_catalog(server, tmp_path):

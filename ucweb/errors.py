@@ -7,8 +7,8 @@ Iceberg envelope:       {"error": {"message": "...", "type": "NoSuchTableExcepti
 One row per error, with a status per protocol, as Unity Catalog OSS's ErrorCode.java has them:
 `status` is the Unity Catalog API's (/api/2.1/unity-catalog, seed 000's Delta commits included),
 `delta_status` the Delta REST API's (/delta/v1, managed tables spec 1.0) and `iceberg_status` the
-Iceberg REST API's; None means "as the Unity Catalog API". `status_table()` lists them; the README
-shows that list ("Errors: one status per protocol"), and a test keeps the two the same.
+Iceberg REST API's; None means "as the Unity Catalog API". `status_table()` lists them;
+docs/clients.md shows that list ("Errors: one status per protocol"), and a test keeps the two the same.
 
 "Already exists", decided per securable so that every client that sends it is satisfied:
 - schemas: 409 everywhere. Sail implements CREATE SCHEMA IF NOT EXISTS by creating and taking a
@@ -139,7 +139,7 @@ def delta_status(exc: CatalogError) -> int:
 
 
 def status_table() -> list[dict]:
-    """Every error row with its status in each protocol (the README's table)."""
+    """Every error row with its status in each protocol (the table of docs/clients.md)."""
     return [
         {"error": row.__name__, "error_code": row.error_code, "uc": row.status, "delta": delta_status(row),
          "iceberg": iceberg_status(row), "iceberg_type": row.iceberg_type}
