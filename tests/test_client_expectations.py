@@ -5,7 +5,7 @@
   under full names with back-quoted parts that round-trip (`unity.`new.db`.`ta.ble``);
 - the UC SDK sends a DECIMAL function parameter without precision and scale (decimal(10,0)) and
   function properties "null" (no properties);
-- the README's error table is the one in ucweb/errors.py.
+- the error table of docs/clients.md is the one in ucweb/errors.py.
 """
 
 from __future__ import annotations

@@ -80,7 +80,7 @@ def test_a_schema_with_an_iceberg_table_and_the_workaround(live_server, trips, m
 
     catalog = polars_catalog(live_server.url, token)
     # Polars' TableInfo has no ICEBERG format (crates/polars-io/src/catalog/unity/models.rs): it
-    # refuses the whole listing. When this fails, Polars reads Iceberg tables: drop the README's note.
+    # refuses the whole listing. When this fails, Polars reads Iceberg tables: drop the note in docs/unity-catalog.md.
     with pytest.raises(ComputeError, match="unknown variant `ICEBERG`"):
         catalog.list_tables("unity", "default")
     with pytest.raises(ComputeError, match="unknown variant `ICEBERG`"):

@@ -1,4 +1,4 @@
-"""The README's first ten minutes, run as printed (tests/readme_snippets.py), against a live
+"""The snippets of the README and docs/, run as printed (tests/readme_snippets.py), against a live
 server bootstrapped as `make run` bootstraps it."""
 
 import re

@@ -18,7 +18,7 @@ server checks them. From that the class gets:
 - every operation with each malformed or unknown credential: a 401 that changes nothing;
 - a pinned number of queries for get and list (tests/query_counts.json).
 
-What a role may see and do is restated here on its own, from the rules in the README (and
+What a role may see and do is restated here on its own, from the rules in docs/security.md (and
 catalog/resolve.py): the expected answer is never read from the server's code. Shared data is
 built once per class (`setUpTestData`); each role runs in a savepoint that is rolled back.
 

@@ -1,6 +1,6 @@
 """The authorization matrix: the roles an operation is run as (`roles_for`), the checks the
 server makes for it, in order (`see`, `allow`, `own`), and from those the answer each role
-must get (`Op.expected`), restated from the rules in the README rather than read from the
+must get (`Op.expected`), restated from the rules in docs/security.md rather than read from the
 server's code."""
 
 from __future__ import annotations
