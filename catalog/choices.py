@@ -325,6 +325,7 @@ class AuditAction(models.TextChoices):
     DELETE_GROUP = "deleteGroup"
     # principals and their keys
     CREATE_PRINCIPAL = "createPrincipal"
+    DELETE_PRINCIPAL = "deletePrincipal"
     UPDATE_PRINCIPAL = "updatePrincipal"
     SET_METASTORE_ADMIN = "setMetastoreAdmin"
     ISSUE_TOKEN = "issueToken"

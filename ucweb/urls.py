@@ -20,6 +20,7 @@ urlpatterns = [
     path("api/2.1/unity-catalog/delta/v1/", include("catalog.api.delta.urls")),
     *iceberg_mounts,
     path("api/2.1/unity-catalog/", include("catalog.api.uc.urls")),
+    path("api/management/v1/", include("catalog.api.management.urls")),
     path("api/2.0/settings/", include(workspace_settings_urlpatterns)),
     path("api/schema/", SpectacularAPIView.as_view(permission_classes=[], authentication_classes=[]), name="schema"),
     path(
