@@ -182,6 +182,9 @@ def test_attacks_on_the_role_model_are_refused_and_change_nothing(service, tmp_p
         ("POST", "/catalogs", {"catalog": {"name": "c", "type": "EXTERNAL", "properties": {
             "default-base-location": (tmp_path / "c").as_uri()}, "storageConfigInfo": {"storageType": "FILE"}}},
          None, 400),
+        ("PUT", "/catalogs/a", {"properties": {"default-base-location": (tmp_path / "moved").as_uri()}}, None, 400),
+        ("DELETE", "/catalogs/a", None, None, 409),  # not empty: its roles stay too
+        ("DELETE", "/principals/ops", None, None, 400),  # the caller itself
         # a principal that is no metastore admin
         ("GET", "/principals", None, make_token("carol"), 403),
         ("POST", "/principals", {"principal": {"name": "mallory"}}, make_token("carol"), 403),
@@ -226,3 +229,52 @@ def test_deleting_a_catalog_role_that_holds_grants_revokes_them(service, tmp_pat
     service.polaris("catalog-roles", "create", "--catalog", "lake", "readers")
     assert service.call("GET", "/catalogs/lake/catalog-roles/readers/grants").json() == {"grants": []}
     assert service.call("GET", "/catalogs/lake/catalog-roles/readers/principal-roles").json() == {"roles": []}
+
+
+def test_bad_bodies_get_a_clear_error_and_change_nothing(service, tmp_path):
+    _catalog_with_a_table(service, tmp_path, "lake")
+    service.polaris("catalog-roles", "create", "--catalog", "lake", "r")
+    before = _state()
+    location = (tmp_path / "x").as_uri()
+    cases = [
+        ("POST", "/catalogs", {}, 400),
+        ("POST", "/catalogs", {"catalog": {"name": "x", "properties": {}}}, 400),
+        ("POST", "/catalogs", {"catalog": {"name": "x", "properties": {"default-base-location": location + "\x00"}}},
+         400),
+        ("POST", "/catalogs", {"catalog": {"name": "x", "properties": {"default-base-location": location,
+                                                                      "k": "v\x00"}}}, 400),
+        ("POST", "/catalogs", {"catalog": {"name": "x", "properties": {"default-base-location": location},
+                                           "storageConfigInfo": {"storageType": "S3"}}}, 400),
+        ("POST", "/principals", {"principal": {"name": "a\x00"}}, 400),
+        ("POST", "/principals", {"principal": {"name": "ops"}}, 409),
+        ("POST", "/principal-roles", {"principalRole": "x"}, 400),
+        ("POST", "/catalogs/lake/catalog-roles", {"catalogRole": {"name": "r"}}, 409),
+        ("PUT", "/principals/ops/principal-roles", {"principalRole": {"name": 5}}, 404),
+        ("PUT", "/catalogs/lake/catalog-roles/r/grants", {"grant": {"type": "namespace", "namespace": ["\x00"],
+                                                                    "privilege": "TABLE_READ_DATA"}}, 400),
+        ("PUT", "/catalogs/lake/catalog-roles/r/grants", {"grant": {"type": "table", "namespace": ["sales"],
+                                                                    "tableName": 5, "privilege": "TABLE_READ_DATA"}},
+         404),
+        ("PUT", "/catalogs/lake/catalog-roles/r/grants", {"grant": "TABLE_READ_DATA"}, 400),
+    ]
+    for method, path, body, status in cases:
+        response = service.call(method, path, body)
+        assert response.status_code == status, (method, path, body, response.content)
+        assert _state() == before, (method, path, body)
+
+
+def test_the_schema_describes_every_management_operation(client):
+    import yaml
+
+    schema = yaml.safe_load(client.get("/api/schema/").content)
+    operations = {operation["operationId"] for path, item in schema["paths"].items()
+                  if path.startswith(MANAGEMENT) for operation in item.values()}
+    assert operations == {
+        "listPolarisCatalogs", "createPolarisCatalog", "getPolarisCatalog", "updatePolarisCatalog",
+        "deletePolarisCatalog", "listPrincipals", "createPrincipal", "getPrincipal", "deletePrincipal",
+        "rotateCredentials", "listPrincipalRolesAssigned", "assignPrincipalRole", "revokePrincipalRole",
+        "listPrincipalRoles", "createPrincipalRole", "getPrincipalRole", "deletePrincipalRole",
+        "listAssigneePrincipalsForPrincipalRole", "listCatalogRolesForPrincipalRole",
+        "assignCatalogRoleToPrincipalRole", "revokeCatalogRoleFromPrincipalRole", "listCatalogRoles",
+        "createCatalogRole", "getCatalogRole", "deleteCatalogRole", "listAssigneePrincipalRolesForCatalogRole",
+        "listGrantsForCatalogRole", "addGrantToCatalogRole", "revokeGrantFromCatalogRole"}

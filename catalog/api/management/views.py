@@ -29,6 +29,11 @@ class ManagementView(CatalogAPIView):
     def get_exception_handler(self):
         return iceberg_exception_handler
 
+    def refused_securable(self, request, kwargs) -> tuple[str, str]:
+        # A refusal is recorded under the names its path gave (catalog, role, principal).
+        names = [kwargs[key] for key in ("catalog", "catalog_role", "principal", "role") if kwargs.get(key)]
+        return self.audit_securable_type, ".".join(map(str, names))
+
 
 def _schema(operation_id: str, *, request=None, response=None, status: int = 200, errors=ERRORS, parameters=None):
     responses = {status: response if response is not None else (NO_CONTENT if status == 204 else CREATED), **errors}
