@@ -136,6 +136,13 @@ def test_roles_principals_and_catalogs_read_back_as_polaris_shows_them(service, 
     bob.create_table(("sales", "returns"), schema=SCHEMA)
     assert ids(service.iceberg("lake").load_table(("sales", "orders"))) == [1, 2]
 
+    # a revoke keeps the way to what the role still holds, and takes the rest of it
+    service.polaris("privileges", "namespace", "revoke", "--catalog", "lake", "--catalog-role", "writers",
+                    "--namespace", "sales", "TABLE_CREATE")
+    assert sorted(Grant.objects.filter(principal="lake.writers").values_list("securable_name", "privilege")) == [
+        ("lake", "MODIFY"), ("lake", "SELECT"), ("lake", "USE CATALOG"), ("lake", "USE SCHEMA")]
+    bob.load_table(("sales", "orders")).append(rows((3, "2024-01-03T10:00", "c", 3.5)))
+
     service.polaris("principal-roles", "revoke", "--principal", "bob", "engineer")
     with pytest.raises(NoSuchTableError):
         bob.load_table(("sales", "orders"))

@@ -461,16 +461,19 @@ def add_grant(*, caller: Principal, catalog: str, role: str, body: dict) -> Pola
 @transaction.atomic
 def revoke_grant(*, caller: Principal, catalog: str, role: str, body: dict, cascade: bool = False) -> None:
     """Takes away the UC privileges the grant maps to, then the USE privileges that no grant the
-    role still holds needs. `cascade` changes nothing: a ucweb grant has no dependants."""
+    role still holds needs. `cascade` is refused: a ucweb grant has no dependent grants to cascade to."""
     require_service_admin(caller)
+    if cascade:
+        raise InvalidParameter("cascade=true is not supported: a ucweb grant has no dependent grants.")
     row = _catalog(caller, catalog)
     group = _catalog_role(row, role, for_update=True)
     grant = _parse_grant(row, body.get("grant"))
     _change(caller, group, grant.securable_type, grant.securable, remove=grant.uc_privileges)
-    needed: dict = {}
-    for polaris_grant in list_grants(caller=caller, catalog=catalog, role=role):
-        for _, securable, privileges in _way_to(polaris_grant.securable):
-            needed.setdefault(securable.id, set()).update(privileges)
+    needed: dict = {}  # what the role still holds, also through the UC API, needs on the way to it
+    for held in Grant.objects.filter(principal=group.name).exclude(privilege__in=list(USE)):
+        securable = _securable(held.securable_type, held.securable_id)
+        for _, on_the_way, privileges in _way_to(securable) if securable is not None else ():
+            needed.setdefault(on_the_way.id, set()).update(privileges)
     for held in Grant.objects.filter(principal=group.name, privilege__in=list(USE)):
         if held.privilege not in needed.get(held.securable_id, ()):
             securable = _securable(held.securable_type, held.securable_id)

@@ -13,7 +13,7 @@ from catalog.api.management import wire
 from catalog.choices import AuditAction
 from catalog.services import polaris_management as management
 from catalog.services.common import validate_optional_bool
-from ucweb.errors import InvalidParameter, iceberg_exception_handler
+from ucweb.errors import iceberg_exception_handler
 
 TAGS = ["Polaris Management API"]
 NO_CONTENT = OpenApiResponse(description="Success, no content.")
@@ -253,7 +253,7 @@ class CatalogRoleGrantsView(ManagementView):
 
     @_schema("revokeGrantFromCatalogRole", request=wire.GrantRequest, status=201, parameters=[CASCADE])
     def post(self, request, catalog, catalog_role):
-        if validate_optional_bool(request.query_params.get("cascade"), field="cascade"):
-            raise InvalidParameter("cascade=true is not supported: a ucweb grant has no dependent grants.")
-        management.revoke_grant(caller=request.user, catalog=catalog, role=catalog_role, body=self.body(request))
+        cascade = validate_optional_bool(request.query_params.get("cascade"), field="cascade")
+        management.revoke_grant(caller=request.user, catalog=catalog, role=catalog_role, body=self.body(request),
+                                cascade=cascade)
         return Response(status=201)
