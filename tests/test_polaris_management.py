@@ -260,8 +260,8 @@ def test_bad_bodies_get_a_clear_error_and_change_nothing(service, tmp_path):
         ("PUT", "/catalogs/lake/catalog-roles/r/grants", {"grant": {"type": "namespace", "namespace": ["\x00"],
                                                                     "privilege": "TABLE_READ_DATA"}}, 400),
         ("PUT", "/catalogs/lake/catalog-roles/r/grants", {"grant": {"type": "table", "namespace": ["sales"],
-                                                                    "tableName": 5, "privilege": "TABLE_READ_DATA"}},
-         404),
+                                                                    "tableName": {"a": 1}, "privilege": "TABLE_READ_DATA"}},
+         400),
         ("PUT", "/catalogs/lake/catalog-roles/r/grants", {"grant": "TABLE_READ_DATA"}, 400),
     ]
     for method, path, body, status in cases:

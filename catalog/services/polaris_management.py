@@ -415,10 +415,12 @@ def _parse_grant(catalog: Catalog, grant) -> PolarisGrant:
         raise SchemaDoesNotExist(f"Namespace {'.'.join(levels)} does not exist in catalog {catalog.name}.")
     if kind == "namespace":
         return PolarisGrant(kind, privilege, schema)
-    table = Table.objects.filter(schema=schema, name=grant.get("tableName")).select_related("schema__catalog").first()
+    name = grant.get("tableName")
+    if not isinstance(name, str) or not name:
+        raise InvalidParameter("tableName must be a non-empty string.")
+    table = Table.objects.filter(schema=schema, name=name).select_related("schema__catalog").first()
     if table is None:
-        raise TableDoesNotExist(f"Table {'.'.join(levels)}.{grant.get('tableName')} does not exist in catalog "
-                                f"{catalog.name}.")
+        raise TableDoesNotExist(f"Table {'.'.join(levels)}.{name} does not exist in catalog {catalog.name}.")
     return PolarisGrant(kind, privilege, table)
 
 
