@@ -325,8 +325,8 @@ class AuditAction(models.TextChoices):
     DELETE_GROUP = "deleteGroup"
     # principals and their keys
     CREATE_PRINCIPAL = "createPrincipal"
-    UPDATE_PRINCIPAL = "updatePrincipal"
     DELETE_PRINCIPAL = "deletePrincipal"
+    UPDATE_PRINCIPAL = "updatePrincipal"
     SET_METASTORE_ADMIN = "setMetastoreAdmin"
     ISSUE_TOKEN = "issueToken"
     REVOKE_TOKEN = "revokeToken"

@@ -488,8 +488,10 @@ NOT_WALKED = {
 }
 ALSO_SERVED_AT = ("/api/2.1/unity-catalog/iceberg/", "/api/2.1/unity-catalog/iceberg-rest/")  # the same views
 # SCIM names principals and groups, which are no securables: any principal may read them and only a
-# metastore admin may change them, so nothing is hidden there (tests/test_scim.py).
-NOT_SECURABLES = ("/api/1.0/unity-control/scim2/",)
+# metastore admin may change them, so nothing is hidden there (tests/test_scim.py). The Polaris
+# management API answers only metastore admins: anyone else gets its 403 before any lookup
+# (tests/test_polaris_management.py).
+NOT_SECURABLES = ("/api/1.0/unity-control/scim2/", "/api/management/v1/")
 
 
 def _routes():

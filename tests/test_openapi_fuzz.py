@@ -68,7 +68,7 @@ def check_error_envelope(response) -> None:
         assert isinstance(body["error_code"], str) and isinstance(body["message"], str), body
     elif path.startswith("/api/catalog/v1/oauth/"):
         assert isinstance(body, dict) and "error" in body, body  # OAuth's own error format
-    elif path.startswith("/api/catalog/"):
+    elif path.startswith(("/api/catalog/", "/api/management/")):  # Iceberg's envelope, as Polaris answers
         assert isinstance(body, dict) and isinstance(body.get("error"), dict), body
         assert body["error"].get("code") == response.status_code, body
 

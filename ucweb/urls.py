@@ -20,6 +20,7 @@ urlpatterns = [
     path("api/2.1/unity-catalog/delta/v1/", include("catalog.api.delta.urls")),
     *iceberg_mounts,
     path("api/2.1/unity-catalog/", include("catalog.api.uc.urls")),
+    path("api/management/v1/", include("catalog.api.management.urls")),
     path("api/2.0/settings/", include(workspace_settings_urlpatterns)),
     # SCIM 2.0 provisioning, where Unity Catalog OSS serves it (catalog.api.scim).
     path("api/1.0/unity-control/scim2/", include("catalog.api.scim.urls")),

@@ -186,3 +186,21 @@ def revoke_token(*, caller: Principal, token_id: int) -> None:
     forget_cached_tokens()
     _audit_principal(actor=caller.name, action="revokeToken", name=name, principal_id=token.principal_id,
                      details={"description": token.description, "created_at": token.created_at.isoformat()})
+
+
+@transaction.atomic
+def delete_principal(*, caller: Principal, principal: Principal, details: dict | None = None) -> None:
+    """Deletes `principal` (the caller has checked that it may) with its tokens, group memberships
+    and direct grants, in one transaction; the audit event lists the grants revoked. What it owns
+    keeps its name as owner."""
+    from catalog.models import Grant, GroupClosure
+
+    revoked = list(Grant.objects.filter(principal=principal.name).values_list("securable_name", "privilege"))
+    Grant.objects.filter(principal=principal.name).delete()
+    GroupClosure.objects.filter(principal=principal.name).delete()
+    name, principal_id = principal.name, principal.id
+    principal.delete()  # its tokens and group memberships go with it (foreign keys)
+    transaction.on_commit(forget_cached_tokens)
+    audit.record(principal=caller.name, action="deletePrincipal", securable_type="principal", securable_name=name,
+                 securable_id=principal_id, details={
+                     **(details or {}), "revoked": [f"{privilege} on {securable}" for securable, privilege in revoked]})

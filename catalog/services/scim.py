@@ -31,8 +31,8 @@ from scim2_models import InvalidFilterException, ScimFilter
 from scim2_models.path import Comparison, CompareOperator, ValuePath
 
 from catalog.choices import AuditAction, GroupKind, PrincipalKind
-from catalog.models import Grant, Group, GroupClosure, GroupMember, Principal
-from catalog.services import audit, groups
+from catalog.models import Group, GroupMember, Principal
+from catalog.services import audit, groups, principals
 from catalog.services.principals import forget_cached_tokens, validate_principal_name
 from ucweb.errors import AlreadyExists, GroupDoesNotExist, InvalidParameter, PermissionDenied, PrincipalDoesNotExist
 
@@ -127,8 +127,8 @@ def _list(rows, *, filter_text, start_index, count, attributes) -> Page:
 
 
 def list_users(*, filter_text=None, start_index=None, count=None) -> Page:
-    return _list(Principal.objects.prefetch_related("memberships__group"), filter_text=filter_text, start_index=start_index, count=count,
-                 attributes=USER_FILTERS)
+    return _list(Principal.objects.prefetch_related("memberships__group"), filter_text=filter_text,
+                 start_index=start_index, count=count, attributes=USER_FILTERS)
 
 
 def list_groups(*, filter_text=None, start_index=None, count=None) -> Page:
@@ -316,15 +316,7 @@ def delete_user(*, caller: Principal, user_id) -> None:
     user = get_user(user_id, for_update=True)
     if user.is_metastore_admin:
         raise _invalid(f"{user.name} is a metastore admin; SCIM does not delete metastore admins.", "mutability")
-    revoked = list(Grant.objects.filter(principal=user.name).values_list("securable_name", "privilege"))
-    Grant.objects.filter(principal=user.name).delete()
-    GroupClosure.objects.filter(principal=user.name).delete()
-    user_name, principal_id = user.name, user.id
-    user.delete()  # its tokens and group memberships go with it
-    transaction.on_commit(forget_cached_tokens)
-    audit.record(principal=caller.name, action=AuditAction.DELETE_PRINCIPAL, securable_type="principal",
-                 securable_name=user_name, securable_id=principal_id,
-                 details={"via": "scim", "revoked": [f"{privilege} on {securable}" for securable, privilege in revoked]})
+    principals.delete_principal(caller=caller, principal=user, details={"via": "scim"})
 
 
 # -- groups --------------------------------------------------------------------------------------
