@@ -6,6 +6,7 @@ model are refused and change no row."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -285,3 +286,13 @@ def test_the_schema_describes_every_management_operation(client):
         "assignCatalogRoleToPrincipalRole", "revokeCatalogRoleFromPrincipalRole", "listCatalogRoles",
         "createCatalogRole", "getCatalogRole", "deleteCatalogRole", "listAssigneePrincipalRolesForCatalogRole",
         "listGrantsForCatalogRole", "addGrantToCatalogRole", "revokeGrantFromCatalogRole"}
+
+
+def test_client_secrets_are_safe_to_pass_on_a_command_line(db):
+    """A secret is an argument of the `polaris` CLI and of curl: none may begin with "-" (argparse
+    then takes it for an option) or hold characters a shell treats specially."""
+    from catalog.services import principals
+
+    for index in range(200):
+        _, client_id, secret = principals.create_service_principal(name=f"robot{index}")
+        assert re.fullmatch(r"[0-9a-f]{64}", secret), secret

@@ -148,7 +148,10 @@ def create_service_principal(*, name: str, admin: bool = False, rotate: bool = F
         )
     principal = ensure_principal(name=name, admin=admin, kind=PrincipalKind.SERVICE_PRINCIPAL, actor=actor)
     client_id = principal.client_id or secrets.token_hex(16)
-    client_secret = secrets.token_urlsafe(32)
+    # Hex, not URL-safe base64: a secret that begins with "-" is taken for an option by the CLIs
+    # it is passed to (`polaris --client-secret -x...` fails), and one with "_" or "-" anywhere
+    # trips some shells' word splitting in copied commands.
+    client_secret = secrets.token_hex(32)
     principal.kind = PrincipalKind.SERVICE_PRINCIPAL
     principal.client_id = client_id
     principal.client_secret_hash = _digest(client_secret)
