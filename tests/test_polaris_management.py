@@ -15,7 +15,7 @@ import requests
 from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.exceptions import ForbiddenError, NoSuchTableError
 
-from catalog.models import AuditEvent, Catalog, Grant, Group, GroupMember, Principal
+from catalog.models import AuditEvent, Catalog, Grant, Group, GroupMember, Principal, Table
 from catalog.services import groups, principals
 from tests.pyiceberg_support import SCHEMA, ids, rows
 from ucweb.errors import InvalidParameter
@@ -296,3 +296,23 @@ def test_client_secrets_are_safe_to_pass_on_a_command_line(db):
     for index in range(200):
         _, client_id, secret = principals.create_service_principal(name=f"robot{index}")
         assert re.fullmatch(r"[0-9a-f]{64}", secret), secret
+
+
+def test_a_catalog_may_not_be_placed_on_another_securables_storage(service, tmp_path):
+    """The management API places a catalog's root by the one location rule (catalog.locations.
+    place_root): a root inside another securable's location or managed area is refused and
+    nothing is written. (A root that holds others, or
+    that another catalog shares, is allowed: each catalog's managed area is a folder of its own.)"""
+    _catalog_with_a_table(service, tmp_path, "lake")
+    table = Table.objects.get(name="orders")
+    lake_area = Catalog.objects.get(name="lake").storage_location
+    files = sorted(str(path) for path in tmp_path.rglob("*"))
+    before = _state()
+    for location in (table.storage_location, f"{table.storage_location}/data", lake_area, f"{lake_area}/x"):
+        response = service.call("POST", "/catalogs", {"catalog": {
+            "name": "intruder", "type": "INTERNAL", "properties": {"default-base-location": location},
+            "storageConfigInfo": {"storageType": "FILE", "allowedLocations": [location]}}})
+        assert response.status_code in (400, 403), (location, response.text)
+        assert response.json()["error"]["type"] in ("BadRequestException", "ForbiddenException"), response.text
+    assert _state() == before
+    assert sorted(str(path) for path in tmp_path.rglob("*")) == files
