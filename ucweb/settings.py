@@ -252,6 +252,9 @@ UCWEB_OPTIMIZE_MIN_FILES = env_int("UCWEB_OPTIMIZE_MIN_FILES", 10)
 UCWEB_CHECKPOINT_INTERVAL = env_int("UCWEB_CHECKPOINT_INTERVAL", 100)
 UCWEB_VACUUM_RETENTION_HOURS = env_int("UCWEB_VACUUM_RETENTION_HOURS", 168)
 UCWEB_STAGING_TTL_SECONDS = env_int("UCWEB_STAGING_TTL_SECONDS", 24 * 3600)
+# How long a dropped table or volume is kept, restorable, before its row and managed files go
+# (catalog.services.dropped); 0 deletes at once.
+UCWEB_DROP_RETENTION_SECONDS = env_int("UCWEB_DROP_RETENTION_SECONDS", 0)
 # Maintenance runs (table properties override these per table: see maintenance/policy.py).
 UCWEB_TARGET_FILE_BYTES = env_int("UCWEB_TARGET_FILE_BYTES", 128 * 1024 * 1024)
 UCWEB_DELTA_LOG_RETENTION_HOURS = env_int("UCWEB_DELTA_LOG_RETENTION_HOURS", 30 * 24)
@@ -340,6 +343,7 @@ UCWEB_MAINTENANCE_SCHEDULE = {
     "publish-verify": ("maintenance.publish_verify", 30),
     "purge-pending": ("maintenance.purge_pending", 60),
     "expire-staging-tables": ("maintenance.expire_staging_tables", 600),
+    "expire-dropped": ("maintenance.expire_dropped", 600),
     "refresh-health-and-plans": ("maintenance.refresh_health", 300),
     "run-due-maintenance": ("maintenance.run_due", 300),
 }
