@@ -19,7 +19,7 @@ from maintenance.models import PurgeRequest
 from maintenance.purge import expire_dropped, run_pending_purges
 from tests.delta_client import DeltaClient
 from tests.helpers import UC, grant
-from tests.pyiceberg_support import ARROW, catalog, connect, file_only, new_table, rows, storage  # noqa: F401
+from tests.pyiceberg_support import catalog, connect, error_of, file_only, http, new_table, rows, storage  # noqa: F401
 
 RETENTION = 7 * 24 * 3600
 
@@ -239,3 +239,34 @@ def test_iceberg_drop_keeps_and_purge_requested_purges(catalog, admin_client, re
     assert restored.scan().to_arrow().num_rows == 1
     restored.append(rows((2, "2024-01-02T00:00:00", "b", 2.0)))
     assert catalog.load_table(("default", "kept")).scan().to_arrow().num_rows == 2
+
+
+@file_only
+def test_iceberg_undrop_by_name(catalog, http, retention, storage):
+    table = new_table(catalog, "clicks")
+    table.append(rows((1, "2024-01-01T00:00:00", "a", 1.0)))
+    table_id = str(table.metadata.table_uuid)
+    grant("bob", "catalog", "unity", "USE CATALOG")
+    grant("bob", "schema", "unity.default", "USE SCHEMA")
+    grant("bob", "table", "unity.default.clicks", "SELECT", "MODIFY")
+    catalog.drop_table(("default", "clicks"))
+    newer = new_table(catalog, "clicks")
+    before = _state()
+
+    taken = http("POST", "/namespaces/default/tables/clicks/undrop")
+    assert error_of(taken) == (409, "AlreadyExistsException")
+    bob = http.as_("bob")
+    hidden, missing = bob("POST", "/namespaces/default/tables/clicks/undrop"), bob(
+        "POST", "/namespaces/default/tables/never/undrop")
+    assert error_of(hidden) == error_of(missing) == (404, "NoSuchTableException")
+    assert hidden.json()["error"]["message"].replace("clicks", "<name>") == \
+        missing.json()["error"]["message"].replace("never", "<name>")
+    assert _state() == before
+
+    catalog.purge_table(("default", "clicks"))
+    assert str(newer.metadata.table_uuid) not in {str(i) for i in Table.with_dropped.values_list("id", flat=True)}
+    response = http("POST", "/namespaces/default/tables/clicks/undrop")
+    assert response.status_code == 204, response.content
+    restored = catalog.load_table(("default", "clicks"))
+    assert str(restored.metadata.table_uuid) == table_id and restored.scan().to_arrow().num_rows == 1
+    assert error_of(http("POST", "/namespaces/default/tables/clicks/undrop")) == (404, "NoSuchTableException")

@@ -126,7 +126,12 @@ def _kept(caller: Principal, kind: Kind, securable_id):
 @transaction.atomic
 def restore(*, caller: Principal, securable_type: str, securable_id):
     kind = KINDS[securable_type]
-    row = _kept(caller, kind, securable_id)
+    return restore_row(caller, securable_type, _kept(caller, kind, securable_id))
+
+
+def restore_row(caller: Principal, securable_type: str, row):
+    """Restores `row`, a dropped row the caller may restore (locked, in the caller's transaction)."""
+    kind = KINDS[securable_type]
     if kind.model.objects.filter(schema=row.schema, name=row.name).exists():
         raise AlreadyExists(f"{kind.noun} '{row.full_name}' already exists: rename or drop it to restore "
                             f"{row.id}.").about(row)
