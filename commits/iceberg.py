@@ -77,7 +77,7 @@ def row_id_for(requested) -> uuid.UUID:
     """The id a new table's row gets: the uuid its metadata asks for, unless a row holds it already.
     Decided before the location is placed, because the managed location and the overlap check
     are keyed by it: a client naming another table's uuid must not be given that table's storage."""
-    if requested is not None and not Table.objects.filter(id=requested).exists():
+    if requested is not None and not Table.with_dropped.filter(id=requested).exists():
         return requested
     return uuid.uuid4()
 

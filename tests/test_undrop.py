@@ -270,3 +270,48 @@ def test_iceberg_undrop_by_name(catalog, http, retention, storage):
     restored = catalog.load_table(("default", "clicks"))
     assert str(restored.metadata.table_uuid) == table_id and restored.scan().to_arrow().num_rows == 1
     assert error_of(http("POST", "/namespaces/default/tables/clicks/undrop")) == (404, "NoSuchTableException")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_console_lists_restores_and_purges_through_the_services(bootstrap, retention, storage_root):
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    from catalog.models import Principal
+    from catalog.services import principals, tables
+
+    admin = Principal.objects.get(name="admin")
+    columns = [{"name": "id", "type_name": "LONG"}]
+    for name in ("kept", "doomed"):
+        tables.create_table(caller=admin, name=name, catalog_name="unity", schema_name="default", table_type="VIEW",
+                            view_definition="select 1", columns=columns)
+        tables.delete_table(caller=admin, full_name=f"unity.default.{name}")
+    kept, doomed = (Table.with_dropped.get(name=name) for name in ("kept", "doomed"))
+    get_user_model().objects.create_superuser("admin", "admin@example.com", "pw")
+    console = Client()
+    console.force_login(get_user_model().objects.get(username="admin"))
+
+    page = console.get("/admin/catalog/table/dropped/").content.decode()
+    assert "unity.default.kept" in page and "unity.default.doomed" in page
+    assert "/admin/catalog/table/dropped/" in console.get("/admin/").content.decode()
+
+    console.post(f"/admin/catalog/table/dropped/table/{kept.id}/restore/")
+    assert Table.objects.get(id=kept.id).name == "kept"
+    console.post(f"/admin/catalog/table/dropped/table/{doomed.id}/purge/", {"confirm": "nope"})
+    assert Table.with_dropped.filter(id=doomed.id).exists()  # not confirmed by its name
+    console.post(f"/admin/catalog/table/dropped/table/{doomed.id}/purge/", {"confirm": "unity.default.doomed"})
+    assert not Table.with_dropped.filter(id=doomed.id).exists()
+    assert list(AuditEvent.objects.filter(principal="admin", action__in=[
+        AuditAction.UNDROP_TABLE, AuditAction.PURGE_DROPPED_TABLE]).values_list("action", "securable_id")) == [
+        (AuditAction.UNDROP_TABLE, kept.id), (AuditAction.PURGE_DROPPED_TABLE, doomed.id)]
+
+    # Another staff user's principal, who owns neither: the list is empty, the pages are missing.
+    tables.delete_table(caller=admin, full_name="unity.default.kept")
+    principals.ensure_principal(name="carol")
+    get_user_model().objects.create_user("carol", "carol@example.com", "pw", is_staff=True, is_superuser=True)
+    carol = Client()
+    carol.force_login(get_user_model().objects.get(username="carol"))
+    assert "unity.default.kept" not in carol.get("/admin/catalog/table/dropped/").content.decode()
+    assert carol.post(f"/admin/catalog/table/dropped/table/{kept.id}/restore/").status_code == 404
+    assert carol.post(f"/admin/catalog/table/dropped/table/{uuid.uuid4()}/restore/").status_code == 404
+    assert Table.with_dropped.get(id=kept.id).dropped_at is not None

@@ -2,6 +2,7 @@
 
 from django.contrib import admin
 
+from catalog.admin.dropped import DroppedPage
 from catalog.admin.securables import OfVisible, ReadOnlyAdmin, ReadOnlyInline, SecurableAdmin
 from catalog.admin.table_page import declared, table_sections
 from catalog.choices import SecurableType
@@ -65,7 +66,7 @@ class ColumnInline(ReadOnlyInline):
 
 
 @admin.register(Table)
-class TableAdmin(SecurableAdmin):
+class TableAdmin(DroppedPage, SecurableAdmin):
     """One page for a table of any format: its own history (Delta commits, or Iceberg snapshots,
     refs and metadata files), health and maintenance, policies, and who may access it."""
 

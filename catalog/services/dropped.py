@@ -110,6 +110,16 @@ def dropped_in_schema(*, caller: Principal, securable_type: str, catalog_name, s
     return rows.order_by("-dropped_at", "id")
 
 
+def restorable(caller: Principal) -> list:
+    """Every dropped table and volume the caller may restore or purge, last dropped first: the
+    console's list, over the whole metastore."""
+    found = []
+    for kind in KINDS.values():
+        rows = kind.model.with_dropped.filter(dropped_at__isnull=False).select_related("schema__catalog")
+        found += [row for row in rows if caller.is_metastore_admin or authz.Access.load(caller, row).owns()]
+    return sorted(found, key=lambda row: row.dropped_at, reverse=True)
+
+
 def _kept(caller: Principal, kind: Kind, securable_id):
     """The dropped row, locked, once the caller may restore or purge it; else the answer of a
     missing id, whether it was never there, is live or is someone else's."""
