@@ -302,7 +302,8 @@ def test_the_console_lists_restores_and_purges_through_the_services(bootstrap, r
     console.post(f"/admin/catalog/table/dropped/table/{doomed.id}/purge/", {"confirm": "unity.default.doomed"})
     assert not Table.with_dropped.filter(id=doomed.id).exists()
     assert list(AuditEvent.objects.filter(principal="admin", action__in=[
-        AuditAction.UNDROP_TABLE, AuditAction.PURGE_DROPPED_TABLE]).values_list("action", "securable_id")) == [
+        AuditAction.UNDROP_TABLE, AuditAction.PURGE_DROPPED_TABLE]).order_by("id").values_list(
+            "action", "securable_id")) == [
         (AuditAction.UNDROP_TABLE, kept.id), (AuditAction.PURGE_DROPPED_TABLE, doomed.id)]
 
     # Another staff user's principal, who owns neither: the list is empty, the pages are missing.
@@ -315,3 +316,16 @@ def test_the_console_lists_restores_and_purges_through_the_services(bootstrap, r
     assert carol.post(f"/admin/catalog/table/dropped/table/{kept.id}/restore/").status_code == 404
     assert carol.post(f"/admin/catalog/table/dropped/table/{uuid.uuid4()}/restore/").status_code == 404
     assert Table.with_dropped.get(id=kept.id).dropped_at is not None
+
+
+def test_a_dropped_generic_table_restores(admin_client, retention, storage_root):
+    generic = "/api/catalog/polaris/v1/unity/namespaces/default/generic-tables"
+    created = admin_client.post(generic, {"name": "lance_rows", "format": "lance"}, format="json")
+    assert created.status_code == 200, created.content
+    table_id = str(Table.objects.get(name="lance_rows").id)
+    assert admin_client.delete(f"{generic}/lance_rows").status_code == 204
+    assert admin_client.get(f"{generic}/lance_rows").status_code == 404
+
+    assert admin_client.post(f"{UC}/dropped-tables/{table_id}/undrop").status_code == 200
+    loaded = admin_client.get(f"{generic}/lance_rows")
+    assert loaded.status_code == 200 and loaded.json()["table"]["format"] == "lance"
