@@ -219,6 +219,11 @@ def test_iceberg_drop_keeps_and_purge_requested_purges(catalog, admin_client, re
     kept = new_table(catalog, "kept")
     kept.append(rows((1, "2024-01-01T00:00:00", "a", 1.0)))
     table_id = str(Table.objects.get(name="kept").id)
+    policies = "/api/catalog/polaris/v1/unity/namespaces/default/policies"
+    assert admin_client.post(policies, {"name": "expiry", "type": "system.snapshot-expiry",
+                                        "content": '{"enable": true}'}, format="json").status_code == 200
+    assert admin_client.put(f"{policies}/expiry/mappings", {"target": {"type": "table-like", "path": [
+        "default", "kept"]}}, format="json").status_code == 204
     catalog.drop_table(("default", "kept"))  # purgeRequested=false
 
     with pytest.raises(NoSuchTableError):
@@ -237,6 +242,9 @@ def test_iceberg_drop_keeps_and_purge_requested_purges(catalog, admin_client, re
     restored = catalog.load_table(("default", "kept"))
     assert str(restored.metadata.table_uuid) == table_id
     assert restored.scan().to_arrow().num_rows == 1
+    applicable = admin_client.get("/api/catalog/polaris/v1/unity/applicable-policies",
+                                  {"namespace": "default", "target-name": "kept"}).json()
+    assert [p["name"] for p in applicable["applicable-policies"]] == ["expiry"]
     restored.append(rows((2, "2024-01-02T00:00:00", "b", 2.0)))
     assert catalog.load_table(("default", "kept")).scan().to_arrow().num_rows == 2
 
@@ -329,3 +337,14 @@ def test_a_dropped_generic_table_restores(admin_client, retention, storage_root)
     assert admin_client.post(f"{UC}/dropped-tables/{table_id}/undrop").status_code == 200
     loaded = admin_client.get(f"{generic}/lance_rows")
     assert loaded.status_code == 200 and loaded.json()["table"]["format"] == "lance"
+
+
+def test_a_dropped_tables_maintenance_waits_for_its_restore(delta, admin_client, retention, storage_root):
+    from maintenance import runs
+
+    info = delta.create_table("unity", "default", "tended")
+    plan = runs.request_run(table=Table.objects.get(id=info.table_id), operation="CHECKPOINT", reason="test")
+    assert admin_client.delete(f"{UC}/tables/unity.default.tended").status_code == 200
+    assert plan.id not in set(runs.due().values_list("id", flat=True))
+    assert admin_client.post(f"{UC}/dropped-tables/{info.table_id}/undrop").status_code == 200
+    assert plan.id in set(runs.due().values_list("id", flat=True))
