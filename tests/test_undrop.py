@@ -348,3 +348,16 @@ def test_a_dropped_tables_maintenance_waits_for_its_restore(delta, admin_client,
     assert plan.id not in set(runs.due().values_list("id", flat=True))
     assert admin_client.post(f"{UC}/dropped-tables/{info.table_id}/undrop").status_code == 200
     assert plan.id in set(runs.due().values_list("id", flat=True))
+
+
+def test_dropping_the_schema_ends_the_retention_of_what_was_dropped_in_it(delta, admin_client, retention,
+                                                                         storage_root):
+    assert admin_client.post(f"{UC}/schemas", {"name": "scratch", "catalog_name": "unity"},
+                             format="json").status_code == 200
+    info = delta.create_table("unity", "scratch", "tmp")
+    assert admin_client.delete(f"{UC}/tables/unity.scratch.tmp").status_code == 200
+
+    assert admin_client.delete(f"{UC}/schemas/unity.scratch").status_code == 200  # nothing live in it
+
+    run_pending_purges()
+    assert not Table.with_dropped.filter(id=info.table_id).exists() and _files(info.storage_location) == []

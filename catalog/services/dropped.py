@@ -87,13 +87,14 @@ class Kind:
     restore_action: str
     purge_action: str
     erase: Callable[[object], None]  # deletes a kept row for good, purging what is the catalog's
+    listed_with: tuple[str, ...] = ()  # what its listing shows beside the row
 
 
 KINDS = {
     SecurableType.TABLE: Kind(
         Table, SecurableType.TABLE, "Table", "table_id", lookup_errors.table_id_not_found,
         AuditAction.UNDROP_TABLE, AuditAction.PURGE_DROPPED_TABLE,
-        lambda row: drop_table_row(row, dropped_by=row.dropped_by)),
+        lambda row: drop_table_row(row, dropped_by=row.dropped_by), listed_with=("columns",)),
     SecurableType.VOLUME: Kind(
         Volume, SecurableType.VOLUME, "Volume", "volume_id", lookup_errors.volume_id_not_found,
         AuditAction.UNDROP_VOLUME, AuditAction.PURGE_DROPPED_VOLUME, lambda row: row.delete()),
@@ -104,7 +105,8 @@ def dropped_in_schema(*, caller: Principal, securable_type: str, catalog_name, s
     """The dropped tables or volumes of a schema that the caller may restore, last dropped first."""
     kind = KINDS[securable_type]
     schema, access = resolve.schema(caller, catalog_name, schema_name)
-    rows = kind.model.with_dropped.filter(schema=schema, dropped_at__isnull=False).select_related("schema__catalog")
+    rows = (kind.model.with_dropped.filter(schema=schema, dropped_at__isnull=False).select_related("schema__catalog")
+            .prefetch_related(*kind.listed_with))
     if not access.owns():
         rows = rows.filter(owner=caller.name)
     return rows.order_by("-dropped_at", "id")
