@@ -3,7 +3,7 @@ API: Users and Me as there, Groups and the discovery endpoints beside them. Writ
 admin (catalog.services.scim); errors are in the SCIM envelope (ucweb.errors.scim_body)."""
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
@@ -40,48 +40,71 @@ def _documented(operation_id: str, *, request=None, status: int = 200, parameter
                          summary=summary, responses={status: OpenApiTypes.OBJECT, **ERRORS})
 
 
-class UsersView(ScimView):
-    audit_securable_type = "principal"
-    audit_actions = {"POST": AuditAction.CREATE_PRINCIPAL}
+# A SCIM collection: GET answers one page of what `filter` selects, POST creates one (201, with
+# its Location). Subclasses name the services and `render` (a row → its SCIM resource); the
+# operations and audit actions are named by each view (a docstring here would be published as
+# theirs).
+class Collection:
+    render = list_service = create_service = None
 
-    @_documented("scimListUsers", parameters=LIST_PARAMETERS, summary="List users (principals)")
     def get(self, request):
-        page = scim.list_users(filter_text=request.query_params.get("filter"),
-                               start_index=request.query_params.get("startIndex"),
-                               count=request.query_params.get("count"))
-        return Response(resources.list_response(page, [resources.user(request, row) for row in page.resources]))
+        page = self.list_service(filter_text=request.query_params.get("filter"),
+                                 start_index=request.query_params.get("startIndex"),
+                                 count=request.query_params.get("count"))
+        return Response(resources.list_response(page, [self.render(request, row) for row in page.resources]))
 
-    @_documented("scimCreateUser", request=OpenApiTypes.OBJECT, status=201, summary="Create a user (admin)")
     def post(self, request):
-        user = scim.create_user(caller=request.user, body=self.body(request))
-        body = resources.user(request, user)
+        body = self.render(request, self.create_service(caller=request.user, body=self.body(request)))
         return Response(body, status=201, headers={"Location": body["meta"]["location"]})
 
 
-class UserView(ScimView):
+# One SCIM resource, named by the id in the path (`user_id`, `group_id`: the keyword the
+# services take too).
+class Resource:
+    render = get_service = replace_service = patch_service = delete_service = None
+
+    def get(self, request, **path):
+        (resource_id,) = path.values()
+        return Response(self.render(request, self.get_service(resource_id)))
+
+    def put(self, request, **path):
+        return Response(self.render(request, self.replace_service(caller=request.user, **path,
+                                                                  body=self.body(request))))
+
+    def patch(self, request, **path):
+        return Response(self.render(request, self.patch_service(caller=request.user, **path,
+                                                                body=self.body(request))))
+
+    def delete(self, request, **path):
+        self.delete_service(caller=request.user, **path)
+        return Response(status=204)
+
+
+@extend_schema_view(
+    get=_documented("scimListUsers", parameters=LIST_PARAMETERS, summary="List users (principals)"),
+    post=_documented("scimCreateUser", request=OpenApiTypes.OBJECT, status=201, summary="Create a user (admin)"),
+)
+class UsersView(Collection, ScimView):
+    audit_securable_type = "principal"
+    audit_actions = {"POST": AuditAction.CREATE_PRINCIPAL}
+    render = staticmethod(resources.user)
+    list_service, create_service = staticmethod(scim.list_users), staticmethod(scim.create_user)
+
+
+@extend_schema_view(
+    get=_documented("scimGetUser", summary="Get a user"),
+    put=_documented("scimReplaceUser", request=OpenApiTypes.OBJECT, summary="Replace a user (admin)"),
+    patch=_documented("scimPatchUser", request=OpenApiTypes.OBJECT,
+                      summary="Change active, displayName or externalId (admin)"),
+    delete=_documented("scimDeleteUser", status=204, summary="Delete a user and revoke its grants (admin)"),
+)
+class UserView(Resource, ScimView):
     audit_securable_type = "principal"
     audit_actions = {"PUT": AuditAction.UPDATE_PRINCIPAL, "PATCH": AuditAction.UPDATE_PRINCIPAL,
                      "DELETE": AuditAction.DELETE_PRINCIPAL}
-
-    @_documented("scimGetUser", summary="Get a user")
-    def get(self, request, user_id):
-        return Response(resources.user(request, scim.get_user(user_id)))
-
-    @_documented("scimReplaceUser", request=OpenApiTypes.OBJECT, summary="Replace a user (admin)")
-    def put(self, request, user_id):
-        return Response(resources.user(request, scim.replace_user(caller=request.user, user_id=user_id,
-                                                                  body=self.body(request))))
-
-    @_documented("scimPatchUser", request=OpenApiTypes.OBJECT,
-                 summary="Change active, displayName or externalId (admin)")
-    def patch(self, request, user_id):
-        return Response(resources.user(request, scim.patch_user(caller=request.user, user_id=user_id,
-                                                                body=self.body(request))))
-
-    @_documented("scimDeleteUser", status=204, summary="Delete a user and revoke its grants (admin)")
-    def delete(self, request, user_id):
-        scim.delete_user(caller=request.user, user_id=user_id)
-        return Response(status=204)
+    render, get_service = staticmethod(resources.user), staticmethod(scim.get_user)
+    replace_service, patch_service = staticmethod(scim.replace_user), staticmethod(scim.patch_user)
+    delete_service = staticmethod(scim.delete_user)
 
 
 class MeView(ScimView):
@@ -90,47 +113,30 @@ class MeView(ScimView):
         return Response(resources.user(request, scim.get_user(request.user.id)))
 
 
-class GroupsView(ScimView):
+@extend_schema_view(
+    get=_documented("scimListGroups", parameters=LIST_PARAMETERS, summary="List groups"),
+    post=_documented("scimCreateGroup", request=OpenApiTypes.OBJECT, status=201, summary="Create a group (admin)"),
+)
+class GroupsView(Collection, ScimView):
     audit_securable_type = "group"
     audit_actions = {"POST": AuditAction.CREATE_GROUP}
-
-    @_documented("scimListGroups", parameters=LIST_PARAMETERS, summary="List groups")
-    def get(self, request):
-        page = scim.list_groups(filter_text=request.query_params.get("filter"),
-                                start_index=request.query_params.get("startIndex"),
-                                count=request.query_params.get("count"))
-        return Response(resources.list_response(page, [resources.group(request, row) for row in page.resources]))
-
-    @_documented("scimCreateGroup", request=OpenApiTypes.OBJECT, status=201, summary="Create a group (admin)")
-    def post(self, request):
-        group = scim.create_group(caller=request.user, body=self.body(request))
-        body = resources.group(request, group)
-        return Response(body, status=201, headers={"Location": body["meta"]["location"]})
+    render = staticmethod(resources.group)
+    list_service, create_service = staticmethod(scim.list_groups), staticmethod(scim.create_group)
 
 
-class GroupView(ScimView):
+@extend_schema_view(
+    get=_documented("scimGetGroup", summary="Get a group"),
+    put=_documented("scimReplaceGroup", request=OpenApiTypes.OBJECT, summary="Replace a group (admin)"),
+    patch=_documented("scimPatchGroup", request=OpenApiTypes.OBJECT, summary="Change members, displayName (admin)"),
+    delete=_documented("scimDeleteGroup", status=204, summary="Delete a group and revoke its grants (admin)"),
+)
+class GroupView(Resource, ScimView):
     audit_securable_type = "group"
     audit_actions = {"PUT": AuditAction.UPDATE_GROUP, "PATCH": AuditAction.UPDATE_GROUP,
                      "DELETE": AuditAction.DELETE_GROUP}
-
-    @_documented("scimGetGroup", summary="Get a group")
-    def get(self, request, group_id):
-        return Response(resources.group(request, scim.get_group(group_id)))
-
-    @_documented("scimReplaceGroup", request=OpenApiTypes.OBJECT, summary="Replace a group (admin)")
-    def put(self, request, group_id):
-        return Response(resources.group(request, scim.replace_group(caller=request.user, group_id=group_id,
-                                                                    body=self.body(request))))
-
-    @_documented("scimPatchGroup", request=OpenApiTypes.OBJECT, summary="Change members, displayName (admin)")
-    def patch(self, request, group_id):
-        return Response(resources.group(request, scim.patch_group(caller=request.user, group_id=group_id,
-                                                                  body=self.body(request))))
-
-    @_documented("scimDeleteGroup", status=204, summary="Delete a group and revoke its grants (admin)")
-    def delete(self, request, group_id):
-        scim.delete_group(caller=request.user, group_id=group_id)
-        return Response(status=204)
+    render, get_service = staticmethod(resources.group), staticmethod(scim.get_group)
+    replace_service, patch_service = staticmethod(scim.replace_group), staticmethod(scim.patch_group)
+    delete_service = staticmethod(scim.delete_group)
 
 
 class ServiceProviderConfigView(ScimView):
