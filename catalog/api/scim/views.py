@@ -2,8 +2,11 @@
 API: Users and Me as there, Groups and the discovery endpoints beside them. Writes need a metastore
 admin (catalog.services.scim); errors are in the SCIM envelope (ucweb.errors.scim_body)."""
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
@@ -40,103 +43,95 @@ def _documented(operation_id: str, *, request=None, status: int = 200, parameter
                          summary=summary, responses={status: OpenApiTypes.OBJECT, **ERRORS})
 
 
-# A SCIM collection: GET answers one page of what `filter` selects, POST creates one (201, with
-# its Location). Subclasses name the services and `render` (a row → its SCIM resource); the
-# operations and audit actions are named by each view (a docstring here would be published as
-# theirs).
-class Collection:
-    render = list_service = create_service = None
+@dataclass(frozen=True)
+class Kind:
+    """A kind of SCIM resource (User, Group): its services (`list(filter_text=, start_index=,
+    count=)`, `create(caller=, body=)`, `get(id)`, `replace` and `patch` (caller=, <id>=, body=),
+    `delete(caller=, <id>=)`, where <id> is the path parameter, `user_id` or `group_id`), how a
+    row is rendered (`render(request, row)`), the securable type of its audit rows, and the
+    summaries that say what only this kind's list and patch do."""
 
-    def get(self, request):
-        page = self.list_service(filter_text=request.query_params.get("filter"),
-                                 start_index=request.query_params.get("startIndex"),
-                                 count=request.query_params.get("count"))
-        return Response(resources.list_response(page, [self.render(request, row) for row in page.resources]))
+    noun: str
+    securable_type: str
+    render: Callable
+    list: Callable
+    create: Callable
+    get: Callable
+    replace: Callable
+    patch: Callable
+    delete: Callable
+    list_summary: str
+    patch_summary: str
 
-    def post(self, request):
-        body = self.render(request, self.create_service(caller=request.user, body=self.body(request)))
+
+def views(kind: Kind) -> tuple[type[ScimView], type[ScimView]]:
+    """The collection view (GET: one page of what `filter` selects; POST: create, 201 with the
+    new resource's Location) and the resource view (GET, PUT, PATCH, DELETE by id) of `kind`.
+    Like the Unity Catalog API's views, they carry no docstring (it would be published)."""
+    noun, article = kind.noun, f"a {kind.noun.lower()}"
+    audited = kind.securable_type.capitalize()
+    update = AuditAction(f"update{audited}")
+
+    @_documented(f"scimList{noun}s", parameters=LIST_PARAMETERS, summary=kind.list_summary)
+    def list_selected(self, request):
+        page = kind.list(filter_text=request.query_params.get("filter"),
+                         start_index=request.query_params.get("startIndex"),
+                         count=request.query_params.get("count"))
+        return Response(resources.list_response(page, [kind.render(request, row) for row in page.resources]))
+
+    @_documented(f"scimCreate{noun}", request=OpenApiTypes.OBJECT, status=201, summary=f"Create {article} (admin)")
+    def create(self, request):
+        body = kind.render(request, kind.create(caller=request.user, body=self.body(request)))
         return Response(body, status=201, headers={"Location": body["meta"]["location"]})
 
-
-# One SCIM resource, named by the id in the path (`user_id`, `group_id`: the keyword the
-# services take too).
-class Resource:
-    render = get_service = replace_service = patch_service = delete_service = None
-
+    @_documented(f"scimGet{noun}", summary=f"Get {article}")
     def get(self, request, **path):
         (resource_id,) = path.values()
-        return Response(self.render(request, self.get_service(resource_id)))
+        return Response(kind.render(request, kind.get(resource_id)))
 
-    def put(self, request, **path):
-        return Response(self.render(request, self.replace_service(caller=request.user, **path,
-                                                                  body=self.body(request))))
+    @_documented(f"scimReplace{noun}", request=OpenApiTypes.OBJECT, summary=f"Replace {article} (admin)")
+    def replace(self, request, **path):
+        return Response(kind.render(request, kind.replace(caller=request.user, **path, body=self.body(request))))
 
+    @_documented(f"scimPatch{noun}", request=OpenApiTypes.OBJECT, summary=kind.patch_summary)
     def patch(self, request, **path):
-        return Response(self.render(request, self.patch_service(caller=request.user, **path,
-                                                                body=self.body(request))))
+        return Response(kind.render(request, kind.patch(caller=request.user, **path, body=self.body(request))))
 
+    @_documented(f"scimDelete{noun}", status=204, summary=f"Delete {article} and revoke its grants (admin)")
     def delete(self, request, **path):
-        self.delete_service(caller=request.user, **path)
+        kind.delete(caller=request.user, **path)
         return Response(status=204)
 
+    attributes = {"audit_securable_type": kind.securable_type, "__module__": __name__}
+    return (
+        type(f"{noun}sView", (ScimView,), {
+            **attributes, "audit_actions": {"POST": AuditAction(f"create{audited}")},
+            "get": list_selected, "post": create,
+        }),
+        type(f"{noun}View", (ScimView,), {
+            **attributes,
+            "audit_actions": {"PUT": update, "PATCH": update, "DELETE": AuditAction(f"delete{audited}")},
+            "get": get, "put": replace, "patch": patch, "delete": delete,
+        }),
+    )
 
-@extend_schema_view(
-    get=_documented("scimListUsers", parameters=LIST_PARAMETERS, summary="List users (principals)"),
-    post=_documented("scimCreateUser", request=OpenApiTypes.OBJECT, status=201, summary="Create a user (admin)"),
-)
-class UsersView(Collection, ScimView):
-    audit_securable_type = "principal"
-    audit_actions = {"POST": AuditAction.CREATE_PRINCIPAL}
-    render = staticmethod(resources.user)
-    list_service, create_service = staticmethod(scim.list_users), staticmethod(scim.create_user)
 
-
-@extend_schema_view(
-    get=_documented("scimGetUser", summary="Get a user"),
-    put=_documented("scimReplaceUser", request=OpenApiTypes.OBJECT, summary="Replace a user (admin)"),
-    patch=_documented("scimPatchUser", request=OpenApiTypes.OBJECT,
-                      summary="Change active, displayName or externalId (admin)"),
-    delete=_documented("scimDeleteUser", status=204, summary="Delete a user and revoke its grants (admin)"),
-)
-class UserView(Resource, ScimView):
-    audit_securable_type = "principal"
-    audit_actions = {"PUT": AuditAction.UPDATE_PRINCIPAL, "PATCH": AuditAction.UPDATE_PRINCIPAL,
-                     "DELETE": AuditAction.DELETE_PRINCIPAL}
-    render, get_service = staticmethod(resources.user), staticmethod(scim.get_user)
-    replace_service, patch_service = staticmethod(scim.replace_user), staticmethod(scim.patch_user)
-    delete_service = staticmethod(scim.delete_user)
+UsersView, UserView = views(Kind(
+    noun="User", securable_type="principal", render=resources.user, list=scim.list_users, create=scim.create_user,
+    get=scim.get_user, replace=scim.replace_user, patch=scim.patch_user, delete=scim.delete_user,
+    list_summary="List users (principals)", patch_summary="Change active, displayName or externalId (admin)",
+))
+GroupsView, GroupView = views(Kind(
+    noun="Group", securable_type="group", render=resources.group, list=scim.list_groups, create=scim.create_group,
+    get=scim.get_group, replace=scim.replace_group, patch=scim.patch_group, delete=scim.delete_group,
+    list_summary="List groups", patch_summary="Change members, displayName (admin)",
+))
 
 
 class MeView(ScimView):
     @_documented("scimGetMe", summary="The caller's own user")
     def get(self, request):
         return Response(resources.user(request, scim.get_user(request.user.id)))
-
-
-@extend_schema_view(
-    get=_documented("scimListGroups", parameters=LIST_PARAMETERS, summary="List groups"),
-    post=_documented("scimCreateGroup", request=OpenApiTypes.OBJECT, status=201, summary="Create a group (admin)"),
-)
-class GroupsView(Collection, ScimView):
-    audit_securable_type = "group"
-    audit_actions = {"POST": AuditAction.CREATE_GROUP}
-    render = staticmethod(resources.group)
-    list_service, create_service = staticmethod(scim.list_groups), staticmethod(scim.create_group)
-
-
-@extend_schema_view(
-    get=_documented("scimGetGroup", summary="Get a group"),
-    put=_documented("scimReplaceGroup", request=OpenApiTypes.OBJECT, summary="Replace a group (admin)"),
-    patch=_documented("scimPatchGroup", request=OpenApiTypes.OBJECT, summary="Change members, displayName (admin)"),
-    delete=_documented("scimDeleteGroup", status=204, summary="Delete a group and revoke its grants (admin)"),
-)
-class GroupView(Resource, ScimView):
-    audit_securable_type = "group"
-    audit_actions = {"PUT": AuditAction.UPDATE_GROUP, "PATCH": AuditAction.UPDATE_GROUP,
-                     "DELETE": AuditAction.DELETE_GROUP}
-    render, get_service = staticmethod(resources.group), staticmethod(scim.get_group)
-    replace_service, patch_service = staticmethod(scim.replace_group), staticmethod(scim.patch_group)
-    delete_service = staticmethod(scim.delete_group)
 
 
 class ServiceProviderConfigView(ScimView):
