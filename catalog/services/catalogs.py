@@ -62,7 +62,7 @@ def create_catalog(*, caller: Principal, name, comment=None, properties=None, st
 
 
 UPDATABLE = recipes.Updatable(
-    securable_type=SecurableType.CATALOG, audit_action="updateCatalog", what="Catalog",
+    securable_type=SecurableType.CATALOG, what="Catalog",
     siblings=recipes.in_the_metastore, already_exists=CatalogAlreadyExists,
 )
 

@@ -143,7 +143,7 @@ def create_credential(
 
 
 UPDATABLE = recipes.Updatable(
-    securable_type=SecurableType.CREDENTIAL, audit_action="updateCredential", what="Credential",
+    securable_type=SecurableType.CREDENTIAL, what="Credential",
     siblings=recipes.in_the_metastore, fields=recipes.COMMENT_AND_OWNER,
 )
 

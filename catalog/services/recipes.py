@@ -53,12 +53,17 @@ class Updatable:
     `siblings`: the rows its name must differ from; `comment`: the comment's validator."""
 
     securable_type: str
-    audit_action: str
     what: str                                   # "Catalog", "Registered model": for "already exists"
     siblings: Callable[[object], QuerySet] | None = None
     fields: tuple[str, ...] = COMMON_FIELDS
     comment: Callable = validate_comment
     already_exists: type[CatalogError] = AlreadyExists
+    # What the update is audited as; by default the update of its securable type (updateVolume).
+    audit_action: str = ""
+
+    def __post_init__(self):
+        if not self.audit_action:
+            object.__setattr__(self, "audit_action", audit.change_of(self.securable_type, "update"))
 
 
 def rename(row, new_name, kind: Updatable) -> None:

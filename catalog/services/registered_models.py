@@ -86,7 +86,7 @@ def create_model(*, caller: Principal, name, catalog_name, schema_name, comment=
 
 
 UPDATABLE = recipes.Updatable(
-    securable_type=SecurableType.REGISTERED_MODEL, audit_action="updateRegisteredModel", what="Registered model",
+    securable_type=SecurableType.REGISTERED_MODEL, what="Registered model",
     siblings=recipes.in_its_schema, fields=recipes.COMMENT_AND_OWNER,
     comment=lambda value: reject_nul(validate_long_comment(value), field="comment"),
 )

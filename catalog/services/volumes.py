@@ -70,7 +70,7 @@ def create_volume(
 
 
 UPDATABLE = recipes.Updatable(
-    securable_type=SecurableType.VOLUME, audit_action="updateVolume", what="Volume",
+    securable_type=SecurableType.VOLUME, what="Volume",
     siblings=recipes.in_its_schema, fields=recipes.COMMENT_AND_OWNER,
     comment=validate_long_comment,
 )
