@@ -8,7 +8,7 @@ for what Databricks SQL does with SHOW TABLES DROPPED, UNDROP TABLE WITH ID and 
 
 and the same under /dropped-volumes."""
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
