@@ -60,6 +60,7 @@ def test_only_the_metrics_token_and_metastore_admins_may_scrape(live_server, adm
     assert answers["nobody"].headers["WWW-Authenticate"] == 'Bearer realm="ucweb"'
     assert json.loads(answers["principal"].data)["error_code"] == "PERMISSION_DENIED"
     assert b"ucweb_http_request_duration_seconds_bucket" in answers["admin"].data
+    assert b'ucweb_celery_queue_depth{queue="celery"}' in answers["admin"].data
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from django.db.models import F, Sum
 from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET
+from kombu.exceptions import ChannelError
 from prometheus_client import REGISTRY, CollectorRegistry, generate_latest, multiprocess
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
@@ -59,7 +60,10 @@ def queue_depth() -> tuple[str, int] | None:
     try:
         with app.connection_for_read() as conn:
             conn.ensure_connection(max_retries=1, interval_start=0, timeout=2)
-            return queue, conn.default_channel.queue_declare(queue=queue, passive=True).message_count
+            try:
+                return queue, conn.default_channel.queue_declare(queue=queue, passive=True).message_count
+            except ChannelError:  # Redis keeps no empty list: a queue with nothing waiting is "not found"
+                return queue, 0
     except Exception as exc:  # noqa: BLE001 - whatever the transport raises, the depth is unknown
         logger.info("the queue depth is unknown: %s", exc)
         return None
