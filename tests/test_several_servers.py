@@ -38,8 +38,8 @@ from tests.product import FAST, PostgresDatabase, Product
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("product")]
 
-DELTA_WRITERS, DELTA_COMMITS = 6, 150  # commits landed by the storm, over all its writers
-ICEBERG_WRITERS, ICEBERG_COMMITS = 4, 60
+DELTA_WRITERS, DELTA_COMMITS = 6, 100  # commits landed by the storm, over all its writers
+ICEBERG_WRITERS, ICEBERG_COMMITS = 4, 40
 LEGACY = f"{UC}/delta/preview/commits"
 ICEBERG = "/api/catalog/v1/unity"
 MACHINE_REDIS = ("127.0.0.1", 6379)
@@ -106,13 +106,19 @@ def servers(tmp_path, database, redis_url):
            "UCWEB_SECRET_KEY": secrets.token_hex(32), "UCWEB_ENCRYPTION_KEY": secrets.token_hex(32)}
     started = []
     try:
-        # One after the other: the first migrates the fresh database.
-        for name in ("first", "second"):
-            started.append(Product(tmp_path / name, **env))
-            started[-1].start()
-        yield started
+        # The second starts once the first has migrated the fresh database and bootstrapped it.
+        started.append(Product(tmp_path / "first", **env).launch())
+
+        def prepared():
+            """the first server to have migrated and bootstrapped the database"""
+            assert started[0].process.poll() is None, started[0].log()[-4000:]
+            return "ucweb is starting on" in started[0].log()
+
+        wait_for(prepared, timeout=300)
+        started.append(Product(tmp_path / "second", **env).launch())
+        yield [product.wait_ready() for product in started]
     finally:
-        for product in reversed(started):
+        for product in started:
             product.stop()
 
 
@@ -272,6 +278,7 @@ def test_two_servers_two_workers_one_database_through_a_storm_and_a_lost_server(
             {"id": 1, "name": "id", "type": "long", "required": False}]}})
     assert made.status == 200, made.data
 
+    began = time.monotonic()
     storms = [DeltaWriters(urls, token, table).start(),
               IcebergWriters(urls, token, f"{ICEBERG}/namespaces/storm/tables/events").start()]
     deltas, icebergs = storms
@@ -289,6 +296,7 @@ def test_two_servers_two_workers_one_database_through_a_storm_and_a_lost_server(
     os.killpg(first.process.pid, signal.SIGKILL)  # the whole first server: web, worker and beat
     for storm in storms:
         storm.join()
+    stormed = time.monotonic()
     assert not deltas.failures and not icebergs.failures, (deltas.failures, icebergs.failures)
 
     # No answer is a 5xx; reads succeed, and a commit either lands or loses its race.
@@ -372,5 +380,6 @@ def test_two_servers_two_workers_one_database_through_a_storm_and_a_lost_server(
     assert ("ucweb_celery_queue_depth", (("queue", "celery"),)) in samples
     assert metric(samples, "ucweb_db_pool_connections", state="open") > 0
     print(f"delta {len(commits)} versions, iceberg {len(snapshots)} snapshots; answers {dict(statuses)}; "
-          f"served {dict(served)}; plans {Counter(status for _, _, status, _ in plans)}")
+          f"served {dict(served)}; plans {Counter(status for _, _, status, _ in plans)}; storm "
+          f"{stormed - began:.0f} s, then {time.monotonic() - stormed:.0f} s until maintenance settled")
     assert second.problems() == [], second.problems()
