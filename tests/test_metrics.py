@@ -10,11 +10,14 @@ import urllib3
 from prometheus_client.parser import text_string_to_metric_families
 from unitycatalog.client.exceptions import ApiException
 
+from catalog.models import Table
 from catalog.storage import join, storage_for
 from maintenance import runs
 from maintenance.models import MaintenancePlan
-from catalog.models import Table
 from tests.helpers import UC
+from tests.iceberg_vending_support import SCHEMA
+from tests.iceberg_vending_support import lake  # noqa: F401 - the fixture
+from tests.seaweedfs_sts import sts_s3_server  # noqa: F401 - the module-scoped server fixture
 
 pytestmark = pytest.mark.django_db(transaction=True)
 HTTP = urllib3.PoolManager(retries=False)
@@ -150,3 +153,21 @@ def test_maintenance_runs_and_worker_tasks_are_counted(live_server, delta, table
     assert run.status == MaintenancePlan.Status.SUCCEEDED, run.outcome
     after = scrape(live_server.url, admin_token)
     assert grown(before, after, "ucweb_maintenance_runs_total", operation="CHECKPOINT", outcome="succeeded") == 1
+
+
+@pytest.mark.s3
+@pytest.mark.xdist_group("iceberg_vending")
+def test_vended_credentials_and_signed_requests_are_counted(lake, live_server):
+    lake.catalog("writer").create_table(("default", "counted_vending"), schema=SCHEMA)
+    before = scrape(live_server.url, lake.token["admin"])
+    vended = lake.http("GET", "/namespaces/default/tables/counted_vending", name="reader")
+    assert vended.status_code == 200 and "s3.session-token" in vended.json()["config"], vended.text
+    loaded = lake.http("GET", "/namespaces/default/tables/counted_vending", name="writer",
+                       delegation="remote-signing").json()
+    signed = lake.http("POST", "/namespaces/default/tables/counted_vending/sign", name="writer", json={
+        "region": loaded["config"]["s3.region"], "method": "GET", "headers": {},
+        "uri": f"{loaded['config']['s3.endpoint']}/{lake.server.bucket}/{lake.key(loaded['metadata-location'])}"})
+    assert signed.status_code == 200, signed.text
+    after = scrape(live_server.url, lake.token["admin"])
+    assert grown(before, after, "ucweb_credentials_vended_total", access="read") == 1
+    assert grown(before, after, "ucweb_requests_signed_total", access="read") == 1
