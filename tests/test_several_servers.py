@@ -29,6 +29,9 @@ from collections import Counter, defaultdict
 import pytest
 import urllib3
 from prometheus_client.parser import text_string_to_metric_families
+from pyiceberg.table import CommitTableRequest, TableIdentifier
+from pyiceberg.table.snapshots import Operation, Snapshot, Summary
+from pyiceberg.table.update import AddSnapshotUpdate, AssertRefSnapshotId, SetSnapshotRefUpdate
 
 from tests.celery_worker import Redis
 from tests.delta_client import write_staged
@@ -131,7 +134,7 @@ class Writers:
     def __init__(self, urls: list[str], token: str, count: int, goal: int):
         self.urls, self.goal = urls, goal
         self.http = urllib3.PoolManager(maxsize=count, retries=False, timeout=urllib3.Timeout(total=60))
-        self.auth = {"Authorization": f"Bearer {token}"}
+        self.headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
         self.lock = threading.Lock()
         self.landed = 0
         self.answers: list[tuple] = []  # (what, server, status, version, proposal)
@@ -152,7 +155,8 @@ class Writers:
         """(server index, answer): the writer's server, or the other one when it does not answer."""
         while True:
             try:
-                return home[0], self.http.request(method, self.urls[home[0]] + path, headers=self.auth, **kwargs)
+                return home[0], self.http.request(method, self.urls[home[0]] + path, headers=self.headers,
+                                                  **kwargs)
             except urllib3.exceptions.HTTPError:
                 home[0] = 1 - home[0]
                 time.sleep(0.05)
@@ -211,19 +215,19 @@ class IcebergWriters(Writers):
         metadata = answer.json()["metadata"]
         parent = metadata.get("current-snapshot-id")
         snapshot = random.getrandbits(62)
-        body = {
-            "requirements": [{"type": "assert-ref-snapshot-id", "ref": "main", "snapshot-id": parent}],
-            "updates": [
-                {"action": "add-snapshot", "snapshot": {
-                    "snapshot-id": snapshot, "parent-snapshot-id": parent,
-                    "sequence-number": metadata.get("last-sequence-number", 0) + 1,
-                    "timestamp-ms": int(time.time() * 1000),
-                    "manifest-list": f"{metadata['location']}/metadata/snap-{snapshot}.avro",
-                    "summary": {"operation": "append"}, "schema-id": 0}},
-                {"action": "set-snapshot-ref", "ref-name": "main", "type": "branch", "snapshot-id": snapshot},
-            ],
-        }
-        server, answer = self.send(home, "POST", self.path, json=body)
+        # The request pyiceberg sends for an append (its own models): a snapshot on top of the
+        # current one, whose manifest list nobody reads here.
+        body = CommitTableRequest(
+            identifier=TableIdentifier(namespace=["storm"], name="events"),
+            requirements=[AssertRefSnapshotId(ref="main", snapshot_id=parent)],
+            updates=[AddSnapshotUpdate(snapshot=Snapshot(
+                snapshot_id=snapshot, parent_snapshot_id=parent,
+                sequence_number=metadata.get("last-sequence-number", 0) + 1, timestamp_ms=int(time.time() * 1000),
+                manifest_list=f"{metadata['location']}/metadata/snap-{snapshot}.avro",
+                summary=Summary(Operation.APPEND), schema_id=0)),
+                SetSnapshotRefUpdate(ref_name="main", type="branch", snapshot_id=snapshot)],
+        ).model_dump_json().encode()
+        server, answer = self.send(home, "POST", self.path, body=body)
         self.keep("commit", server, answer.status, parent, snapshot)
 
 
