@@ -40,7 +40,23 @@ Privilege = _choices(
 
 
 # Which privileges make sense on which securable. A privilege granted on a container is inherited
-# by everything inside it (a SELECT on a catalog reads every table of every schema in it).
+# by everything inside it (a SELECT on a catalog reads every table of every schema in it), so a
+# catalog takes what a schema takes, and what concerns its schemas themselves.
+_ON_A_SCHEMA = frozenset(
+    {
+        Privilege.USE_SCHEMA,
+        Privilege.CREATE_TABLE,
+        Privilege.SELECT,
+        Privilege.MODIFY,
+        Privilege.CREATE_FUNCTION,
+        Privilege.EXECUTE,
+        Privilege.CREATE_VOLUME,
+        Privilege.READ_VOLUME,
+        Privilege.CREATE_MODEL,
+        Privilege.CREATE_POLICY,
+        Privilege.APPLY_POLICY,
+    }
+)
 PRIVILEGES_BY_SECURABLE: dict[str, frozenset[str]] = {
     SecurableType.METASTORE: frozenset(
         {
@@ -49,38 +65,8 @@ PRIVILEGES_BY_SECURABLE: dict[str, frozenset[str]] = {
             Privilege.CREATE_STORAGE_CREDENTIAL,
         }
     ),
-    SecurableType.CATALOG: frozenset(
-        {
-            Privilege.USE_CATALOG,
-            Privilege.CREATE_SCHEMA,
-            Privilege.USE_SCHEMA,
-            Privilege.CREATE_TABLE,
-            Privilege.SELECT,
-            Privilege.MODIFY,
-            Privilege.CREATE_FUNCTION,
-            Privilege.EXECUTE,
-            Privilege.CREATE_VOLUME,
-            Privilege.READ_VOLUME,
-            Privilege.CREATE_MODEL,
-            Privilege.CREATE_POLICY,
-            Privilege.APPLY_POLICY,
-        }
-    ),
-    SecurableType.SCHEMA: frozenset(
-        {
-            Privilege.USE_SCHEMA,
-            Privilege.CREATE_TABLE,
-            Privilege.SELECT,
-            Privilege.MODIFY,
-            Privilege.CREATE_FUNCTION,
-            Privilege.EXECUTE,
-            Privilege.CREATE_VOLUME,
-            Privilege.READ_VOLUME,
-            Privilege.CREATE_MODEL,
-            Privilege.CREATE_POLICY,
-            Privilege.APPLY_POLICY,
-        }
-    ),
+    SecurableType.CATALOG: _ON_A_SCHEMA | {Privilege.USE_CATALOG, Privilege.CREATE_SCHEMA},
+    SecurableType.SCHEMA: _ON_A_SCHEMA,
     SecurableType.TABLE: frozenset({Privilege.SELECT, Privilege.MODIFY, Privilege.APPLY_POLICY}),
     SecurableType.FUNCTION: frozenset({Privilege.EXECUTE}),
     SecurableType.VOLUME: frozenset({Privilege.READ_VOLUME}),
