@@ -41,6 +41,12 @@ class Body(BaseModel):
         return f"{PATH}.{cls.model_fields[member].alias or member}"
 
 
+class Hyphenated(Body):
+    """A body whose members the wire spells with hyphens (`metadata-location` for metadata_location)."""
+
+    model_config = ConfigDict(alias_generator=lambda name: name.replace("_", "-"))
+
+
 def refusal(text: str) -> PydanticCustomError:
     """A refusal of a validator; `text` names the member's place as `{path}` (ucweb.bodies.PATH)."""
     return PydanticCustomError("refused", "{text}", {"text": text})

@@ -1,11 +1,13 @@
 """OpenAPI schema hooks, and the document's view of the bodies described as pydantic models."""
 
 from collections import defaultdict
+from typing import get_args
 
 from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.plumbing import ResolvedComponent
 from drf_spectacular.settings import spectacular_settings
 from drf_spectacular.utils import OpenApiParameter
+from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema
 
 from ucweb.bodies import COMPONENT, MIN64
@@ -120,10 +122,27 @@ class BodyExtension(OpenApiSerializerExtension):
             ref_template=f"#/components/schemas/{{model}}{suffix}", schema_generator=OpenAPI30,
             mode="validation" if direction == "request" else "serialization")
         schema = _references(schema, suffix)
+        models = _models(self.target)
         for name, component in schema.pop("$defs", {}).items():
+            # The model itself is the component's identity, as when it is an operation's body.
             auto_schema.registry.register_on_missing(ResolvedComponent(
-                name=name + suffix, type=ResolvedComponent.SCHEMA, object=name + suffix, schema=component))
+                name=name + suffix, type=ResolvedComponent.SCHEMA, object=models.get(name, name), schema=component))
         return schema
+
+
+def _models(model, found: dict | None = None) -> dict[str, type]:
+    """The models `model` holds, however deep, by name."""
+    found = {} if found is None else found
+    kinds = [field.annotation for field in model.model_fields.values()]
+    while kinds:
+        kind = kinds.pop()
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            if kind.__name__ not in found:
+                found[kind.__name__] = kind
+                _models(kind, found)
+        else:
+            kinds.extend(get_args(kind))
+    return found
 
 
 def _references(schema, suffix: str):

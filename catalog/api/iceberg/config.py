@@ -65,7 +65,7 @@ ENDPOINTS = [
 
 
 class ConfigView(CatalogAPIView):
-    @extend_schema(tags=TAGS, operation_id="getConfig", responses=wire.CatalogConfig,
+    @extend_schema(tags=TAGS, operation_id="getConfig", responses=wire.IcebergCatalogConfig,
                    parameters=[OpenApiParameter("warehouse", str, description=(
                        "A catalog name; default: the default catalog. The answer is the same whether "
                        "the catalog exists or not, and whether the caller may see it or not: clients "
@@ -96,7 +96,7 @@ class OAuthTokensView(APIView):
     parser_classes = [FormParser, LenientJSONParser]
 
     @extend_schema(
-        tags=TAGS, operation_id="getToken", responses=wire.OAuthTokenResponse,
+        tags=TAGS, operation_id="getToken", responses=wire.IcebergOAuthTokenResponse,
         request=inline_serializer("OAuthTokenRequest", {
             "grant_type": serializers.CharField(), "client_id": serializers.CharField(),
             "client_secret": serializers.CharField(), "scope": serializers.CharField(required=False)}),

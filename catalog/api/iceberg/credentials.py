@@ -15,7 +15,7 @@ from catalog.services import iceberg_credentials
 class CredentialsView(IcebergView):
     audit_actions = {"GET": AuditAction.VEND_ICEBERG_CREDENTIALS}
 
-    @extend_schema(tags=TAGS, operation_id="loadCredentials", responses={200: wire.LoadCredentialsResponse, **ERRORS})
+    @extend_schema(tags=TAGS, operation_id="loadCredentials", responses={200: wire.IcebergLoadCredentialsResponse, **ERRORS})
     def get(self, request, prefix, namespace, table):
         return Response(iceberg_credentials.load_credentials(caller=request.user, prefix=prefix, namespace=namespace,
                                                              name=table))

@@ -24,14 +24,14 @@ class TablesView(IcebergView):
     view_objects = False
     audit_actions = {"POST": AuditAction.CREATE_ICEBERG_TABLE}
 
-    @extend_schema(tags=TAGS, operation_id="listTables", responses={200: wire.ListTablesResponse, **ERRORS},
+    @extend_schema(tags=TAGS, operation_id="listTables", responses={200: wire.IcebergListTablesResponse, **ERRORS},
                    parameters=PAGE)
     def get(self, request, prefix, namespace):
         return identifiers(request, iceberg.list_tables(caller=request.user, prefix=prefix, namespace=namespace,
                                                         view=self.view_objects))
 
-    @extend_schema(tags=TAGS, operation_id="createTable", responses={200: wire.LoadTableResult, **CONFLICT},
-                   request=wire.CreateTableRequest, parameters=[DELEGATION])
+    @extend_schema(tags=TAGS, operation_id="createTable", responses={200: wire.IcebergLoadTableResult, **CONFLICT},
+                   request=wire.IcebergCreateTable, parameters=[DELEGATION])
     def post(self, request, prefix, namespace):
         body = self.body(request)
         if self.view_objects:
@@ -45,7 +45,7 @@ class TableView(IcebergView):
     view_objects = False
     audit_actions = {"POST": AuditAction.COMMIT_ICEBERG_TABLE, "DELETE": AuditAction.DROP_ICEBERG_TABLE}
 
-    @extend_schema(tags=TAGS, operation_id="loadTable", responses={200: wire.LoadTableResult, **ERRORS},
+    @extend_schema(tags=TAGS, operation_id="loadTable", responses={200: wire.IcebergLoadTableResult, **ERRORS},
                    parameters=[OpenApiParameter("snapshots", str, enum=["all", "refs"]), DELEGATION])
     def get(self, request, prefix, namespace, table):
         snapshots = request.query_params.get("snapshots")
@@ -66,8 +66,8 @@ class TableView(IcebergView):
                              view=self.view_objects)
         return Response(status=204)
 
-    @extend_schema(tags=TAGS, operation_id="updateTable", responses={200: wire.CommitTableResponse, **CONFLICT},
-                   request=wire.CommitTableRequest,
+    @extend_schema(tags=TAGS, operation_id="updateTable", responses={200: wire.IcebergCommitTableResponse, **CONFLICT},
+                   request=wire.IcebergCommitTable,
                    description=COMMIT_RULES)
     def post(self, request, prefix, namespace, table):
         body = self.body(request)
@@ -89,8 +89,8 @@ class TableView(IcebergView):
 class RegisterTableView(IcebergView):
     audit_actions = {"POST": AuditAction.REGISTER_ICEBERG_TABLE}
 
-    @extend_schema(tags=TAGS, operation_id="registerTable", responses={200: wire.LoadTableResult, **CONFLICT},
-                   request=wire.RegisterTableRequest,
+    @extend_schema(tags=TAGS, operation_id="registerTable", responses={200: wire.IcebergLoadTableResult, **CONFLICT},
+                   request=wire.IcebergRegisterTable,
                    parameters=[DELEGATION])
     def post(self, request, prefix, namespace):
         return table_result(iceberg_commits.register_table(caller=request.user, prefix=prefix, namespace=namespace,
@@ -128,7 +128,7 @@ class RenameTableView(IcebergView):
     audit_actions = {"POST": AuditAction.RENAME_ICEBERG_TABLE}
 
     @extend_schema(tags=TAGS, operation_id="renameTable", responses={204: NO_CONTENT, **CONFLICT},
-                   request=wire.RenameTableRequest)
+                   request=wire.IcebergRenameTable)
     def post(self, request, prefix):
         iceberg_commits.rename(caller=request.user, prefix=prefix, body=self.body(request), view=self.view_objects)
         return Response(status=204)
@@ -138,7 +138,7 @@ class MetricsView(IcebergView):
     audit_actions = {"POST": AuditAction.REPORT_METRICS}
 
     @extend_schema(tags=TAGS, operation_id="reportMetrics", responses={204: NO_CONTENT, **ERRORS},
-                   request=wire.ReportMetricsRequest)
+                   request=wire.IcebergReportMetrics)
     def post(self, request, prefix, namespace, table):
         iceberg_commits.record_metrics(caller=request.user, prefix=prefix, namespace=namespace, name=table,
                                body=self.body(request))

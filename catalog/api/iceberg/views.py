@@ -13,16 +13,16 @@ from catalog.api.iceberg.tables import RenameTableView, TablesView, TableView
 from commits import iceberg_external
 
 
-@extend_schema_view(post=extend_schema(request=wire.CreateViewRequest,
-                                        responses={200: wire.LoadViewResult, **CONFLICT}))
+@extend_schema_view(post=extend_schema(request=wire.IcebergCreateView,
+                                        responses={200: wire.IcebergLoadViewResult, **CONFLICT}))
 class ViewsView(TablesView):
     view_objects = True
     audit_actions = {"POST": AuditAction.CREATE_ICEBERG_VIEW}
 
 
 @extend_schema_view(
-    get=extend_schema(responses={200: wire.LoadViewResult, **ERRORS}),
-    post=extend_schema(request=wire.CommitViewRequest, responses={200: wire.LoadViewResult, **CONFLICT}))
+    get=extend_schema(responses={200: wire.IcebergLoadViewResult, **ERRORS}),
+    post=extend_schema(request=wire.IcebergCommitView, responses={200: wire.IcebergLoadViewResult, **CONFLICT}))
 class ViewView(TableView):
     view_objects = True
     audit_actions = {"POST": AuditAction.REPLACE_ICEBERG_VIEW, "DELETE": AuditAction.DROP_ICEBERG_VIEW}
