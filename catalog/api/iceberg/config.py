@@ -6,8 +6,7 @@ import base64
 from datetime import timedelta
 
 from django.conf import settings
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
-from rest_framework import serializers
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import FormParser
 from rest_framework.response import Response
@@ -97,9 +96,7 @@ class OAuthTokensView(APIView):
 
     @extend_schema(
         tags=TAGS, operation_id="getToken", responses=wire.IcebergOAuthTokenResponse,
-        request=inline_serializer("OAuthTokenRequest", {
-            "grant_type": serializers.CharField(), "client_id": serializers.CharField(),
-            "client_secret": serializers.CharField(), "scope": serializers.CharField(required=False)}),
+        request=wire.OAuthTokenRequest,
     )
     def post(self, request):
         try:

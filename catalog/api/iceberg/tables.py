@@ -4,8 +4,7 @@ The view endpoints of views.py are these classes with `view_objects = True`."""
 from __future__ import annotations
 
 from django.http import HttpResponse
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
-from rest_framework import serializers
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
 from catalog.choices import AuditAction
@@ -112,11 +111,7 @@ class NotificationsView(IcebergView):
 
     @extend_schema(
         tags=TAGS, operation_id="sendNotification", responses={204: NO_CONTENT},
-        request=inline_serializer("NotificationRequest", {
-            "notification-type": serializers.ChoiceField(choices=["CREATE", "UPDATE", "DROP", "VALIDATE"]),
-            "payload": inline_serializer("TableUpdateNotification", {
-                "table-name": serializers.CharField(), "timestamp": serializers.IntegerField(),
-                "table-uuid": serializers.CharField(), "metadata-location": serializers.CharField()})}))
+        request=wire.NotificationRequest)
     def post(self, request, prefix, namespace, table):
         iceberg_external.send_notification(caller=request.user, prefix=prefix, namespace=namespace, name=table,
                                            body=self.body(request))

@@ -3,8 +3,7 @@ and registering a view's existing metadata."""
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema, extend_schema_view, inline_serializer
-from rest_framework import serializers
+from drf_spectacular.utils import extend_schema, extend_schema_view
 
 from catalog.choices import AuditAction
 from catalog.api.iceberg import wire
@@ -32,8 +31,7 @@ class RegisterViewView(IcebergView):
     audit_actions = {"POST": AuditAction.REGISTER_ICEBERG_VIEW}
 
     @extend_schema(tags=TAGS, operation_id="registerView", responses=JSON_OBJECT,
-                   request=inline_serializer("RegisterViewRequest", {
-                       "name": serializers.CharField(), "metadata-location": serializers.CharField()}))
+                   request=wire.RegisterViewRequest)
     def post(self, request, prefix, namespace):
         return table_result(iceberg_external.register_view(caller=request.user, prefix=prefix, namespace=namespace,
                                                            body=self.body(request)))

@@ -161,3 +161,36 @@ class IcebergCommitView(Body):
     identifier: IcebergTableIdentifier = None
     requirements: list[JsonObject] = None
     updates: list[JsonObject]
+
+
+class OAuthTokenRequest(Body):
+    grant_type: str
+    client_id: str
+    client_secret: str
+    scope: str = None
+
+
+class TableUpdateNotification(Hyphenated):
+    table_name: str
+    timestamp: int
+    table_uuid: str
+    metadata_location: str
+
+
+class NotificationRequest(Hyphenated):
+    notification_type: Literal["CREATE", "UPDATE", "DROP", "VALIDATE"]
+    payload: TableUpdateNotification
+
+
+class RemoteSignRequest(Body):
+    region: str
+    uri: str
+    method: Literal["PUT", "GET", "HEAD", "POST", "DELETE", "PATCH", "OPTIONS"]
+    headers: dict[str, list[str]]
+    body: str = None
+    provider: str = None
+
+
+class RegisterViewRequest(Hyphenated):
+    name: str
+    metadata_location: str
