@@ -21,7 +21,7 @@ from pydantic import ConfigDict, Field, WithJsonSchema, model_validator
 from catalog.services.common import validate_properties
 from catalog.services.tables import validate_columns
 from commits.formats import delta_log, delta_types
-from ucweb.bodies import COMPONENT, Body, Id, Int64, NonEmpty, digits_as_integers, refusal, refusing
+from ucweb.bodies import COMPONENT, Body, Id, Int64, NonEmpty, digits_as_integers, hyphenated, refusal, refusing
 from ucweb.errors import InvalidParameter
 
 def integer(value, field: str, *, minimum: int | None = None, required: bool = True) -> int | None:
@@ -57,11 +57,6 @@ class DeltaCommitInfo(Body):
             raise refusal(f"{self.at('file_name')} must be at most {delta_log.MAX_FILE_NAME_BYTES} bytes long "
                           f"(UTF-8), not {size}.")
         return self
-
-
-def hyphenated(name: str) -> str:
-    """The Delta REST API's spelling of a member the legacy commit API spells with underscores."""
-    return name.replace("_", "-")
 
 
 class DeltaCommit(DeltaCommitInfo):

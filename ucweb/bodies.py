@@ -41,10 +41,15 @@ class Body(BaseModel):
         return f"{PATH}.{cls.model_fields[member].alias or member}"
 
 
-class Hyphenated(Body):
-    """A body whose members the wire spells with hyphens (`metadata-location` for metadata_location)."""
+def hyphenated(name: str) -> str:
+    """The wire's spelling of a member in the APIs that hyphenate (`metadata-location`)."""
+    return name.replace("_", "-")
 
-    model_config = ConfigDict(alias_generator=lambda name: name.replace("_", "-"))
+
+class Hyphenated(Body):
+    """A body whose members the wire spells with hyphens."""
+
+    model_config = ConfigDict(alias_generator=hyphenated)
 
 
 def refusal(text: str) -> PydanticCustomError:
@@ -121,5 +126,4 @@ def _message(error: dict, where: str) -> str:
 _WRONG_TYPE = {
     "int_type": "must be an integer", "string_type": "must be a string", "string_too_short": "must not be empty",
     "model_type": "must be an object", "dict_type": "must be an object", "list_type": "must be an array",
-    "bool_type": "must be a boolean",
 }

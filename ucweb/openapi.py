@@ -11,7 +11,6 @@ from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema
 
 from ucweb.bodies import COMPONENT, MIN64
-
 from ucweb.mounts import ICEBERG_ROOT, ICEBERG_ROOTS, iceberg_root_of
 
 ICEBERG_TAG = "Iceberg REST"
@@ -161,7 +160,8 @@ def query_parameters(model) -> list[OpenApiParameter]:
     properties = model.model_json_schema(schema_generator=OpenAPI30)["properties"]
     parameters = []
     for name, schema in properties.items():
-        schema = {key: value for key, value in schema.items() if key not in ("nullable", "description", "maximum", "minLength")}
+        schema = {key: value for key, value in schema.items()
+                  if key not in ("nullable", "description", "maximum", "minLength")}
         if schema.get("minimum") == MIN64:
             del schema["minimum"]
         parameters.append(OpenApiParameter(name, schema, description=properties[name].get("description", "")))

@@ -9,15 +9,15 @@ from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from django.utils import timezone
-from pydantic import ConfigDict, Field, WithJsonSchema
+from pydantic import Field, WithJsonSchema
 
 from catalog import locations
 from catalog.models import Table
 from catalog.services.tables import validate_columns
-from commits.delta_wire import DeltaCommit, hyphenated, integer
+from commits.delta_wire import DeltaCommit, integer
 from commits.formats import delta_log, delta_types
 from commits.formats import delta_protocol as dp
-from ucweb.bodies import Body, NonEmpty, read
+from ucweb.bodies import Hyphenated, NonEmpty, read
 from ucweb.errors import AlreadyExists, CatalogError, InvalidParameter
 from ucweb.ids import parse_uuid
 
@@ -59,15 +59,11 @@ def millis(moment) -> int:
 # -- the bodies of the OpenAPI document ---------------------------------------------------------------
 # Requests are read by the functions below (their refusals name this API's members); these models
 # describe the bodies for the document, in this API's spelling.
-class _Hyphenated(Body):
-    model_config = ConfigDict(alias_generator=hyphenated)
-
-
 Json = Annotated[Any, WithJsonSchema({})]
 StructType = Annotated[Any, WithJsonSchema({"description": "DeltaStructType"})]
 
 
-class DeltaTableMetadata(_Hyphenated):
+class DeltaTableMetadata(Hyphenated):
     etag: str
     table_type: str
     table_uuid: UUID
@@ -81,34 +77,34 @@ class DeltaTableMetadata(_Hyphenated):
     last_commit_timestamp_ms: int
 
 
-class DeltaLoadTableResponse(_Hyphenated):
+class DeltaLoadTableResponse(Hyphenated):
     metadata: DeltaTableMetadata
     commits: list[DeltaCommit] = None
     uniform: Json = None
     latest_table_version: int = None
 
 
-class DeltaCatalogConfig(_Hyphenated):
+class DeltaCatalogConfig(Hyphenated):
     endpoints: list[str]
     protocol_version: str
 
 
-class DeltaStorageCredential(_Hyphenated):
+class DeltaStorageCredential(Hyphenated):
     prefix: str
     operation: str
     expiration_time_ms: int
     config: dict[str, str]
 
 
-class DeltaCredentialsResponse(_Hyphenated):
+class DeltaCredentialsResponse(Hyphenated):
     storage_credentials: list[DeltaStorageCredential]
 
 
-class DeltaCreateStagingTableRequest(_Hyphenated):
+class DeltaCreateStagingTableRequest(Hyphenated):
     name: NonEmpty
 
 
-class DeltaStagingTableResponse(_Hyphenated):
+class DeltaStagingTableResponse(Hyphenated):
     table_id: UUID
     table_type: str
     location: str
@@ -119,7 +115,7 @@ class DeltaStagingTableResponse(_Hyphenated):
     suggested_properties: Json
 
 
-class DeltaCreateTableRequest(_Hyphenated):
+class DeltaCreateTableRequest(Hyphenated):
     name: NonEmpty
     table_type: Literal["MANAGED", "EXTERNAL"]
     location: NonEmpty
@@ -133,7 +129,7 @@ class DeltaCreateTableRequest(_Hyphenated):
     uniform: Json = None
 
 
-class DeltaUpdateTableRequest(_Hyphenated):
+class DeltaUpdateTableRequest(Hyphenated):
     requirements: list[dict] = Field(description="assert-table-uuid (required), assert-etag")
     updates: list[dict] = Field(description=(
         "add-commit, set-latest-backfilled-version, set-properties, remove-properties, set-protocol, "
@@ -141,16 +137,16 @@ class DeltaUpdateTableRequest(_Hyphenated):
         "remove-domain-metadata, update-metadata-snapshot-version (external tables)"))
 
 
-class DeltaRenameTableRequest(_Hyphenated):
+class DeltaRenameTableRequest(Hyphenated):
     new_name: NonEmpty
 
 
-class DeltaReportMetricsRequest(_Hyphenated):
+class DeltaReportMetricsRequest(Hyphenated):
     table_id: UUID
     report: Json = None
 
 
-class DeltaListTablesResponse(_Hyphenated):
+class DeltaListTablesResponse(Hyphenated):
     tables: list[dict]
     next_page_token: str = None
 
