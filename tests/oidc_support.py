@@ -29,6 +29,7 @@ def new_signing_key() -> tuple[rsa.RSAPrivateKey, dict]:
     """An RSA key and its private JWK (with a fresh `kid`), as the provider is configured with."""
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     jwk = json.loads(RSAAlgorithm.to_jwk(key))
+    jwk.pop("key_ops", None)  # PyJWT marks a private key "sign"; the provider publishes the public half for "verify"
     jwk.update(kid=uuid.uuid4().hex, use="sig", alg="RS256")
     return key, jwk
 
@@ -90,11 +91,25 @@ class IdentityProvider:
         self.start()
 
     def provider_config(self, **fields) -> dict:
-        return {"issuer": self.issuer, "audience": AUDIENCE, **fields}
+        """The provider as ucweb's settings hold it (UCWEB_OIDC_PROVIDERS)."""
+        from ucweb.settings import oidc_provider
+
+        return oidc_provider({"issuer": self.issuer, "audience": AUDIENCE, **fields})
+
+    def log_in(self, session: requests.Session, response: requests.Response, login: str, *, until: str) -> str:
+        """Signs in as `login` on the provider's login page (`response`, which led there) and
+        follows the redirects up to the first one to a URL that starts with `until`: that URL."""
+        assert response.ok and "/interaction/" in response.url, response.text
+        response = session.post(response.url, data={"prompt": "login", "login": login, "password": "x"},
+                                allow_redirects=False)
+        while response.is_redirect and not response.headers["location"].startswith(until):
+            response = session.get(urljoin(response.url, response.headers["location"]), allow_redirects=False)
+        assert response.is_redirect, response.text
+        return response.headers["location"]
 
     def sign_in(self, login: str, *, client: dict = TOKEN_CLIENT) -> dict:
         """The provider's token response (access_token, id_token) after `login` signs in on its
-        login page: authorization code flow with PKCE, as a person's browser would."""
+        login page: authorization code flow with PKCE, as a person's browser and a tool would."""
         session = requests.Session()
         verifier = secrets.token_urlsafe(48)
         challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
@@ -103,13 +118,7 @@ class IdentityProvider:
             "client_id": client["client_id"], "response_type": "code", "redirect_uri": redirect_uri,
             "scope": "openid email profile groups", "code_challenge": challenge,
             "code_challenge_method": "S256", "resource": AUDIENCE, "state": secrets.token_urlsafe(8)})
-        assert response.ok, response.text
-        response = session.post(response.url, data={"prompt": "login", "login": login, "password": "x"},
-                                allow_redirects=False)
-        while response.is_redirect and not response.headers["location"].startswith(redirect_uri):
-            response = session.get(urljoin(response.url, response.headers["location"]), allow_redirects=False)
-        assert response.is_redirect, response.text
-        query = parse_qs(urlparse(response.headers["location"]).query)
+        query = parse_qs(urlparse(self.log_in(session, response, login, until=redirect_uri)).query)
         assert "code" in query, query
         tokens = session.post(f"{self.issuer}/token", data={
             "grant_type": "authorization_code", "code": query["code"][0], "redirect_uri": redirect_uri,

@@ -253,7 +253,7 @@ UCWEB_OAUTH_TOKEN_SECONDS = env_int("UCWEB_OAUTH_TOKEN_SECONDS", 3600)
 OIDC_USERNAME_CLAIMS = ("sub", "email", "preferred_username")
 
 
-def _oidc_provider(fields: dict) -> dict:
+def oidc_provider(fields: dict) -> dict:
     if not isinstance(fields, dict) or not isinstance(fields.get("issuer"), str) or not fields["issuer"]:
         raise ImproperlyConfigured("Each OpenID provider needs an issuer URL.")
     issuer = fields["issuer"].rstrip("/")
@@ -289,7 +289,7 @@ def _oidc_providers() -> list[dict]:
             "staff_group", "scopes")}]
     else:
         return []
-    providers = [_oidc_provider(fields) for fields in listed]
+    providers = [oidc_provider(fields) for fields in listed]
     for key in ("issuer", "name"):
         values = [provider[key] for provider in providers]
         if len(set(values)) != len(values):

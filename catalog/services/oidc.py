@@ -85,7 +85,7 @@ class _Keys:
             raise Unauthenticated(f"The discovery document of {provider.issuer} names another issuer.")
         announced = metadata.get("id_token_signing_alg_values_supported") or ["RS256"]
         self.algorithms = sorted(ASYMMETRIC_ALGORITHMS & set(announced))
-        self.jwks = jwt.PyJWKClient(metadata["jwks_uri"], cache_keys=True, lifespan=JWKS_CACHE_SECONDS,
+        self.jwks = jwt.PyJWKClient(metadata["jwks_uri"], cache_keys=False, lifespan=JWKS_CACHE_SECONDS,
                                     timeout=HTTP_TIMEOUT_SECONDS)
 
 
