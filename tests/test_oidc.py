@@ -19,7 +19,7 @@ from cryptography.hazmat.primitives import serialization
 from django.contrib.auth import get_user_model
 from pyiceberg.catalog.rest import RestCatalog
 
-from catalog.models import AuditEvent, Grant, Group, GroupClosure, GroupMember, Principal, Token
+from catalog.models import AuditEvent, Grant, Group, GroupClosure, GroupMember, Principal, Table, Token
 from catalog.services import principals
 from tests.helpers import UC, grant, rows
 from tests.oidc_support import AUDIENCE, IdentityProvider, new_signing_key
@@ -366,8 +366,41 @@ def test_console_sign_in_in_chromium(live_server, oidc, driver):
         console.css("input[name=password]").send_keys("anything")
         console.css("button[type=submit]").click()
         assert "alice" in console.css("#user-tools").text.lower()
-        console.open("/admin/catalog/principal/")
-        assert "alice" in console.text()
+        assert driver.current_url == f"{live_server.url}/admin/"
         console.shot("oidc-02-signed-in")
+        assert get_user_model().objects.get(username="alice").is_staff
+        assert GroupClosure.objects.filter(principal="alice", group_name="console-users").exists()
     finally:
         driver.delete_all_cookies()
+
+
+# -- an engine configured with a provider's token --------------------------------------------------------
+@pytest.mark.spark
+def test_sail_configured_with_a_provider_token_writes_as_its_principal(live_server, oidc, tmp_path, settings):
+    from pyspark.sql.connect.session import SparkSession
+
+    from tests.sail_server import SailServer
+
+    settings.UCWEB_STORAGE_ROOT = (tmp_path / "storage").as_uri()
+    token = oidc.access_token("alice")
+    assert call(live_server, token).status_code == 200  # alice's groups are synced: analysts
+    grant("analysts", "catalog", "unity", "USE_CATALOG")
+    grant("analysts", "schema", "unity.default", "USE_SCHEMA", "CREATE_TABLE")
+    sail = SailServer(uc_url=f"{live_server.url}{UC}", token=token, workdir=tmp_path / "sail")
+    sail.start()
+    try:
+        spark = SparkSession.builder.remote(sail.remote).create()
+        try:
+            spark.sql("CREATE TABLE unity.default.signed_in (id INT) USING DELTA")
+            spark.sql("INSERT INTO unity.default.signed_in VALUES (1), (2)")
+            assert sorted(row.id for row in spark.sql("SELECT id FROM unity.default.signed_in").collect()) == [1, 2]
+        finally:
+            spark.stop()
+    except Exception:
+        print(sail.log_tail())
+        raise
+    finally:
+        sail.stop()
+    table = Table.objects.get(name="signed_in")
+    assert table.owner == "alice"
+    assert set(AuditEvent.objects.filter(securable_id=table.id).values_list("principal", flat=True)) == {"alice"}
