@@ -280,6 +280,9 @@ def forged_tokens(idp: IdentityProvider, other: IdentityProvider) -> dict:
         "another key under the provider's kid": signed(key=other_key),
         "provider A's token as provider B's": signed(iss=other.issuer),
         "a forged groups claim": f"{head}.{_b64(json.dumps(forged_payload).encode())}.{signature}",
+        "groups in the header": "{}.{}.{}".format(_b64(json.dumps(
+            {**json.loads(base64.urlsafe_b64decode(head + "==")), "groups": ["admins"]}).encode()), payload, signature),
+        "groups in a part after the signature": f"{real}.{_b64(json.dumps({'groups': ['admins']}).encode())}",
         "no expiry": jwt.encode({key: value for key, value in claims.items() if key != "exp"}, idp.key,
                                 algorithm="RS256", headers=header),
     }
