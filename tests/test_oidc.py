@@ -407,3 +407,33 @@ def test_sail_configured_with_a_provider_token_writes_as_its_principal(live_serv
     table = Table.objects.get(name="signed_in")
     assert table.owner == "alice"
     assert set(AuditEvent.objects.filter(securable_id=table.id).values_list("principal", flat=True)) == {"alice"}
+
+
+# -- configuration --------------------------------------------------------------------------------------
+def test_providers_are_configured_from_the_environment(monkeypatch):
+    from django.core.exceptions import ImproperlyConfigured
+
+    from ucweb.settings import oidc_providers_from_environment
+
+    for name in ("UCWEB_OIDC_PROVIDERS", "UCWEB_OIDC_ISSUER", "UCWEB_OIDC_AUDIENCE", "UCWEB_OIDC_CLIENT_ID",
+                 "UCWEB_OIDC_USERNAME_CLAIM", "UCWEB_OIDC_NAME"):
+        monkeypatch.delenv(name, raising=False)
+    assert oidc_providers_from_environment() == []  # the local playground: no provider
+    monkeypatch.setenv("UCWEB_OIDC_ISSUER", "https://login.example.com/realms/corp/")
+    monkeypatch.setenv("UCWEB_OIDC_CLIENT_ID", "ucweb-console")
+    (single,) = oidc_providers_from_environment()
+    assert single == {"issuer": "https://login.example.com/realms/corp", "name": "login.example.com",
+                      "audience": "ucweb-console", "username_claim": "sub", "groups_claim": "groups",
+                      "client_id": "ucweb-console", "client_secret": "", "staff_group": "",
+                      "scopes": "openid email profile"}
+    monkeypatch.setenv("UCWEB_OIDC_PROVIDERS", json.dumps([
+        {"issuer": "https://a.example.com", "audience": "ucweb", "username_claim": "email"},
+        {"issuer": "https://b.example.com", "audience": "ucweb", "name": "b"}]))
+    assert [(p["name"], p["username_claim"]) for p in oidc_providers_from_environment()] == [
+        ("a.example.com", "email"), ("b", "sub")]
+    for wrong in ('[{"issuer": "https://a.example.com"}]', "{", '[{"issuer": "https://a.example.com", '
+                  '"audience": "x", "username_claim": "name"}]', '[{"issuer": "https://a", "audience": "x"}, '
+                  '{"issuer": "https://a", "audience": "y"}]'):
+        monkeypatch.setenv("UCWEB_OIDC_PROVIDERS", wrong)
+        with pytest.raises(ImproperlyConfigured):
+            oidc_providers_from_environment()

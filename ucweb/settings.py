@@ -275,7 +275,7 @@ def oidc_provider(fields: dict) -> dict:
     return provider
 
 
-def _oidc_providers() -> list[dict]:
+def oidc_providers_from_environment() -> list[dict]:
     if env_str("UCWEB_OIDC_PROVIDERS"):
         try:
             listed = json.loads(os.environ["UCWEB_OIDC_PROVIDERS"])
@@ -297,7 +297,7 @@ def _oidc_providers() -> list[dict]:
     return providers
 
 
-UCWEB_OIDC_PROVIDERS = _oidc_providers()
+UCWEB_OIDC_PROVIDERS = oidc_providers_from_environment()
 # Clock skew allowed on a provider token's exp, nbf and iat.
 UCWEB_OIDC_LEEWAY_SECONDS = env_int("UCWEB_OIDC_LEEWAY_SECONDS", 60)
 # UCWEB_LOCAL_PASSWORDS=0: the console's password form is off; people sign in through a provider.

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 import urllib.request
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -34,6 +35,9 @@ from ucweb.errors import AlreadyExists, InvalidParameter, Unauthenticated
 ASYMMETRIC_ALGORITHMS = frozenset({"RS256", "RS384", "RS512", "PS256", "PS384", "PS512",
                                    "ES256", "ES384", "ES512", "EdDSA"})
 JWKS_CACHE_SECONDS = 300
+# A token naming an unknown `kid` makes the keys be fetched again, at most this often: tokens with
+# made-up kids do not turn ucweb into a client hammering the provider.
+JWKS_REFETCH_SECONDS = 10
 HTTP_TIMEOUT_SECONDS = 5
 
 
@@ -87,6 +91,17 @@ class _Keys:
         self.algorithms = sorted(ASYMMETRIC_ALGORITHMS & set(announced))
         self.jwks = jwt.PyJWKClient(metadata["jwks_uri"], cache_keys=False, lifespan=JWKS_CACHE_SECONDS,
                                     timeout=HTTP_TIMEOUT_SECONDS)
+        self.refetched_at = -JWKS_REFETCH_SECONDS
+
+    def may_fetch_for(self, kid) -> bool:
+        """Whether a token's `kid` is among the cached keys or the keys may be fetched again now."""
+        if kid in {key.key_id for key in self.jwks.get_signing_keys()}:
+            return True
+        now = time.monotonic()
+        if now - self.refetched_at < JWKS_REFETCH_SECONDS:
+            return False
+        self.refetched_at = now
+        return True
 
 
 _keys: dict[Provider, _Keys] = {}
@@ -116,13 +131,15 @@ def verified_claims(token: str, *, id_token_too: bool = False) -> tuple[Provider
     if provider is None:
         raise Unauthenticated("The token's issuer is not a configured OpenID provider.")
     keys = _keys_of(provider)
+    audiences = [provider.audience, *([provider.client_id] if id_token_too and provider.client_id else [])]
     if header.get("alg") not in keys.algorithms:
         raise Unauthenticated(f"Tokens of {provider.issuer} are signed with {', '.join(keys.algorithms)}.")
     try:
+        if not keys.may_fetch_for(header.get("kid")):
+            raise Unauthenticated(f"Tokens of {provider.issuer} name no key {header.get('kid')!r}.")
         key = keys.jwks.get_signing_key_from_jwt(token)
-        claims = jwt.decode(token, key.key, algorithms=keys.algorithms, issuer=issuer,
-                            audience=[provider.audience, *([provider.client_id] if id_token_too and provider.client_id else [])], leeway=settings.UCWEB_OIDC_LEEWAY_SECONDS,
-                            options={"require": ["exp", "iss", "aud"]})
+        claims = jwt.decode(token, key.key, algorithms=keys.algorithms, issuer=issuer, audience=audiences,
+                            leeway=settings.UCWEB_OIDC_LEEWAY_SECONDS, options={"require": ["exp", "iss", "aud"]})
     except (jwt.PyJWTError, jwt.PyJWKClientError) as exc:
         raise Unauthenticated(f"Invalid token of {provider.issuer}: {exc}") from exc
     return provider, claims

@@ -150,7 +150,8 @@ class OAuthTokensView(APIView):
         if not isinstance(subject_token, str) or not subject_token or "\x00" in subject_token:
             return _oauth_error("invalid_request", "subject_token is required.")
         if subject_token_type not in SUBJECT_TOKEN_TYPES:
-            return _oauth_error("invalid_request", f"subject_token_type must be one of {', '.join(sorted(SUBJECT_TOKEN_TYPES))}.")
+            return _oauth_error("invalid_request",
+                                f"subject_token_type must be one of {', '.join(sorted(SUBJECT_TOKEN_TYPES))}.")
         try:
             token, lifetime = oidc.exchange_token(subject_token)
         except Unauthenticated as exc:
