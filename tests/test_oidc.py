@@ -320,6 +320,11 @@ def test_console_sign_in_acts_as_the_principal_and_refuses_a_replayed_code_and_a
     user = get_user_model().objects.get(username="alice")
     assert (user.is_staff, user.is_superuser, user.has_usable_password()) == (True, False, False)
 
+    # A deactivated principal (the flag SCIM turns off) loses its console session at the next page.
+    Principal.objects.filter(name="alice").update(active=False)
+    assert session.get(f"{live_server.url}/admin/", timeout=30).url.startswith(f"{live_server.url}/admin/login/")
+    Principal.objects.filter(name="alice").update(active=True)
+
     before = state()
     replayed = requests.Session().get(callback, timeout=30)
     assert replayed.status_code == 401 and "Sign-in with corp failed" in replayed.text

@@ -47,6 +47,14 @@ class ConsoleLoginBackend(ModelBackend):
             return None
         return super().authenticate(request, username=username, password=password, **kwargs)
 
+    def get_user(self, user_id):
+        """The session's user, unless its principal was deactivated (SCIM): then the session ends
+        at its next page, as the principal's tokens stop working at their next request."""
+        user = super().get_user(user_id)
+        if user is not None and Principal.objects.filter(name=user.get_username(), active=False).exists():
+            return None
+        return user
+
 
 def console_sign_in(request) -> dict:
     """Template context of the console's login page: the providers to sign in with, and whether
