@@ -442,3 +442,15 @@ def test_providers_are_configured_from_the_environment(monkeypatch):
         monkeypatch.setenv("UCWEB_OIDC_PROVIDERS", wrong)
         with pytest.raises(ImproperlyConfigured):
             oidc_providers_from_environment()
+
+
+def test_concurrent_first_requests_sync_the_groups_once(live_server, oidc):
+    from concurrent.futures import ThreadPoolExecutor
+
+    token = oidc.access_token("alice")
+    with ThreadPoolExecutor(8) as pool:
+        statuses = list(pool.map(lambda _: call(live_server, token).status_code, range(8)))
+    assert statuses == [200] * 8
+    assert AuditEvent.objects.filter(action="syncIdpGroups", securable_name="alice").count() == 1
+    assert set(GroupClosure.objects.filter(principal="alice").values_list("group_name", flat=True)) == {
+        "analysts", "console-users"}

@@ -168,6 +168,8 @@ def sync_directory_memberships(*, principal: Principal, source: str, names: Iter
     made otherwise stay. Names that are not valid group names, or are principals' names, are
     skipped. The change is audited as `source`; None when nothing changed."""
     names = [name for name in names if isinstance(name, str)]
+    # One sync of a principal at a time: a client's first requests with a new token come at once.
+    Principal.objects.select_for_update().filter(pk=principal.pk).first()
     wanted = set()
     skipped = []
     taken = set(Principal.objects.filter(name__in=list(names)).values_list("name", flat=True))
