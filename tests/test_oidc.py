@@ -248,6 +248,15 @@ def _unsigned(header: dict, claims: dict, signature: bytes = b"") -> str:
     return ".".join([_b64(json.dumps(header).encode()), _b64(json.dumps(claims).encode()), _b64(signature)])
 
 
+def rs256(header: dict, claims: dict, key) -> str:
+    """A token signed with `key` whatever its header says (PyJWT refuses to write some headers)."""
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import padding
+
+    signing_input = f"{_b64(json.dumps(header).encode())}.{_b64(json.dumps(claims).encode())}"
+    return f"{signing_input}.{_b64(key.sign(signing_input.encode(), padding.PKCS1v15(), hashes.SHA256()))}"
+
+
 def forged_tokens(idp: IdentityProvider, other: IdentityProvider) -> dict:
     """Tokens a caller might forge, or replay, each of which must be refused. Those that need the
     provider's signature are signed with its own key, as the provider would sign them."""
@@ -277,6 +286,8 @@ def forged_tokens(idp: IdentityProvider, other: IdentityProvider) -> dict:
         "HS256 with the public key": hs_signing_input + "." + _b64(
             hmac.new(public_pem, hs_signing_input.encode(), hashlib.sha256).digest()),
         "unknown kid": signed(key=other_key, headers={"kid": "not-a-key-of-the-provider"}),
+        "a kid that is not a string": rs256({"alg": "RS256", "kid": [idp.kid]}, claims, idp.key),
+        "no kid": signed(headers={}),
         "another key under the provider's kid": signed(key=other_key),
         "provider A's token as provider B's": signed(iss=other.issuer),
         "a forged groups claim": f"{head}.{_b64(json.dumps(forged_payload).encode())}.{signature}",

@@ -85,7 +85,9 @@ class _Keys:
     def __init__(self, provider: Provider):
         with urllib.request.urlopen(provider.discovery_url, timeout=HTTP_TIMEOUT_SECONDS) as response:
             metadata = json.load(response)
-        if metadata.get("issuer", "").rstrip("/") != provider.issuer:
+        if not isinstance(metadata, dict) or not isinstance(metadata.get("jwks_uri"), str):
+            raise ValueError("The discovery document names no jwks_uri.")
+        if str(metadata.get("issuer", "")).rstrip("/") != provider.issuer:
             raise Unauthenticated(f"The discovery document of {provider.issuer} names another issuer.")
         announced = metadata.get("id_token_signing_alg_values_supported") or ["RS256"]
         self.algorithms = sorted(ASYMMETRIC_ALGORITHMS & set(announced))
@@ -132,8 +134,9 @@ def verified_claims(token: str, *, id_token_too: bool = False) -> tuple[Provider
         raise Unauthenticated("The token's issuer is not a configured OpenID provider.")
     keys = _keys_of(provider)
     audiences = [provider.audience, *([provider.client_id] if id_token_too and provider.client_id else [])]
-    if header.get("alg") not in keys.algorithms:
-        raise Unauthenticated(f"Tokens of {provider.issuer} are signed with {', '.join(keys.algorithms)}.")
+    if header.get("alg") not in keys.algorithms or not isinstance(header.get("kid"), str):
+        raise Unauthenticated(f"Tokens of {provider.issuer} name a key (kid) and are signed with "
+                              f"{', '.join(keys.algorithms)}.")
     try:
         if not keys.may_fetch_for(header.get("kid")):
             raise Unauthenticated(f"Tokens of {provider.issuer} name no key {header.get('kid')!r}.")
