@@ -336,6 +336,9 @@ class AuditAction(models.TextChoices):
     REVOKE_TOKEN = "revokeToken"
     CREATE_CLIENT_SECRET = "createClientSecret"
     ROTATE_CLIENT_SECRET = "rotateClientSecret"
+    # an OpenID provider's users: their groups synced from a token, an IdP token exchanged for ucweb's
+    SYNC_IDP_GROUPS = "syncIdpGroups"
+    EXCHANGE_TOKEN = "exchangeToken"
     # maintenance: asked for by a principal, then run by the catalog
     REQUEST_MAINTENANCE = "requestMaintenance"
     MAINTENANCE_OPTIMIZE = "maintenanceOptimize"
