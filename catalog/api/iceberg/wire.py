@@ -166,8 +166,10 @@ class IcebergCommitView(Body):
 class OAuthTokenRequest(Body):
     grant_type: str
     client_id: str
-    client_secret: str
+    client_secret: str = None
     scope: str = None
+    subject_token: str = None
+    subject_token_type: str = None
 
 
 class TableUpdateNotification(Hyphenated):
