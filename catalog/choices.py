@@ -164,6 +164,8 @@ AuditAction = _choices(
     # principals and their keys
     "CREATE_PRINCIPAL DELETE_PRINCIPAL UPDATE_PRINCIPAL SET_METASTORE_ADMIN ISSUE_TOKEN REVOKE_TOKEN "
     "CREATE_CLIENT_SECRET ROTATE_CLIENT_SECRET "
+    # an OpenID provider's users: their groups synced from a token, an IdP token exchanged for ucweb's
+    "SYNC_IDP_GROUPS EXCHANGE_TOKEN "
     # maintenance: asked for by a principal, then run by the catalog
     "REQUEST_MAINTENANCE MAINTENANCE_OPTIMIZE MAINTENANCE_CHECKPOINT MAINTENANCE_VACUUM "
     "MAINTENANCE_EXPIRE_SNAPSHOTS MAINTENANCE_REMOVE_ORPHANS MAINTENANCE_REWRITE_MANIFESTS",
