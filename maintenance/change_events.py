@@ -74,9 +74,10 @@ class NatsSink:
     def open(self) -> None:
         timeout = settings.UCWEB_EVENTS_TIMEOUT_SECONDS
         try:
-            self.client = self.loop.run_until_complete(nats.connect(
+            # One more try, then NoServersError (0 would mean trying forever); the next drain retries.
+            self.client = self.loop.run_until_complete(asyncio.wait_for(nats.connect(
                 settings.UCWEB_EVENTS_NATS_URL, connect_timeout=timeout, allow_reconnect=False,
-                max_reconnect_attempts=0, error_cb=_quiet))
+                max_reconnect_attempts=1, reconnect_time_wait=0.1, error_cb=_quiet), 2 * timeout))
             self.jetstream = self.client.jetstream(timeout=timeout)
             self.loop.run_until_complete(self._ensure_stream())
         except Exception as exc:  # noqa: BLE001 - whatever stops the connection stops the sink

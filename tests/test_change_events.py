@@ -245,3 +245,34 @@ def test_events_wait_while_nats_is_down_for_a_minute_then_arrive_in_order(event_
     send_drain()
     wait_for(delivered_to_nats, timeout=120, interval=1)
     assert_delivered_once_in_order(nats_server, webhook)
+
+
+@pytest.mark.slow
+def test_the_product_started_as_the_readme_says_delivers_change_events(tmp_path, nats_server, webhook):
+    import json
+    import urllib.request
+
+    from tests.product import FAST, Product
+
+    product = Product(tmp_path, **FAST, UCWEB_EVENTS_NATS_URL=nats_server.url,
+                      UCWEB_EVENTS_WEBHOOK_URL=webhook.url).start()
+    try:
+        request = urllib.request.Request(
+            f"{product.url}{UC}/catalogs", method="POST", data=json.dumps({"name": "announced"}).encode(),
+            headers={"Authorization": f"Bearer {product.admin_token()}", "Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            catalog_id = json.loads(response.read())["id"]
+
+        def announced():
+            """the product's worker to deliver the catalog's creation to the webhook and to NATS"""
+            hooked = [event for _, event in webhook.received if event["type"] == "createCatalog"
+                      and event["subject"] == "announced"]
+            published = [event for _, event in nats_server.stream_messages() if event["subject"] == "announced"]
+            return hooked and published and (hooked, published)
+
+        hooked, published = wait_for(announced, timeout=120, interval=1)
+        assert [event["id"] for event in hooked] == [event["id"] for event in published]
+        assert hooked[0]["partitionkey"] == catalog_id and published[0]["data"]["securable_id"] == catalog_id
+        assert product.problems() == []
+    finally:
+        product.stop()
