@@ -14,6 +14,8 @@ from catalog.services import audit, change_events
 from tests.celery_worker import Worker
 from tests.change_events_support import NatsServer, Webhook, in_order_per_securable
 from tests.helpers import UC, grant, wait_for
+from tests.query_pins import pins
+from tests.test_query_counts import managed, measure, reader  # noqa: F401 - the pinned commit's fixtures
 from tests.test_workers import broker, forget_connections  # noqa: F401 - the worker tests' Redis
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.xdist_group("workers")]
@@ -67,6 +69,8 @@ def test_each_successful_change_is_one_event_delivered_to_nats_and_the_webhook(s
     assert event["data"]["securable_type"] == "schema" and event["subject"] == "sales.eu"
     assert event["source"] == "/ucweb" and event["type"] == "createSchema" and event["specversion"] == "1.0"
     created = received["createCatalog"][1]
+    renamed = received["updateSchema"][1]
+    assert renamed["subject"] == "sales.europe" and renamed["partitionkey"] == event["partitionkey"]
     assert created["partitionkey"] == str(sales.id) and created["data"]["principal"]
 
     published = nats_server.stream_messages()
@@ -121,6 +125,33 @@ def test_an_event_the_webhook_refuses_holds_back_its_securable_only(sinks, setti
     assert admin_client.post(f"{UC}/catalogs", {"name": "other"}, format="json").status_code == 200
     assert webhook.ids()[-2:] == [str(held.event_id), str(ChangeEvent.objects.get(subject="other").event_id)]
     assert all(row["webhook_delivered_at"] for row in change_events.delivery_state())
+
+
+def test_the_event_of_a_delta_commit_adds_no_round_trip(settings, reader, managed):
+    """The outbox row is one more part of the commit's one statement (commits.one_statement): the
+    commit sends as many queries as its pin, which is measured without events."""
+    from catalog.signals import change_events_written
+    from maintenance.receivers import deliver_change_events
+    from tests.delta_client import write_staged
+
+    settings.UCWEB_EVENTS_WEBHOOK_URL = "http://127.0.0.1:9/never-called"
+    versions = iter(range(3, 10))
+
+    def commit():
+        version = next(versions)
+        size = write_staged(managed.storage_location, f"{version}.json")
+        return reader.post(f"{UC}/delta/commit", {
+            "table_id": managed.table_id, "table_uri": managed.storage_location,
+            "commit_info": {"version": version, "timestamp": 1, "file_name": f"{version}.json", "file_size": size,
+                            "file_modification_timestamp": 1}}, format="json")
+
+    # Not delivered here: what is counted is the commit's own queries.
+    change_events_written.disconnect(dispatch_uid="maintenance.change_events")
+    try:
+        assert measure(commit, 200) == pins()["delta commit"]
+    finally:
+        change_events_written.connect(deliver_change_events, dispatch_uid="maintenance.change_events")
+    assert [row.data["details"]["version"] for row in ChangeEvent.objects.filter(type="commitDelta")] == [3, 4]
 
 
 # -- with a real worker -------------------------------------------------------------------------------
