@@ -44,6 +44,7 @@ from commits import managed_tables, publication
 from commits.models import DeltaCommit
 from commits.one_statement import save_with
 from commits.staged import StagedCommit, check_maintenance_policy
+from ucweb import metrics
 from ucweb.errors import AlreadyExists, InvalidParameter, ResourceExhausted
 
 
@@ -104,6 +105,7 @@ class Ratification:
         (it reserves exactly those operations for the catalog)."""
         table = self.table
         if commit.version <= table.latest_version:
+            metrics.commit_outcome("delta", "conflict")
             raise AlreadyExists(f"Version {commit.version} of table {table.full_name} is already committed.")
         if commit.version != table.latest_version + 1:
             raise InvalidParameter(
@@ -125,6 +127,7 @@ class Ratification:
         self.touch()
         self.change("latest_version")
         self._nudge_publication()
+        transaction.on_commit(lambda: metrics.commit_outcome("delta", "ratified"))
 
     def save(self, *, action: str, details: dict) -> None:
         """Writes what changed, with its audit event; nothing when nothing changed (a replay)."""
@@ -171,6 +174,7 @@ class Ratification:
         publication.publish_oldest(table, limit=max(1, unpublished - bound // 2))
         unpublished = table.latest_version - table.latest_published_version
         if unpublished >= bound:
+            metrics.commit_outcome("delta", "throttled")
             raise ResourceExhausted(
                 f"Table {table.full_name} has {unpublished} ratified commits that are not published, and "
                 f"version {table.latest_published_version + 1} cannot be published from its staged file; "

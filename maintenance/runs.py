@@ -32,6 +32,7 @@ from catalog.services import audit
 from maintenance import policy as policies
 from maintenance.errors import Conflict, LeaseLost, Skip, TimeLimitExceeded, describe
 from maintenance.models import MaintenancePlan
+from ucweb import metrics
 from ucweb.errors import InvalidParameter
 
 logger = logging.getLogger(__name__)
@@ -156,6 +157,7 @@ def _retry_later(plan: MaintenancePlan, message: str) -> None:
     plan.next_attempt_at = timezone.now() + timedelta(seconds=backoff)
     plan.progress = f"attempt {plan.attempts} failed; next attempt in {backoff} s"
     plan.save(update_fields=["status", "outcome", "lease_owner", "lease_expires_at", "next_attempt_at", "progress"])
+    metrics.MAINTENANCE_RUNS.labels(plan.operation, "retried").inc()
     _audit(plan, AuditOutcome.FAILED)
 
 
@@ -173,6 +175,7 @@ def _finish(plan: MaintenancePlan, status: str, outcome: str, after: dict | None
     with transaction.atomic():  # the run's end and its audit (and change) event, together
         plan.save(update_fields=fields)
         _audit(plan, AuditOutcome.FAILED if status == Status.FAILED else AuditOutcome.SUCCESS)
+    metrics.MAINTENANCE_RUNS.labels(plan.operation, status.lower()).inc()
 
 
 def _audit(plan: MaintenancePlan, outcome: str) -> None:

@@ -96,6 +96,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First, so that the latency it records covers every other middleware (ucweb.metrics).
+    "ucweb.middleware.request_metrics",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -298,6 +300,10 @@ UCWEB_TEMPORARY_CREDENTIALS_SECONDS = max(60, env_int("UCWEB_TEMPORARY_CREDENTIA
 UCWEB_IAM_ARN = env_str("UCWEB_IAM_ARN")
 # Encrypts stored credential secrets (any passphrase); unset: derived from SECRET_KEY.
 UCWEB_ENCRYPTION_KEY = env_str("UCWEB_ENCRYPTION_KEY")
+
+# A bearer token that may read /metrics and nothing else (a Prometheus scraper's); metastore
+# admins' tokens may read it too (ucweb.scrape).
+UCWEB_METRICS_TOKEN = env_str("UCWEB_METRICS_TOKEN")
 
 # --- Celery -----------------------------------------------------------------------------------
 REDIS_URL = os.environ.get("REDIS_URL", "")

@@ -4,6 +4,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from catalog.api.uc.urls import workspace_settings_urlpatterns
 from ucweb.mounts import ICEBERG_ROOTS
+from ucweb.scrape import metrics_view
 from ucweb.views import console_home, health, landing, ready
 
 # The Iceberg REST catalog, and the Polaris-native API beside it, at every root of ucweb.mounts.
@@ -32,6 +33,7 @@ urlpatterns = [
     ),
     path("healthz", health),
     path("readyz", ready),
+    path("metrics", metrics_view),
     path("", landing, name="landing"),
 ]
 

@@ -50,7 +50,7 @@ def create_schema(
 
 
 UPDATABLE = recipes.Updatable(
-    securable_type=SecurableType.SCHEMA, audit_action="updateSchema", what="Schema",
+    securable_type=SecurableType.SCHEMA, what="Schema",
     siblings=lambda schema: Schema.objects.filter(catalog=schema.catalog, parent=schema.parent),
     already_exists=SchemaAlreadyExists,
 )

@@ -136,8 +136,8 @@ def delete_table(*, caller: Principal, full_name: str) -> None:
 
 
 UPDATABLE = recipes.Updatable(
-    securable_type=SecurableType.TABLE, audit_action="updateTable", what="Table",
-    siblings=lambda table: Table.objects.filter(schema=table.schema), fields=("comment", "owner"),
+    securable_type=SecurableType.TABLE, what="Table",
+    siblings=recipes.in_its_schema, fields=recipes.COMMENT_AND_OWNER,
     already_exists=TableAlreadyExists,
 )
 

@@ -31,8 +31,7 @@ def visible_volumes(*, caller: Principal, catalog_name, schema_name):
 
 
 def get_volume(*, caller: Principal, full_name: str) -> Volume:
-    volume, access = resolve.volume(caller, full_name)
-    return recipes.readable(caller, volume, access)
+    return recipes.readable(resolve.volume, caller=caller, full_name=full_name)
 
 
 @transaction.atomic
@@ -71,8 +70,8 @@ def create_volume(
 
 
 UPDATABLE = recipes.Updatable(
-    securable_type=SecurableType.VOLUME, audit_action="updateVolume", what="Volume",
-    siblings=lambda volume: Volume.objects.filter(schema=volume.schema), fields=("comment", "owner"),
+    securable_type=SecurableType.VOLUME, what="Volume",
+    siblings=recipes.in_its_schema, fields=recipes.COMMENT_AND_OWNER,
     comment=validate_long_comment,
 )
 
