@@ -91,8 +91,9 @@ class NatsSink:
         except NotFoundError:
             await self.jetstream.add_stream(name=self.stream, subjects=[subjects])
             return
-        if subjects not in (info.config.subjects or []):
-            await self.jetstream.update_stream(info.config.evolve(subjects=[*info.config.subjects, subjects]))
+        existing = info.config.subjects or []
+        if subjects not in existing:
+            await self.jetstream.update_stream(info.config.evolve(subjects=[*existing, subjects]))
 
     def send(self, row: ChangeEvent) -> None:
         message = to_structured_event(cloud_event(row))

@@ -13,6 +13,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 from cloudevents.core.bindings.http import HTTPMessage, from_http_event
@@ -20,6 +21,12 @@ from cloudevents.core.bindings.http import HTTPMessage, from_http_event
 from tests.helpers import die_with_parent, free_port, stop_process
 
 STREAM = "UCWEB_EVENTS"
+
+
+class Published(NamedTuple):
+    subject: str
+    headers: dict
+    event: dict  # the CloudEvent as JSON
 
 
 def nats_server_binary() -> str:
@@ -57,11 +64,11 @@ class NatsServer:
         stop_process(self.process, grace=10)
         self.process = None
 
-    def stream_messages(self, stream: str = STREAM) -> list[tuple[dict, dict]]:
-        """Every message the stream holds, in its order: (headers, the CloudEvent as JSON)."""
+    def stream_messages(self, stream: str = STREAM) -> list[Published]:
+        """Every message the stream holds, in its order."""
         return asyncio.run(self._read(stream))
 
-    async def _read(self, stream: str) -> list[tuple[dict, dict]]:
+    async def _read(self, stream: str) -> list[Published]:
         import nats
         from nats.js.errors import NotFoundError
 
@@ -75,32 +82,32 @@ class NatsServer:
             messages = []
             for sequence in range(1, last + 1):
                 message = await jetstream.get_msg(stream, sequence)
-                messages.append((dict(message.headers or {}), json.loads(message.data)))
+                messages.append(Published(message.subject, dict(message.headers or {}), json.loads(message.data)))
             return messages
         finally:
             await client.close()
 
 
 class Webhook:
-    """An HTTP server that answers 204 to each POST and keeps it, after `delay` seconds, or
-    answers `failing_status` while that is set."""
+    """An HTTP server that answers 204 to each POST and keeps it, after `delay` seconds; an event
+    about `refused_subject` is answered 500 while that is set."""
 
     def __init__(self, delay: float = 0.0):
         self.received: list[tuple[dict, dict]] = []
         self.delay = delay
-        self.failing_status: int | None = None
+        self.refused_subject: str | None = None
         hook = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 time.sleep(hook.delay)
-                if hook.failing_status:
-                    self.send_response(hook.failing_status)
-                    self.end_headers()
-                    return
                 headers = {key.lower(): value for key, value in self.headers.items()}
                 event = from_http_event(HTTPMessage(headers=headers, body=body))
+                if hook.refused_subject and event.get_subject() == hook.refused_subject:
+                    self.send_response(500)
+                    self.end_headers()
+                    return
                 hook.received.append((headers, {**event.get_attributes(), "data": event.get_data()}))
                 self.send_response(204)
                 self.end_headers()

@@ -11,6 +11,7 @@ from django.db import connection, transaction
 
 from catalog.models import AuditEvent, Catalog, ChangeEvent
 from catalog.services import audit, change_events
+from maintenance import change_events as change_events_delivery
 from tests.celery_worker import Worker
 from tests.change_events_support import NatsServer, Webhook, in_order_per_securable
 from tests.helpers import UC, grant, wait_for
@@ -74,9 +75,32 @@ def test_each_successful_change_is_one_event_delivered_to_nats_and_the_webhook(s
     assert created["partitionkey"] == str(sales.id) and created["data"]["principal"]
 
     published = nats_server.stream_messages()
-    assert [message["id"] for _, message in published] == ids
-    assert [headers["Nats-Msg-Id"] for headers, _ in published] == ids
-    assert published[ids.index(created["id"])][1] == {**created, "time": published[ids.index(created["id"])][1]["time"]}
+    assert [message.event["id"] for message in published] == ids
+    assert [message.headers["Nats-Msg-Id"] for message in published] == ids
+    on_nats = published[ids.index(created["id"])]
+    assert on_nats.subject == "ucweb.events.createCatalog"
+    assert on_nats.event == {**created, "time": on_nats.event["time"]}  # (the webhook's was parsed to a datetime)
+
+
+def test_the_subject_and_stream_are_configured_and_an_existing_stream_is_extended(sinks, settings, admin_client):
+    import asyncio
+
+    import nats
+
+    nats_server, _ = sinks
+    settings.UCWEB_EVENTS_WEBHOOK_URL = None
+    settings.UCWEB_EVENTS_NATS_SUBJECT = "lake.{type}.changes"
+    settings.UCWEB_EVENTS_NATS_STREAM = "LAKE"
+
+    async def create_stream():
+        client = await nats.connect(nats_server.url)
+        await client.jetstream().add_stream(name="LAKE", subjects=["lake.other"])
+        await client.close()
+
+    asyncio.run(create_stream())
+    assert admin_client.post(f"{UC}/catalogs", {"name": "configured"}, format="json").status_code == 200
+    [message] = [m for m in nats_server.stream_messages("LAKE") if m.event["subject"] == "configured"]
+    assert message.subject == "lake.createCatalog.changes" and message.event["type"] == "createCatalog"
 
 
 def test_refusals_reads_and_rolled_back_changes_send_nothing(sinks, admin_client, make_client, delta):
@@ -114,17 +138,38 @@ def test_a_delta_commit_carries_its_version(sinks, delta):
 
 
 def test_an_event_the_webhook_refuses_holds_back_its_securable_only(sinks, settings, admin_client):
-    nats_server, webhook = sinks
+    _, webhook = sinks
     settings.UCWEB_EVENTS_NATS_URL = None
-    settings.UCWEB_EVENTS_BACKOFF_SECONDS = 0
-    webhook.failing_status = 500
+    settings.UCWEB_EVENTS_BACKOFF_SECONDS = 1
+    webhook.refused_subject = "held"
     assert admin_client.post(f"{UC}/catalogs", {"name": "held"}, format="json").status_code == 200
-    held = ChangeEvent.objects.get(subject="held")
-    assert held.webhook_delivered_at is None and held.webhook_attempts >= 1 and "500" in held.last_error
-    webhook.failing_status = None
+    assert admin_client.patch(f"{UC}/catalogs/held", {"comment": "second"}, format="json").status_code == 200
     assert admin_client.post(f"{UC}/catalogs", {"name": "other"}, format="json").status_code == 200
-    assert webhook.ids()[-2:] == [str(held.event_id), str(ChangeEvent.objects.get(subject="other").event_id)]
-    assert all(row["webhook_delivered_at"] for row in change_events.delivery_state())
+    first, second = ChangeEvent.objects.filter(subject="held").order_by("sequence")
+    assert first.webhook_delivered_at is None and first.webhook_attempts >= 1 and "500" in first.last_error
+    assert second.webhook_delivered_at is None and second.webhook_attempts == 0, "held back, not tried"
+    assert webhook.ids()[-1] == str(ChangeEvent.objects.get(subject="other").event_id), "other securables go on"
+
+    webhook.refused_subject = None
+
+    def delivered():
+        """the held events to go out once their backoff is over"""
+        change_events_delivery.drain()
+        return all(row["webhook_delivered_at"] for row in change_events.delivery_state())
+
+    wait_for(delivered, timeout=30, interval=0.5)
+    assert webhook.ids()[-2:] == [str(first.event_id), str(second.event_id)]
+
+
+def test_the_outbox_keeps_a_bounded_history_of_delivered_events(sinks, settings, admin_client):
+    _, webhook = sinks
+    settings.UCWEB_EVENTS_NATS_URL = None
+    settings.UCWEB_EVENTS_KEEP_DELIVERED = 3
+    for name in ("a1", "a2", "a3", "a4", "a5"):
+        assert admin_client.post(f"{UC}/catalogs", {"name": name}, format="json").status_code == 200
+    assert [row.subject for row in outbox()] == ["a3", "a4", "a5"]
+    created = [event["subject"] for _, event in webhook.received if event["type"] == "createCatalog"]
+    assert created[-5:] == ["a1", "a2", "a3", "a4", "a5"], "the forgotten ones were delivered first"
 
 
 def test_the_event_of_a_delta_commit_adds_no_round_trip(settings, reader, managed):
@@ -205,7 +250,7 @@ def assert_delivered_once_in_order(nats_server, webhook, *, sinks=("nats", "webh
     for row in outbox():
         expected.setdefault(row.partition_key, []).append(str(row.event_id))
     if "nats" in sinks:
-        messages = [event for _, event in nats_server.stream_messages()]
+        messages = [message.event for message in nats_server.stream_messages()]
         assert sorted(event["id"] for event in messages) == sorted(str(row.event_id) for row in outbox()), \
             "JetStream holds every event once (a redelivery is a duplicate it drops)"
         assert in_order_per_securable(messages) == expected
@@ -298,7 +343,8 @@ def test_the_product_started_as_the_readme_says_delivers_change_events(tmp_path,
             """the product's worker to deliver the catalog's creation to the webhook and to NATS"""
             hooked = [event for _, event in webhook.received if event["type"] == "createCatalog"
                       and event["subject"] == "announced"]
-            published = [event for _, event in nats_server.stream_messages() if event["subject"] == "announced"]
+            published = [message.event for message in nats_server.stream_messages()
+                         if message.event["subject"] == "announced"]
             return hooked and published and (hooked, published)
 
         hooked, published = wait_for(announced, timeout=120, interval=1)
