@@ -321,8 +321,9 @@ def _conflicted(plan: MaintenancePlan, message: str) -> None:
 
 def due(*, table: Table | None = None, operation: str | None = None, now=None):
     now = now or timezone.now()
+    # A dropped table's plans wait: they run if it is restored, and go with its row when purged
     plans = MaintenancePlan.objects.filter(Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now),
-                                           status=Status.PLANNED)
+                                           status=Status.PLANNED, table__dropped_at__isnull=True)
     if table is not None:
         plans = plans.filter(table=table)
     if operation is not None:

@@ -2,6 +2,7 @@
 
 from django.contrib import admin
 
+from catalog.admin.dropped import DroppedPage
 from catalog.admin.securables import InSchemaAdmin, OfVisible, ReadOnlyAdmin, ReadOnlyInline, SecurableAdmin
 from catalog.admin.table_page import declared, table_sections
 from catalog.models import Catalog, Column, Metastore, Schema, StagingTable, Table
@@ -58,7 +59,7 @@ class ColumnInline(ReadOnlyInline):
 
 
 @admin.register(Table)
-class TableAdmin(InSchemaAdmin):
+class TableAdmin(DroppedPage, InSchemaAdmin):
     """One page for a table of any format: its own history (Delta commits, or Iceberg snapshots,
     refs and metadata files), health and maintenance, policies, and who may access it."""
 

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('catalog', '0008_groups'),
+        ('catalog', '0009_dropped_securables'),
     ]
 
     operations = [
