@@ -76,7 +76,7 @@ test: venv-dev services lint-imports
 lint-imports: venv-dev
 	$(VENV)/bin/lint-imports --config .importlinter
 
-bench: venv
+bench: venv-dev
 	@test -f bench/commits.py || { echo "bench/commits.py does not exist yet" >&2; exit 1; }
 	$(VENV_PY) bench/commits.py $(BENCH_ARGS)
 

@@ -34,37 +34,13 @@ from django.core.handlers.asgi import ASGIHandler
 from django.core.exceptions import RequestAborted
 from django.db import close_old_connections
 
+from ucweb.request_body import BodyTooLarge, declared_length, too_large_response
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ucweb.settings")
 
 
-class BodyTooLarge(Exception):
-    """The request body exceeds DATA_UPLOAD_MAX_MEMORY_SIZE; what was received is discarded."""
-
-
-def declared_length(scope) -> int | None:
-    for name, value in scope.get("headers", ()):
-        if name.lower() == b"content-length":
-            try:
-                return int(value)
-            except ValueError:
-                return None  # Django answers a malformed header itself
-    return None
-
-
-def too_large_response(path: str):
-    """The 413 the API under `path` answers for RequestDataTooBig, in that API's envelope."""
-    from django.http import JsonResponse
-
-    from catalog.api.delta import errors as delta_errors
-    from ucweb import errors
-
-    error = errors.RequestTooLarge("Request body is too large.")
-    if path.startswith(delta_errors.PATH_PREFIX):
-        kind, status = delta_errors.classify(error, error)
-        return JsonResponse(delta_errors.body(kind, status, error.message), status=status)
-    if errors.is_iceberg_path(path):
-        return JsonResponse(errors.iceberg_body(error), status=errors.iceberg_status(error))
-    return JsonResponse(errors.uc_body(error), status=error.status)
+def header(scope, name: bytes) -> bytes | None:
+    return next((value for key, value in scope.get("headers", ()) if key.lower() == name), None)
 
 
 def headers_only(send):
@@ -135,7 +111,7 @@ class SynchronousChainASGIHandler(ASGIHandler):
         if scope.get("method") == "HEAD":
             send = headers_only(send)
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-        if limit is not None and (declared_length(scope) or 0) > limit:
+        if limit is not None and (declared_length(header(scope, b"content-length")) or 0) > limit:
             await self.refuse_too_large(scope, send)
             return
         try:
