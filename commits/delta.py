@@ -68,12 +68,14 @@ def write_commit(*, caller: Principal, body: dict, by_catalog: bool = False) -> 
     # location the request names; under the lock that location is checked to be the table's, so
     # the bytes read here are the ones being ratified (their digest is recorded with the commit).
     staged = read_staged_commit(request["table_uri"], commit.file_name) if commit is not None else None
+    if commit is not None and published is None:
+        # A version taken already is refused before the lock (Ratification.refuse_a_taken_version),
+        # after the checks the locked path makes first.
+        table, _ = _managed_table(caller, request["table_id"], request["table_uri"])
+        Ratification(table, caller).refuse_a_taken_version(commit)
 
     with transaction.atomic():
-        table, access = _table(caller, request["table_id"], Privilege.MODIFY, for_update=True)
-        if not is_catalog_managed(table):
-            raise InvalidParameter(f"Table {table.full_name} is not a catalog-managed Delta table.")
-        _same_location(table, request["table_uri"])
+        table, access = _managed_table(caller, request["table_id"], request["table_uri"], for_update=True)
         if uniform is not None:
             uniform["metadata_location"] = locations.file_inside_table(
                 uniform["metadata_location"], table.storage_location, field="uniform.iceberg.metadata_location")
@@ -89,6 +91,14 @@ def write_commit(*, caller: Principal, body: dict, by_catalog: bool = False) -> 
                 ratification.change("uniform_iceberg")
         ratification.save(action="commitDelta",
                           details={"version": commit.version if commit else None, "published": published})
+
+
+def _managed_table(caller: Principal, table_id: str, table_uri: str, *, for_update: bool = False):
+    table, access = _table(caller, table_id, Privilege.MODIFY, for_update=for_update)
+    if not is_catalog_managed(table):
+        raise InvalidParameter(f"Table {table.full_name} is not a catalog-managed Delta table.")
+    _same_location(table, table_uri)
+    return table, access
 
 
 def _published(request: dict, body: dict) -> int | None:
