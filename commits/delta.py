@@ -68,16 +68,16 @@ def write_commit(*, caller: Principal, body: dict, by_catalog: bool = False) -> 
     if commit is None and (metadata is not None or uniform is not None):
         raise InvalidParameter("metadata and uniform need a commit_info: a backfill carries no metadata.")
 
+    before = None
+    if commit is not None and published is None:
+        # A version taken already is refused before the lock (Ratification.refuse_a_taken_version),
+        # after the checks the locked path makes first, and before the staged file is read.
+        before, _ = _managed_table(caller, request["table_id"], request["table_uri"])
+        Ratification(before, caller).refuse_a_taken_version(commit)
     # The staged file is read before the table is locked (it is named by the client), from the
     # location the request names; under the lock that location is checked to be the table's, so
     # the bytes read here are the ones being ratified (their digest is recorded with the commit).
     staged = read_staged_commit(request["table_uri"], commit.file_name) if commit is not None else None
-    before = None
-    if commit is not None and published is None:
-        # A version taken already is refused before the lock (Ratification.refuse_a_taken_version),
-        # after the checks the locked path makes first.
-        before, _ = _managed_table(caller, request["table_id"], request["table_uri"])
-        Ratification(before, caller).refuse_a_taken_version(commit)
 
     with transaction.atomic():
         table, access = _locked_table(caller, request, commit, before)

@@ -1,7 +1,10 @@
-"""The ASGI application that `make run` serves (gunicorn's asyncio worker, see
-scripts/run_server.sh). Requests are read by the event loop: a client that sends its headers or
-its body a byte at a time holds a socket, never a thread. The views stay synchronous, and the
-database connections come from a pool (UCWEB_DB_POOL_SIZE).
+"""An ASGI application of ucweb, for an ASGI server. `make run` serves the WSGI application instead
+(ucweb.wsgi under granian, which costs half the CPU per request: docs/benchmarks.md); this one is
+kept for an ASGI deployment and as the baseline bench/servers.py measures the server choice
+against (gunicorn's asyncio worker, uvicorn, granian's ASGI interface). Requests are read by the
+event loop: a client that sends its headers or its body a byte at a time holds a socket, never a
+thread. The views stay synchronous, and the database connections come from a pool
+(UCWEB_DB_POOL_SIZE).
 
 Once its body has arrived, a request goes to a thread once: the middleware chain, the view and the
 rendering run there as under WSGI. Django's own ASGI handler runs the chain asynchronously, and
@@ -20,7 +23,7 @@ server sets no limit of its own, so a huge upload would fill the disk before its
 
 An answer to HEAD leaves without its body (`headers_only`): views answer HEAD as GET (Django's
 View does so for every view without a head()), and errors carry their envelope, while HTTP says a
-HEAD answer has none. gunicorn drops such bytes itself, but logs a warning for each answer."""
+HEAD answer has none. Some servers drop such bytes themselves, but log a warning for each answer."""
 
 import os
 import tempfile
