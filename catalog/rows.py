@@ -44,7 +44,8 @@ _JOINED = (Table, Schema, Catalog)  # each row: the table, its schema, the schem
 BY_ID = f'"{_TABLE}"."id" = %s'
 # A table by id, at a latest_version: locked (`for_update`), a row whose latest_version moved while
 # the lock was awaited is not returned (PostgreSQL checks the condition again on the row's newest
-# version) and is not locked, so a commit that lost the race leaves the lock's queue at once.
+# version) and is not locked, so a commit that lost the race leaves the lock's queue at once. Both
+# take their id through `table_id`.
 BY_ID_AT_VERSION = f'"{_TABLE}"."id" = %s AND "{_TABLE}"."latest_version" = %s'
 
 

@@ -115,7 +115,8 @@ def _locked_table(caller: Principal, request: dict, commit, before: Table | None
     (`before`) is locked at that version (catalog.rows.BY_ID_AT_VERSION): when the version moved
     while the lock was awaited, the proposal lost the race and is refused without the lock."""
     if before is not None and commit.version == before.latest_version + 1:
-        found = rows.tables(caller, rows.BY_ID_AT_VERSION, [before.id, before.latest_version], for_update=True)
+        at_version = [rows.table_id(before.id), before.latest_version]
+        found = rows.tables(caller, rows.BY_ID_AT_VERSION, at_version, for_update=True)
         if found:
             table, access = _access(caller, request["table_id"], Privilege.MODIFY, found)
             _check_managed(table, request["table_uri"])

@@ -181,8 +181,8 @@ def _locked_table(caller: Principal, catalog: str, schema: str, name: str, updat
     (catalog.rows.BY_ID_AT_VERSION): when the version moved while the lock was awaited, the
     proposal lost the race and is refused without the lock."""
     if before is not None:
-        found = rows.tables(caller, rows.BY_ID_AT_VERSION, [before.id, before.latest_version], for_update=True,
-                            pending=True)
+        at_version = [rows.table_id(before.id), before.latest_version]
+        found = rows.tables(caller, rows.BY_ID_AT_VERSION, at_version, for_update=True, pending=True)
         if found:
             return found[0]
         _refuse_a_taken_version(Ratification(table_for(caller, catalog, schema, name), caller), update.commit)
