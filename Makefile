@@ -67,9 +67,14 @@ services:
 # The live server's request threads keep their PostgreSQL connection for as long as the client
 # keeps its HTTP connection (Django's default outside the ASGI server, see ucweb/settings.py):
 # opening one for every request, as UCWEB_DB_CONN_MAX_AGE=0 would, costs the suite minutes.
-test: venv-dev services lint-imports
+test: venv-dev services lint-imports tests/idp/node_modules/.package-lock.json
 	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} \
 	$(VENV_PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+
+# The OpenID provider the tests start (tests/oidc_support.py): oidc-provider on Node.js, installed
+# as locked; `npm ci` again only when the lock file changes.
+tests/idp/node_modules/.package-lock.json: tests/idp/package-lock.json
+	npm ci --prefix tests/idp --no-audit --no-fund
 
 # The dependency rule (.importlinter), checked before the tests: the catalog and commits never
 # import maintenance, and only the protocol adapters and the console of the catalog import commits.

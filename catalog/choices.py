@@ -269,6 +269,8 @@ class AuditAction(models.TextChoices):
     UPDATE_TABLE = "updateTable"
     RENAME_TABLE = "renameTable"
     DELETE_TABLE = "deleteTable"
+    UNDROP_TABLE = "undropTable"
+    PURGE_DROPPED_TABLE = "purgeDroppedTable"
     COMMIT_DELTA = "commitDelta"
     UPDATE_DELTA_TABLE = "updateDeltaTable"
     REPORT_METRICS = "reportMetrics"
@@ -296,6 +298,8 @@ class AuditAction(models.TextChoices):
     CREATE_VOLUME = "createVolume"
     UPDATE_VOLUME = "updateVolume"
     DELETE_VOLUME = "deleteVolume"
+    UNDROP_VOLUME = "undropVolume"
+    PURGE_DROPPED_VOLUME = "purgeDroppedVolume"
     CREATE_FUNCTION = "createFunction"
     DELETE_FUNCTION = "deleteFunction"
     CREATE_REGISTERED_MODEL = "createRegisteredModel"
@@ -332,6 +336,9 @@ class AuditAction(models.TextChoices):
     REVOKE_TOKEN = "revokeToken"
     CREATE_CLIENT_SECRET = "createClientSecret"
     ROTATE_CLIENT_SECRET = "rotateClientSecret"
+    # an OpenID provider's users: their groups synced from a token, an IdP token exchanged for ucweb's
+    SYNC_IDP_GROUPS = "syncIdpGroups"
+    EXCHANGE_TOKEN = "exchangeToken"
     # maintenance: asked for by a principal, then run by the catalog
     REQUEST_MAINTENANCE = "requestMaintenance"
     MAINTENANCE_OPTIMIZE = "maintenanceOptimize"

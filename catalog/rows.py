@@ -123,7 +123,8 @@ def _statement(vendor: str, where: str, for_update: bool, held: bool, pending: b
         metadata = quote(_ICEBERG.related_model._meta.db_table)
         sql += (f"{'INNER' if for_update else 'LEFT OUTER'} JOIN {metadata} ON "
                 f"{metadata}.{quote(_ICEBERG.field.column)} = {quote(_TABLE)}.{quote('id')} ")
-    sql += f"WHERE {where} ORDER BY {quote(_TABLE)}.{quote('id')}"
+    # A dropped table is missing for every request (catalog.services.dropped reads it itself)
+    sql += f"WHERE ({where}) AND {quote(_TABLE)}.{quote('dropped_at')} IS NULL ORDER BY {quote(_TABLE)}.{quote('id')}"
     if for_update and connection.features.has_select_for_update:
         locked = quote(_TABLE) + (f", {metadata}" if iceberg else "")
         sql += f" FOR UPDATE OF {locked}" if connection.features.has_select_for_update_of else " FOR UPDATE"

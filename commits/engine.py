@@ -25,6 +25,7 @@ from catalog.names import namespace_levels, namespace_path, validate_name
 from commits.formats import iceberg as formats
 from commits.iceberg import SWAPPED_FIELDS, moved, new_row, prepare_location, row_id_for, swap
 from commits.one_statement import save_with
+from ucweb import metrics
 from ucweb.errors import CommitFailed, InvalidParameter, TableDoesNotExist
 
 
@@ -160,7 +161,12 @@ def commit(caller: Principal, prefix: str, changes: list[Change]) -> list[Loaded
         locked = lock(caller, prefix, changes)
         # Every requirement of every table is checked before any metadata file is written, so a
         # transaction that fails leaves no trace in storage either.
-        planned = [_plan(caller, prefix, change, locked) for change in changes]
+        try:
+            planned = [_plan(caller, prefix, change, locked) for change in changes]
+        except CommitFailed:
+            metrics.commit_outcome("iceberg", "conflict")
+            raise
+        transaction.on_commit(lambda: metrics.commit_outcome("iceberg", "ratified", len(planned)))
         return [_write(caller, item) for item in planned]
 
 

@@ -21,7 +21,8 @@ from catalog.services.iceberg import Loaded
 from catalog.services.common import validate_properties
 from catalog.services.managed_tables import managed_location
 from catalog.names import validate_name
-from catalog.services.tables import drop_table_row, replace_columns
+from catalog.services import dropped
+from catalog.services.tables import replace_columns
 from catalog.storage import StorageError, StorageObjectNotFound, parse, storage_for
 from commits.formats import iceberg as formats
 from commits.formats import iceberg_view
@@ -76,7 +77,7 @@ def row_id_for(requested) -> uuid.UUID:
     """The id a new table's row gets: the uuid its metadata asks for, unless a row holds it already.
     Decided before the location is placed, because the managed location and the overlap check
     are keyed by it: a client naming another table's uuid must not be given that table's storage."""
-    if requested is not None and not Table.objects.filter(id=requested).exists():
+    if requested is not None and not Table.with_dropped.filter(id=requested).exists():
         return requested
     return uuid.uuid4()
 
@@ -178,7 +179,7 @@ def drop_table(*, caller: Principal, prefix: str, namespace: str, name: str, pur
         table, access = catalog_iceberg.find(caller, prefix, namespace, name, view=view, for_update=True)
         access.require(access.owns(), f"Only the owner of {table.full_name} or a metastore admin may drop it.")
         full_name, table_id = table.full_name, table.id
-        drop_table_row(table, dropped_by=caller.name, purge=purge)
+        dropped.drop_table(table, dropped_by=caller.name, purge=purge)
         audit.record(principal=caller.name, action="dropIcebergView" if view else "dropIcebergTable",
                      securable_type="table", securable_name=full_name, securable_id=table_id,
                      details={"purge": purge})

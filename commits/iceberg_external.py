@@ -22,7 +22,8 @@ from catalog.services import audit
 from catalog.locations import require_external_location
 from catalog.services.iceberg import Loaded, require_write, warehouse
 from catalog.names import validate_name
-from catalog.services.tables import drop_table_row, replace_columns
+from catalog.services.dropped import drop_table_row
+from catalog.services.tables import replace_columns
 from catalog.storage import StorageError, storage_for
 from commits.formats import iceberg as formats
 from commits.formats import iceberg_view

@@ -44,6 +44,7 @@ from commits import managed_tables, publication
 from commits.models import DeltaCommit
 from commits.one_statement import save_with
 from commits.staged import StagedCommit, check_maintenance_policy
+from ucweb import metrics
 from ucweb.errors import AlreadyExists, InvalidParameter, ResourceExhausted
 
 
@@ -53,6 +54,8 @@ def _recorded(declared: str | None) -> str:
 
 
 def _taken(table: Table, commit) -> AlreadyExists:
+    """The refusal of a proposal of a version already taken, counted as a conflict (ucweb.metrics)."""
+    metrics.commit_outcome("delta", "conflict")
     return AlreadyExists(f"Version {commit.version} of table {table.full_name} is already committed.")
 
 
@@ -138,6 +141,7 @@ class Ratification:
         self.touch()
         self.change("latest_version")
         self._nudge_publication()
+        transaction.on_commit(lambda: metrics.commit_outcome("delta", "ratified"))
 
     def save(self, *, action: str, details: dict) -> None:
         """Writes what changed, with its audit event; nothing when nothing changed (a replay)."""
@@ -184,6 +188,7 @@ class Ratification:
         publication.publish_oldest(table, limit=max(1, unpublished - bound // 2))
         unpublished = table.latest_version - table.latest_published_version
         if unpublished >= bound:
+            metrics.commit_outcome("delta", "throttled")
             raise ResourceExhausted(
                 f"Table {table.full_name} has {unpublished} ratified commits that are not published, and "
                 f"version {table.latest_published_version + 1} cannot be published from its staged file; "

@@ -19,6 +19,7 @@ from catalog.storage import (
     storage_within,
 )
 from commits.formats import delta_log
+from ucweb import metrics
 from ucweb.errors import InvalidParameter, PermissionDenied, TemporarilyUnavailable
 
 
@@ -144,6 +145,7 @@ def check_maintenance_policy(table: Table, operation: str | None) -> None:
     reserved = CATALOG_OPERATIONS.get((operation or "").strip().upper())
     if reserved is None or clients_may_run(table, reserved):
         return
+    metrics.commit_outcome("delta", "refused_by_policy")
     raise PermissionDenied(
         f"The maintenance policy of table {table.full_name} reserves {reserved} for the catalog "
         f"(clients may run checkpoints, log compaction and version checksums). A table or schema "

@@ -30,7 +30,8 @@ def own_location(table: Table, location: str | None = None) -> str:
     if mine is None:
         raise Skip("the table has no usable storage location")
     for model, label in ((Table, "table"), (Volume, "volume"), (RegisteredModel, "registered model")):
-        rows = model.objects.exclude(storage_location=None).exclude(storage_location="")
+        # Dropped rows too: a table or volume kept for the retention may be restored with its files
+        rows = model._base_manager.exclude(storage_location=None).exclude(storage_location="")
         if model is Table:
             rows = rows.exclude(id=table.id)
         for other_id, other in rows.values_list("id", "storage_location").iterator():

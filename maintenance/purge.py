@@ -11,6 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from catalog.locations import foreign_holder
+from catalog.services import dropped
 from catalog.storage import StorageError, storage_for
 from maintenance import nudges
 from maintenance.models import PurgeRequest
@@ -58,6 +59,12 @@ def run_purge(purge_id: int) -> bool:
 def run_pending_purges(limit: int = 100) -> int:
     ids = list(PurgeRequest.objects.filter(done_at__isnull=True).order_by("requested_at").values_list("id", flat=True)[:limit])
     return sum(1 for purge_id in ids if run_purge(purge_id))
+
+
+def expire_dropped(now=None) -> int:
+    """Tables and volumes dropped longer ago than UCWEB_DROP_RETENTION_SECONDS go for good: their
+    rows are deleted and their managed files purged (the purges run once this commits)."""
+    return dropped.purge_expired(now)
 
 
 def expire_staging_tables(now=None) -> int:

@@ -32,6 +32,7 @@ from catalog.services import audit
 from maintenance import policy as policies
 from maintenance.errors import Conflict, LeaseLost, Skip, TimeLimitExceeded, describe
 from maintenance.models import MaintenancePlan
+from ucweb import metrics
 from ucweb.errors import InvalidParameter
 
 logger = logging.getLogger(__name__)
@@ -156,6 +157,7 @@ def _retry_later(plan: MaintenancePlan, message: str) -> None:
     plan.next_attempt_at = timezone.now() + timedelta(seconds=backoff)
     plan.progress = f"attempt {plan.attempts} failed; next attempt in {backoff} s"
     plan.save(update_fields=["status", "outcome", "lease_owner", "lease_expires_at", "next_attempt_at", "progress"])
+    metrics.MAINTENANCE_RUNS.labels(plan.operation, "retried").inc()
     _audit(plan, AuditOutcome.FAILED)
 
 
@@ -171,6 +173,7 @@ def _finish(plan: MaintenancePlan, status: str, outcome: str, after: dict | None
         plan.after = after
         fields.append("after")
     plan.save(update_fields=fields)
+    metrics.MAINTENANCE_RUNS.labels(plan.operation, status.lower()).inc()
     _audit(plan, AuditOutcome.FAILED if status == Status.FAILED else AuditOutcome.SUCCESS)
 
 
@@ -317,8 +320,9 @@ def _conflicted(plan: MaintenancePlan, message: str) -> None:
 
 def due(*, table: Table | None = None, operation: str | None = None, now=None):
     now = now or timezone.now()
+    # A dropped table's plans wait: they run if it is restored, and go with its row when purged
     plans = MaintenancePlan.objects.filter(Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now),
-                                           status=Status.PLANNED)
+                                           status=Status.PLANNED, table__dropped_at__isnull=True)
     if table is not None:
         plans = plans.filter(table=table)
     if operation is not None:

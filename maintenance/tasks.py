@@ -21,6 +21,11 @@ def expire_staging_tables() -> int:
     return purge.expire_staging_tables()
 
 
+@shared_task(name="maintenance.expire_dropped")
+def expire_dropped() -> int:
+    return purge.expire_dropped()
+
+
 @shared_task(name="maintenance.publish_verify")
 def publish_verify() -> int:
     return publish.verify_all()

@@ -249,7 +249,20 @@ ensure_browser() {
     apt_install chromium chromium-driver
 }
 
+# --- Node.js for the tests' OpenID provider (tests/idp: oidc-provider, which needs Node.js 20 or later)
+
+ensure_node() {
+    if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 \
+            && [[ "$(node -p 'process.versions.node.split(".")[0]')" -ge 20 ]]; then
+        log "Node.js $(node -v) and npm already installed"
+        return 0
+    fi
+    log "Node.js 20 or later with npm is missing; installing the distribution's"
+    apt_install nodejs npm
+}
+
 ensure_postgres
 ensure_redis
 ensure_browser
+ensure_node
 log "all services ready"

@@ -21,6 +21,12 @@ fi
 # SQLite (the default database) does not create its parent directory.
 mkdir -p "${UCWEB_VAR_DIR:-var}"
 
+# /metrics adds up what every process of this server (web workers, Celery worker) records in this
+# folder (prometheus-client's multiprocess mode). It is this server's own; a start begins at zero.
+export PROMETHEUS_MULTIPROC_DIR="${UCWEB_VAR_DIR:-var}/prometheus"
+rm -rf "$PROMETHEUS_MULTIPROC_DIR"
+mkdir -p "$PROMETHEUS_MULTIPROC_DIR"
+
 "$PY" manage.py migrate --noinput
 "$PY" manage.py bootstrap
 "$PY" manage.py collectstatic --noinput -v 0

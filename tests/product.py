@@ -113,7 +113,10 @@ class Product:
         return self
 
     def start(self, *, timeout: float = 300) -> Product:
-        self.launch()
+        return self.launch().wait_ready(timeout=timeout)
+
+    def wait_ready(self, *, timeout: float = 300) -> Product:
+        """Waits until a launched `make run` is ready."""
 
         def ready():
             """make run's server, worker and beat to be ready (/readyz)"""

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from django.test import override_settings
 
 from catalog.choices import AuditOutcome, Privilege, SecurableType
 from catalog.models import (
@@ -125,6 +126,7 @@ def _build_world() -> dict:
     for catalog, schema in (("shop", "sales"), ("open", "pub")):
         _fill_schema(admin, catalog, schema)
     bob_token = token_for("bob")
+    _drop_some(admin)
     _ok(admin.patch(f"{UC}/permissions/catalog/open",
                     {"changes": [{"principal": "bob", "add": ["USE CATALOG"]}]}, format="json"))
     _ok(admin.patch(f"{UC}/permissions/schema/open.pub",
@@ -132,9 +134,28 @@ def _build_world() -> dict:
     return {"admin": admin_token, "bob": bob_token}
 
 
+def _drop_some(admin) -> None:
+    """A table, an Iceberg table and a volume, dropped and kept for the retention, in each filled
+    schema: bob may not restore or purge them, for they are not his."""
+    with override_settings(UCWEB_DROP_RETENTION_SECONDS=3600):
+        for catalog, schema in (("shop", "sales"), ("open", "pub")):
+            _ok(admin.post(f"{UC}/tables", {
+                "name": "oldtbl", "catalog_name": catalog, "schema_name": schema, "table_type": "EXTERNAL",
+                "data_source_format": "PARQUET", "storage_location": f"{LANDING}/{catalog}/{schema}/oldtbl",
+            }, format="json"))
+            _ok(admin.delete(f"{UC}/tables/{catalog}.{schema}.oldtbl"))
+            _ok(admin.post(f"{ICE}/{catalog}/namespaces/{schema}/tables", {"name": "oldice", "schema": SCHEMA_JSON},
+                           format="json"))
+            _ok(admin.delete(f"{ICE}/{catalog}/namespaces/{schema}/tables/oldice"))
+            _ok(admin.post(f"{UC}/volumes", {"name": "oldvol", "catalog_name": catalog, "schema_name": schema,
+                                             "volume_type": "MANAGED"}, format="json"))
+            _ok(admin.delete(f"{UC}/volumes/{catalog}.{schema}.oldvol"))
+
+
 def snapshot(storage: Path) -> dict:
     state = rows(Catalog, Schema, Table, Column, Volume, Function, RegisteredModel, ModelVersion, Credential,
                  ExternalLocation, Grant)
+    state["dropped"] = sorted(repr(row) for model in (Table, Volume) for row in model.with_dropped.values_list())
     state["files"] = sorted(str(path.relative_to(storage)) for path in storage.rglob("*"))
     return state
 
@@ -142,6 +163,14 @@ def snapshot(storage: Path) -> dict:
 def _table_id(full_name: str) -> str:
     catalog, schema, name = full_name.split(".")
     return str(Table.objects.get(schema__catalog__name=catalog, schema__name=schema, name=name).id)
+
+
+def _dropped_id(full_name: str) -> str:
+    catalog, schema, name = full_name.split(".")
+    found = [row_id for model in (Table, Volume) for row_id in model.with_dropped.filter(
+        schema__catalog__name=catalog, schema__name=schema, name=name, dropped_at__isnull=False).values_list("id", flat=True)]
+    assert len(found) == 1, full_name
+    return str(found[0])
 
 
 def _fields(response, protocol: str):
@@ -231,6 +260,20 @@ UC_CASES = [
      "id:open.pub.tbl", "id:gone", 404, "TABLE_DOES_NOT_EXIST"),
     ("uc", "post", "/delta/preview/commits", {"table_id": "{}", "table_uri": "file:///x", "latest_backfilled_version": 0},
      "id:shop.sales.tbl", "id:gone", 404, "TABLE_DOES_NOT_EXIST"),
+    # dropped and kept, in a catalog bob may not see and in a schema he sees, not his to restore
+    ("uc", "get", "/dropped-tables?catalog_name=open&schema_name={}", None, "secret", "gone", 404,
+     "SCHEMA_DOES_NOT_EXIST"),
+    ("uc", "get", "/dropped-volumes?catalog_name={}&schema_name=sales", None, "shop", "gone", 404,
+     "CATALOG_DOES_NOT_EXIST"),
+    ("uc", "post", "/dropped-tables/{}/undrop", None, "dropped:shop.sales.oldtbl", "id:gone", 404,
+     "TABLE_DOES_NOT_EXIST"),
+    ("uc", "post", "/dropped-tables/{}/undrop", None, "dropped:open.pub.oldtbl", "id:gone", 404,
+     "TABLE_DOES_NOT_EXIST"),
+    ("uc", "delete", "/dropped-tables/{}", None, "dropped:open.pub.oldice", "id:gone", 404, "TABLE_DOES_NOT_EXIST"),
+    ("uc", "post", "/dropped-volumes/{}/undrop", None, "dropped:open.pub.oldvol", "id:gone", 404,
+     "VOLUME_DOES_NOT_EXIST"),
+    ("uc", "delete", "/dropped-volumes/{}", None, "dropped:shop.sales.oldvol", "id:gone", 404,
+     "VOLUME_DOES_NOT_EXIST"),
     # metastore-level securables
     ("uc", "get", "/external-locations/{}", None, "landing", "gone", 404, "EXTERNAL_LOCATION_DOES_NOT_EXIST"),
     ("uc", "patch", "/external-locations/{}", {"comment": "x"}, "landing", "gone", 404,
@@ -321,6 +364,9 @@ DELTA_CASES = [
      "secret", "gone", 404, "NoSuchSchemaException"),
 ]
 ICEBERG_TABLE_CASES = [
+    ("iceberg", "post", "/open/namespaces/pub/tables/{}/undrop", None, "oldice", "gone", 404, "NoSuchTableException"),
+    ("iceberg", "post", "/{}/namespaces/sales/tables/oldice/undrop", None, "shop", "gone", 404,
+     "NoSuchWarehouseException"),
     ("iceberg", "post", "/open/namespaces/pub/tables/{}/metrics",
      {"report-type": "commit-report", "table-name": "{}", "snapshot-id": 1, "sequence-number": 1, "operation": "append",
       "metrics": {}}, "ice", "gone", 404, "NoSuchTableException"),
@@ -359,6 +405,8 @@ def _name(name: str) -> str:
         return str(uuid.UUID(int=7))
     if name.startswith("id:"):
         return _table_id(name[3:])
+    if name.startswith("dropped:"):
+        return _dropped_id(name[8:])
     return name
 
 

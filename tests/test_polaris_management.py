@@ -79,13 +79,20 @@ def _catalog_with_a_table(service: Service, tmp_path, name: str) -> None:
     admin.create_table(("sales", "orders"), schema=SCHEMA).append(rows((1, "2024-01-01T10:00", "a", 1.5)))
 
 
-def test_the_cli_grants_and_pyiceberg_may_do_exactly_that(service, tmp_path):
-    _catalog_with_a_table(service, tmp_path, "lake")
-    credentials = json.loads(service.polaris("principals", "create", "alice"))
+def _reader_of_lake(service: Service, principal: str) -> dict:
+    """A new principal, analyst (a principal role) holding lake.readers (a catalog role), all
+    created through the CLI; the answer is the principal's credentials."""
+    credentials = json.loads(service.polaris("principals", "create", principal))
     service.polaris("principal-roles", "create", "analyst")
-    service.polaris("principal-roles", "grant", "--principal", "alice", "analyst")
+    service.polaris("principal-roles", "grant", "--principal", principal, "analyst")
     service.polaris("catalog-roles", "create", "--catalog", "lake", "readers")
     service.polaris("catalog-roles", "grant", "--catalog", "lake", "--principal-role", "analyst", "readers")
+    return credentials
+
+
+def test_the_cli_grants_and_pyiceberg_may_do_exactly_that(service, tmp_path):
+    _catalog_with_a_table(service, tmp_path, "lake")
+    credentials = _reader_of_lake(service, "alice")
     table_grant = ("--catalog", "lake", "--catalog-role", "readers", "--namespace", "sales", "--table", "orders",
                    "TABLE_READ_DATA")
     service.polaris("privileges", "table", "grant", *table_grant)
@@ -218,11 +225,7 @@ def test_attacks_on_the_role_model_are_refused_and_change_nothing(service, tmp_p
 
 def test_deleting_a_catalog_role_that_holds_grants_revokes_them(service, tmp_path):
     _catalog_with_a_table(service, tmp_path, "lake")
-    credentials = json.loads(service.polaris("principals", "create", "dave"))
-    service.polaris("principal-roles", "create", "analyst")
-    service.polaris("principal-roles", "grant", "--principal", "dave", "analyst")
-    service.polaris("catalog-roles", "create", "--catalog", "lake", "readers")
-    service.polaris("catalog-roles", "grant", "--catalog", "lake", "--principal-role", "analyst", "readers")
+    credentials = _reader_of_lake(service, "dave")
     service.polaris("privileges", "namespace", "grant", "--catalog", "lake", "--catalog-role", "readers",
                     "--namespace", "sales", "TABLE_READ_DATA")
     dave = service.iceberg("lake", f"{credentials['clientId']}:{credentials['clientSecret']}")

@@ -159,6 +159,12 @@ def test_percent_encoded_full_names(sdk, trips, admin_client):
     assert admin_client.get(f"{UC}/schemas/shop%252Esales").json()["full_name"] == "shop.sales"
 
 
+def _change_grants(sdk, securable_type, name, *, principal: str, add=(), remove=()):
+    """The admin's PATCH /permissions through the SDK: one change for `principal`."""
+    return sdk.run(GrantsApi, "admin", lambda api: api.update(securable_type, name, UpdatePermissions(
+        changes=[PermissionsChange(principal=principal, add=list(add), remove=list(remove))])))
+
+
 def test_grants_through_the_sdk(sdk, trips):
 
     # What bob may not see answers as missing (no existence oracle).
@@ -166,9 +172,7 @@ def test_grants_through_the_sdk(sdk, trips):
         sdk.run(TablesApi, "bob", lambda api: api.get_table("shop.sales.trips"))
 
     def grant(securable_type, name, privileges):
-        return sdk.run(GrantsApi, "admin", lambda api: api.update(
-            securable_type, name,
-            UpdatePermissions(changes=[PermissionsChange(principal="bob", add=privileges, remove=[])])))
+        return _change_grants(sdk, securable_type, name, principal="bob", add=privileges)
 
     grant(SecurableType.CATALOG, "shop", [Privilege.USE_CATALOG])
     grant(SecurableType.SCHEMA, "shop.sales", [Privilege.USE_SCHEMA])
@@ -182,9 +186,7 @@ def test_grants_through_the_sdk(sdk, trips):
     permissions = sdk.run(GrantsApi, "admin", lambda api: api.get(SecurableType.CATALOG, "shop"))
     assert permissions.privilege_assignments[0].privileges == [Privilege.USE_CATALOG]
 
-    sdk.run(GrantsApi, "admin", lambda api: api.update(
-        SecurableType.TABLE, "shop.sales.trips",
-        UpdatePermissions(changes=[PermissionsChange(principal="bob", add=[], remove=[Privilege.SELECT])])))
+    _change_grants(sdk, SecurableType.TABLE, "shop.sales.trips", principal="bob", remove=[Privilege.SELECT])
     # What bob may not see answers as missing (no existence oracle).
     with pytest.raises(NotFoundException):
         sdk.run(TablesApi, "bob", lambda api: api.get_table("shop.sales.trips"))
@@ -209,9 +211,7 @@ def test_grants_to_a_group_through_the_sdk(sdk, trips):
     groups.update_members(caller=admin, name="interns", add_principals=["bob"])
 
     def grant(securable_type, name, privileges):
-        return sdk.run(GrantsApi, "admin", lambda api: api.update(
-            securable_type, name,
-            UpdatePermissions(changes=[PermissionsChange(principal="analysts", add=privileges, remove=[])])))
+        return _change_grants(sdk, securable_type, name, principal="analysts", add=privileges)
 
     grant(SecurableType.CATALOG, "shop", [Privilege.USE_CATALOG])
     grant(SecurableType.SCHEMA, "shop.sales", [Privilege.USE_SCHEMA])

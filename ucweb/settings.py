@@ -1,6 +1,7 @@
 """Settings: everything comes from the environment, with embedded defaults that need nothing
 installed (SQLite, file:// storage under var/, no Redis)."""
 
+import json
 import os
 import secrets
 import sys
@@ -96,6 +97,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First, so that the latency it records covers every other middleware (ucweb.metrics).
+    "ucweb.middleware.request_metrics",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -109,7 +112,7 @@ MIDDLEWARE = [
 ]
 X_FRAME_OPTIONS = "DENY"
 # The admin's checks look for its middleware in MIDDLEWARE itself; ConsoleOnly runs it for the
-# console's pages (tests/test_console_middleware.py).
+# console's pages (tests/test_wsgi_application.py).
 SILENCED_SYSTEM_CHECKS = ["admin.E408", "admin.E409", "admin.E410"]
 
 ROOT_URLCONF = "ucweb.urls"
@@ -125,6 +128,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "ucweb.auth.console_sign_in",
             ],
         },
     },
@@ -246,6 +250,64 @@ UCWEB_DEFAULT_WAREHOUSE = os.environ.get("UCWEB_DEFAULT_WAREHOUSE", "unity")
 UCWEB_IDEMPOTENCY_LIFETIME_SECONDS = env_int("UCWEB_IDEMPOTENCY_LIFETIME_SECONDS", 1800)
 UCWEB_OAUTH_TOKEN_SECONDS = env_int("UCWEB_OAUTH_TOKEN_SECONDS", 3600)
 
+
+# OpenID Connect providers (docs/security.md): their tokens are accepted on every API and
+# exchanged at the OAuth token endpoint; their users sign in to the console. One provider from the
+# UCWEB_OIDC_* variables, or several from UCWEB_OIDC_PROVIDERS (a JSON list of the same fields).
+OIDC_USERNAME_CLAIMS = ("sub", "email", "preferred_username")
+
+
+def oidc_provider(fields: dict) -> dict:
+    if not isinstance(fields, dict) or not isinstance(fields.get("issuer"), str) or not fields["issuer"]:
+        raise ImproperlyConfigured("Each OpenID provider needs an issuer URL.")
+    issuer = fields["issuer"].rstrip("/")
+    provider = {
+        "issuer": issuer,
+        "name": fields.get("name") or issuer.split("://", 1)[-1].split("/", 1)[0].split(":", 1)[0],
+        "audience": fields.get("audience") or fields.get("client_id"),
+        "username_claim": fields.get("username_claim") or "sub",
+        "groups_claim": fields.get("groups_claim") or "groups",
+        "client_id": fields.get("client_id") or "",
+        "client_secret": fields.get("client_secret") or "",
+        "staff_group": fields.get("staff_group") or "",
+        "scopes": fields.get("scopes") or "openid email profile",
+    }
+    if not provider["audience"]:
+        raise ImproperlyConfigured(f"OpenID provider {issuer} needs an audience (or a client id).")
+    if provider["username_claim"] not in OIDC_USERNAME_CLAIMS:
+        raise ImproperlyConfigured(f"The username claim must be one of {', '.join(OIDC_USERNAME_CLAIMS)}.")
+    return provider
+
+
+def oidc_providers_from_environment() -> list[dict]:
+    if env_str("UCWEB_OIDC_PROVIDERS"):
+        try:
+            listed = json.loads(os.environ["UCWEB_OIDC_PROVIDERS"])
+        except ValueError as exc:
+            raise ImproperlyConfigured(f"UCWEB_OIDC_PROVIDERS is not JSON: {exc}") from exc
+        if not isinstance(listed, list):
+            raise ImproperlyConfigured("UCWEB_OIDC_PROVIDERS must be a JSON list of providers.")
+    elif env_str("UCWEB_OIDC_ISSUER"):
+        listed = [{field: env_str(f"UCWEB_OIDC_{field.upper()}") for field in (
+            "issuer", "name", "audience", "username_claim", "groups_claim", "client_id", "client_secret",
+            "staff_group", "scopes")}]
+    else:
+        return []
+    providers = [oidc_provider(fields) for fields in listed]
+    for key in ("issuer", "name"):
+        values = [provider[key] for provider in providers]
+        if len(set(values)) != len(values):
+            raise ImproperlyConfigured(f"Two OpenID providers have the same {key}.")
+    return providers
+
+
+UCWEB_OIDC_PROVIDERS = oidc_providers_from_environment()
+# Clock skew allowed on a provider token's exp, nbf and iat.
+UCWEB_OIDC_LEEWAY_SECONDS = env_int("UCWEB_OIDC_LEEWAY_SECONDS", 60)
+# UCWEB_LOCAL_PASSWORDS=0: the console's password form is off; people sign in through a provider.
+UCWEB_LOCAL_PASSWORDS = env_bool("UCWEB_LOCAL_PASSWORDS", True)
+AUTHENTICATION_BACKENDS = ["ucweb.auth.ConsoleLoginBackend"]
+
 # Maintenance (Celery): publish-verify waits this long for clients to publish themselves; plans.
 UCWEB_PUBLISH_VERIFY_AFTER_SECONDS = env_int("UCWEB_PUBLISH_VERIFY_AFTER_SECONDS", 30)
 UCWEB_SMALL_FILE_BYTES = env_int("UCWEB_SMALL_FILE_BYTES", 8 * 1024 * 1024)
@@ -254,6 +316,9 @@ UCWEB_OPTIMIZE_MIN_FILES = env_int("UCWEB_OPTIMIZE_MIN_FILES", 10)
 UCWEB_CHECKPOINT_INTERVAL = env_int("UCWEB_CHECKPOINT_INTERVAL", 100)
 UCWEB_VACUUM_RETENTION_HOURS = env_int("UCWEB_VACUUM_RETENTION_HOURS", 168)
 UCWEB_STAGING_TTL_SECONDS = env_int("UCWEB_STAGING_TTL_SECONDS", 24 * 3600)
+# How long a dropped table or volume is kept, restorable, before its row and managed files go
+# (catalog.services.dropped); 0 deletes at once.
+UCWEB_DROP_RETENTION_SECONDS = env_int("UCWEB_DROP_RETENTION_SECONDS", 0)
 # Maintenance runs (table properties override these per table: see maintenance/policy.py).
 UCWEB_TARGET_FILE_BYTES = env_int("UCWEB_TARGET_FILE_BYTES", 128 * 1024 * 1024)
 UCWEB_DELTA_LOG_RETENTION_HOURS = env_int("UCWEB_DELTA_LOG_RETENTION_HOURS", 30 * 24)
@@ -301,6 +366,10 @@ UCWEB_IAM_ARN = env_str("UCWEB_IAM_ARN")
 # Encrypts stored credential secrets (any passphrase); unset: derived from SECRET_KEY.
 UCWEB_ENCRYPTION_KEY = env_str("UCWEB_ENCRYPTION_KEY")
 
+# A bearer token that may read /metrics and nothing else (a Prometheus scraper's); metastore
+# admins' tokens may read it too (ucweb.scrape).
+UCWEB_METRICS_TOKEN = env_str("UCWEB_METRICS_TOKEN")
+
 # --- Celery -----------------------------------------------------------------------------------
 REDIS_URL = os.environ.get("REDIS_URL", "")
 # With nothing configured the broker is a folder under var/ (kombu's filesystem transport), so
@@ -342,6 +411,7 @@ UCWEB_MAINTENANCE_SCHEDULE = {
     "publish-verify": ("maintenance.publish_verify", 30),
     "purge-pending": ("maintenance.purge_pending", 60),
     "expire-staging-tables": ("maintenance.expire_staging_tables", 600),
+    "expire-dropped": ("maintenance.expire_dropped", 600),
     "refresh-health-and-plans": ("maintenance.refresh_health", 300),
     "run-due-maintenance": ("maintenance.run_due", 300),
 }

@@ -2,8 +2,10 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from catalog.admin import sign_in
 from catalog.api.uc.urls import workspace_settings_urlpatterns
 from ucweb.mounts import ICEBERG_ROOTS
+from ucweb.scrape import metrics_view
 from ucweb.views import console_home, health, landing, ready
 
 # The Iceberg REST catalog, and the Polaris-native API beside it, at every root of ucweb.mounts.
@@ -16,6 +18,8 @@ iceberg_mounts = [
 
 urlpatterns = [
     path("admin/", admin.site.admin_view(console_home)),
+    path("admin/sign-in/<str:name>/", sign_in.sign_in, name="console-sign-in"),
+    path("admin/sign-in/<str:name>/callback", sign_in.callback, name="console-sign-in-callback"),
     path("admin/", admin.site.urls),
     path("api/2.1/unity-catalog/delta/v1/", include("catalog.api.delta.urls")),
     *iceberg_mounts,
@@ -32,6 +36,7 @@ urlpatterns = [
     ),
     path("healthz", health),
     path("readyz", ready),
+    path("metrics", metrics_view),
     path("", landing, name="landing"),
 ]
 

@@ -2,30 +2,25 @@
 
 from django.contrib import admin
 
-from catalog.admin.securables import OfVisible, ReadOnlyAdmin, ReadOnlyInline, SecurableAdmin
-from catalog.choices import SecurableType
+from catalog.admin.securables import InSchemaAdmin, OfVisible, ReadOnlyAdmin, ReadOnlyInline, SecurableAdmin
 from catalog.models import Credential, ExternalLocation, Function, ModelVersion, RegisteredModel, Volume
 from catalog.services import credentials, external_locations, functions, registered_models, volumes
 
 
 @admin.register(Volume)
-class VolumeAdmin(SecurableAdmin):
-    securable_type = SecurableType.VOLUME
+class VolumeAdmin(InSchemaAdmin):
     list_display = ("name", "schema", "volume_type", "storage_location", "owner", "created_at")
-    search_fields = ("name", "schema__name", "schema__catalog__name", "owner", "storage_location")
+    search_fields = (*InSchemaAdmin.search_fields, "storage_location")
     list_filter = ("volume_type", "schema__catalog", "owner")
-    list_select_related = ("schema__catalog",)
     update_service = staticmethod(volumes.update_volume)
     delete_service = staticmethod(volumes.delete_volume)
 
 
 @admin.register(Function)
-class FunctionAdmin(SecurableAdmin):
-    securable_type = SecurableType.FUNCTION
+class FunctionAdmin(InSchemaAdmin):
     list_display = ("name", "schema", "routine_body", "external_language", "data_type", "owner", "created_at")
-    search_fields = ("name", "schema__name", "schema__catalog__name", "owner", "routine_definition")
+    search_fields = (*InSchemaAdmin.search_fields, "routine_definition")
     list_filter = ("routine_body", "external_language", "sql_data_access", "schema__catalog")
-    list_select_related = ("schema__catalog",)
     delete_service = staticmethod(functions.delete_function)
 
 
@@ -36,13 +31,9 @@ class ModelVersionInline(ReadOnlyInline):
 
 
 @admin.register(RegisteredModel)
-class RegisteredModelAdmin(SecurableAdmin):
-    securable_type = SecurableType.REGISTERED_MODEL
-    droppable_with_contents = True
+class RegisteredModelAdmin(InSchemaAdmin):
     list_display = ("name", "schema", "owner", "storage_location", "created_at")
-    search_fields = ("name", "schema__name", "schema__catalog__name", "owner")
     list_filter = ("schema__catalog", "owner")
-    list_select_related = ("schema__catalog",)
     inlines = [ModelVersionInline]
     update_service = staticmethod(registered_models.update_model)
     delete_service = staticmethod(registered_models.delete_model)
@@ -65,25 +56,19 @@ class CredentialAdmin(SecurableAdmin):
     """Secrets are never shown: the encrypted secret key is not a field of this page, and keys are
     changed through the API (PATCH /credentials/{name}), which encrypts them."""
 
-    securable_type = SecurableType.CREDENTIAL
-    droppable_with_contents = True
     list_display = ("name", "purpose", "aws_role_arn", "aws_access_key_id", "endpoint_url", "owner", "created_at")
     search_fields = ("name", "owner", "aws_role_arn", "aws_access_key_id", "endpoint_url")
     list_filter = ("purpose", "owner")
     exclude = ("aws_secret_access_key_encrypted",)
     update_service = staticmethod(credentials.update_credential)
     delete_service = staticmethod(credentials.delete_credential)
-    name_argument = "name"
 
 
 @admin.register(ExternalLocation)
 class ExternalLocationAdmin(SecurableAdmin):
-    securable_type = SecurableType.EXTERNAL_LOCATION
-    droppable_with_contents = True
     list_display = ("name", "url", "credential", "owner", "created_at")
     search_fields = ("name", "url", "owner", "credential__name")
     list_filter = ("credential", "owner")
     list_select_related = ("credential",)
     update_service = staticmethod(external_locations.update_external_location)
     delete_service = staticmethod(external_locations.delete_external_location)
-    name_argument = "name"

@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 from django.contrib import admin
 from django.http import Http404, HttpResponseRedirect
 from django.template.response import TemplateResponse
-from django.urls import path, reverse
+from django.urls import reverse
 from django.utils.html import format_html
 
 from catalog.admin import console
@@ -26,6 +26,14 @@ def _securable_type(request, default: str = SecurableType.TABLE) -> str:
     return value if value in SecurableType.values else default
 
 
+def _grants_to(name: str) -> dict:
+    """The grants made to a principal or group, and the page that grants it more."""
+    return {
+        "direct_grants": Grant.objects.filter(principal=name).order_by("securable_type", "securable_name"),
+        "grant_url": reverse("admin:catalog_grant_add") + "?" + urlencode({"principal": name}),
+    }
+
+
 @admin.register(Principal)
 class PrincipalAdmin(ReadOnlyAdmin):
     """Principals are created by `issue_token` or on first use; the console changes the admin flag
@@ -40,28 +48,18 @@ class PrincipalAdmin(ReadOnlyAdmin):
     def get_queryset(self, request):
         return oversight.principals_seen_by(console.console_principal(request), super().get_queryset(request))
 
-    def get_urls(self):
-        wrap = self.admin_site.admin_view
-        return [
-            path("check/", wrap(self.check_view), name="catalog_principal_check"),
-            path("<path:object_id>/admin-flag/", wrap(self.admin_flag_view), name="catalog_principal_admin_flag"),
-        ] + super().get_urls()
+    console_pages = (("check/", "check"), ("<path:object_id>/admin-flag/", "admin_flag"))
 
-    def change_view(self, request, object_id, form_url="", extra_context=None):
-        obj = self.get_object(request, object_id)
-        extra = dict(extra_context or {})
-        if obj is not None:
-            extra.update({
-                "reach": effective_access.reach_of(obj),
-                "direct_grants": Grant.objects.filter(principal=obj.name).order_by("securable_type", "securable_name"),
-                "admin_form": AdminFlagForm(initial={"admin": "false" if obj.is_metastore_admin else "true"},
-                                            name=obj.name),
-                "console_principal": console.console_principal(request),
-                "audit_url": reverse("admin:catalog_auditevent_changelist") + "?" + urlencode({"principal": obj.name}),
-                "check_url": reverse("admin:catalog_principal_check") + "?" + urlencode({"principal": obj.name}),
-                "grant_url": reverse("admin:catalog_grant_add") + "?" + urlencode({"principal": obj.name}),
-            })
-        return super().change_view(request, object_id, form_url, extra_context=extra)
+    def console_context(self, request, obj) -> dict:
+        return {
+            **_grants_to(obj.name),
+            "reach": effective_access.reach_of(obj),
+            "admin_form": AdminFlagForm(initial={"admin": "false" if obj.is_metastore_admin else "true"},
+                                        name=obj.name),
+            "console_principal": console.console_principal(request),
+            "audit_url": reverse("admin:catalog_auditevent_changelist") + "?" + urlencode({"principal": obj.name}),
+            "check_url": reverse("admin:catalog_principal_check") + "?" + urlencode({"principal": obj.name}),
+        }
 
     def admin_flag_view(self, request, object_id):
         principal = self._object(request, object_id)
@@ -126,28 +124,19 @@ class GroupAdmin(ReadOnlyAdmin):
     def get_queryset(self, request):
         return oversight.groups_seen_by(console.console_principal(request), super().get_queryset(request))
 
-    def get_urls(self):
-        wrap = self.admin_site.admin_view
-        return [
-            path("<path:object_id>/members/", wrap(self.members_view), name="catalog_group_members"),
-        ] + super().get_urls()
+    console_pages = (("<path:object_id>/members/", "members"),)
 
-    def change_view(self, request, object_id, form_url="", extra_context=None):
-        obj = self.get_object(request, object_id)
-        extra = dict(extra_context or {})
-        if obj is not None:
-            member_principals, member_groups = groups.member_names(obj)
-            extra.update({
-                "member_principals": member_principals,
-                "member_groups": member_groups,
-                "member_form": MemberForm(group_name=obj.name),
-                "reach": effective_access.reach_of(Principal(name=obj.name)),
-                "direct_grants": Grant.objects.filter(principal=obj.name).order_by("securable_type", "securable_name"),
-                "grant_url": reverse("admin:catalog_grant_add") + "?" + urlencode({"principal": obj.name}),
-                "audit_url": reverse("admin:catalog_auditevent_changelist") + "?" + urlencode(
-                    {"securable_id": str(obj.pk)}),
-            })
-        return super().change_view(request, object_id, form_url, extra_context=extra)
+    def console_context(self, request, obj) -> dict:
+        member_principals, member_groups = groups.member_names(obj)
+        return {
+            **_grants_to(obj.name),
+            "member_principals": member_principals,
+            "member_groups": member_groups,
+            "member_form": MemberForm(group_name=obj.name),
+            "reach": effective_access.reach_of(Principal(name=obj.name)),
+            "audit_url": reverse("admin:catalog_auditevent_changelist") + "?" + urlencode(
+                {"securable_id": str(obj.pk)}),
+        }
 
     def members_view(self, request, object_id):
         """POST `member` (principal:NAME or group:NAME) to add it, or `remove` to remove it."""
@@ -217,11 +206,7 @@ class GrantAdmin(ReadOnlyAdmin):
         actions.pop("delete_selected", None)
         return actions
 
-    def get_urls(self):
-        wrap = self.admin_site.admin_view
-        return [
-            path("<path:object_id>/revoke/", wrap(self.revoke_view), name="catalog_grant_revoke"),
-        ] + super().get_urls()
+    console_pages = (("<path:object_id>/revoke/", "revoke"),)
 
     @admin.display(description="securable")
     def securable_link(self, obj):

@@ -2,9 +2,9 @@
 
 from django.contrib import admin
 
-from catalog.admin.securables import OfVisible, ReadOnlyAdmin, ReadOnlyInline, SecurableAdmin
+from catalog.admin.dropped import DroppedPage
+from catalog.admin.securables import InSchemaAdmin, OfVisible, ReadOnlyAdmin, ReadOnlyInline, SecurableAdmin
 from catalog.admin.table_page import declared, table_sections
-from catalog.choices import SecurableType
 from catalog.models import Catalog, Column, Metastore, Schema, StagingTable, Table
 from catalog.services import catalogs, schemas, tables
 from commits.models import DeltaCommit
@@ -14,7 +14,6 @@ AUDIT_FIELDS = ("id", "owner", "created_at", "created_by", "updated_at", "update
 
 @admin.register(Metastore)
 class MetastoreAdmin(SecurableAdmin):
-    securable_type = SecurableType.METASTORE
     list_display = ("name", "id", "created_at")
 
 
@@ -26,8 +25,6 @@ class SchemaInline(ReadOnlyInline):
 
 @admin.register(Catalog)
 class CatalogAdmin(SecurableAdmin):
-    securable_type = SecurableType.CATALOG
-    droppable_with_contents = True
     list_display = ("name", "owner", "comment", "storage_root", "created_at")
     search_fields = ("name", "owner", "comment")
     list_filter = ("owner",)
@@ -35,7 +32,6 @@ class CatalogAdmin(SecurableAdmin):
     inlines = [SchemaInline]
     update_service = staticmethod(catalogs.update_catalog)
     delete_service = staticmethod(catalogs.delete_catalog)
-    name_argument = "name"
 
 
 class TableInline(ReadOnlyInline):
@@ -46,8 +42,6 @@ class TableInline(ReadOnlyInline):
 
 @admin.register(Schema)
 class SchemaAdmin(SecurableAdmin):
-    securable_type = SecurableType.SCHEMA
-    droppable_with_contents = True
     list_display = ("name", "catalog", "owner", "comment", "created_at")
     search_fields = ("name", "catalog__name", "owner", "comment")
     list_filter = ("catalog", "owner")
@@ -65,19 +59,17 @@ class ColumnInline(ReadOnlyInline):
 
 
 @admin.register(Table)
-class TableAdmin(SecurableAdmin):
+class TableAdmin(DroppedPage, InSchemaAdmin):
     """One page for a table of any format: its own history (Delta commits, or Iceberg snapshots,
     refs and metadata files), health and maintenance, policies, and who may access it."""
 
-    securable_type = SecurableType.TABLE
     change_form_template = "admin/catalog/table_change_form.html"
     list_display = (
         "name", "schema", "table_type", "data_source_format", "latest_version", "latest_published_version",
         "owner", "created_at",
     )
-    search_fields = ("name", "schema__name", "schema__catalog__name", "owner", "storage_location")
+    search_fields = (*InSchemaAdmin.search_fields, "storage_location")
     list_filter = ("data_source_format", "table_type", "schema__catalog")
-    list_select_related = ("schema__catalog",)
     fieldsets = (
         (None, {"fields": ("schema", "name", "table_type", "data_source_format", "storage_location", "comment")}),
         ("Ownership and history", {"fields": AUDIT_FIELDS}),

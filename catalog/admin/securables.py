@@ -4,6 +4,7 @@ service the API uses."""
 
 from __future__ import annotations
 
+import inspect
 from urllib.parse import urlencode
 
 from django.contrib import admin
@@ -19,6 +20,10 @@ from catalog.choices import SecurableType
 from catalog.models import Grant
 from catalog.services import audit, effective_access
 from catalog.authz import describe
+
+
+def _takes(service, argument: str) -> bool:
+    return service is not None and argument in inspect.signature(service).parameters
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -38,6 +43,29 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         if obj is None:  # unknown, malformed or not visible: the same answer
             raise Http404
         return obj
+
+    # The console's pages beside Django's, as (route, name): `name` names both the view method
+    # (`<name>_view`) and the URL (`<app>_<model>_<name>`).
+    console_pages: tuple[tuple[str, str], ...] = ()
+
+    def get_urls(self):
+        wrap = self.admin_site.admin_view
+        prefix = f"{self.opts.app_label}_{self.opts.model_name}"
+        return [
+            path(route, wrap(getattr(self, f"{name}_view")), name=f"{prefix}_{name}")
+            for route, name in self.console_pages
+        ] + super().get_urls()
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        obj = self.get_object(request, object_id)
+        extra = dict(extra_context or {})
+        if obj is not None:
+            extra.update(self.console_context(request, obj))
+        return super().change_view(request, object_id, form_url, extra_context=extra)
+
+    def console_context(self, request, obj) -> dict:
+        """What the change page of `obj` shows beside its fields."""
+        return {}
 
 
 class OfVisible:
@@ -69,17 +97,33 @@ class SecurableAdmin(ReadOnlyAdmin):
     """A securable's page. Changes go through `rename`, `transfer` and `drop`, which call the
     securable's services, declared once per securable:
 
-        update_service  update_<x>(caller=, <name_argument>=, fields=): rename and transfer
-        delete_service  delete_<x>(caller=, <name_argument>=[, force=]): drop (force only for
-                        securables dropped with their contents)
-    """
+        update_service  update_<x>(caller=, <name>=, fields=): rename and transfer
+        delete_service  delete_<x>(caller=, <name>=[, force=]): drop
 
-    securable_type: str = ""
+    What the services take says the rest: the securable's name as `name` (catalogs, credentials,
+    external locations) or `full_name`, and whether the drop form offers "force" (what is dropped
+    with its contents)."""
+
     change_form_template = "admin/catalog/securable_change_form.html"
-    droppable_with_contents = False  # whether the drop form offers "force"
+    console_pages = (
+        ("<path:object_id>/owner/", "owner"),
+        ("<path:object_id>/rename/", "rename"),
+        ("<path:object_id>/drop/", "drop"),
+    )
     update_service = None
     delete_service = None
-    name_argument = "full_name"
+
+    @property
+    def securable_type(self) -> str:
+        return next(kind for kind, model in effective_access.SECURABLE_MODELS.items() if model is self.model)
+
+    @property
+    def droppable_with_contents(self) -> bool:
+        return _takes(self.delete_service, "force")
+
+    @property
+    def name_argument(self) -> str:
+        return "name" if _takes(self.delete_service or self.update_service, "name") else "full_name"
 
     def get_queryset(self, request):
         """Only what the console user's principal may see, as the APIs' listings show it: a page
@@ -107,15 +151,6 @@ class SecurableAdmin(ReadOnlyAdmin):
         return service is not None
 
     # -- pages ---------------------------------------------------------------------------------
-    def get_urls(self):
-        info = self.opts.app_label, self.opts.model_name
-        wrap = self.admin_site.admin_view
-        return [
-            path("<path:object_id>/owner/", wrap(self.owner_view), name="%s_%s_owner" % info),
-            path("<path:object_id>/rename/", wrap(self.rename_view), name="%s_%s_rename" % info),
-            path("<path:object_id>/drop/", wrap(self.drop_view), name="%s_%s_drop" % info),
-        ] + super().get_urls()
-
     def _back(self, obj):
         return HttpResponseRedirect(reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_change",
                                             args=[obj.pk]))
@@ -173,13 +208,6 @@ class SecurableAdmin(ReadOnlyAdmin):
         }
         return TemplateResponse(request, "admin/catalog/drop.html", context)
 
-    def change_view(self, request, object_id, form_url="", extra_context=None):
-        obj = self.get_object(request, object_id)
-        extra = dict(extra_context or {})
-        if obj is not None:
-            extra.update(self.console_context(request, obj))
-        return super().change_view(request, object_id, form_url, extra_context=extra)
-
     def console_context(self, request, obj) -> dict:
         grant_url = reverse("admin:catalog_grant_add") + "?" + urlencode(
             {"securable_type": self.securable_type, "securable": str(obj.pk)})
@@ -205,3 +233,11 @@ class SecurableAdmin(ReadOnlyAdmin):
             "rename_url": reverse(f"{prefix}_rename", args=[obj.pk]),
             "drop_url": reverse(f"{prefix}_drop", args=[obj.pk]),
         }
+
+
+class InSchemaAdmin(SecurableAdmin):
+    """A securable inside a schema (table, volume, function, registered model): found by its own
+    name, its schema's, its catalog's or its owner's, and listed with its schema and catalog."""
+
+    search_fields = ("name", "schema__name", "schema__catalog__name", "owner")
+    list_select_related = ("schema__catalog",)

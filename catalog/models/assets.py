@@ -16,11 +16,11 @@ from catalog.choices import (
     VolumeType,
 )
 
-from .base import MetastoreSecurable, SchemaSecurable
+from .base import Droppable, MetastoreSecurable, SchemaSecurable, live_name_constraint
 from .namespace import Schema
 
 
-class Volume(SchemaSecurable):
+class Volume(SchemaSecurable, Droppable):
     """A folder of files governed like a table. MANAGED volumes live in managed storage and their
     files are purged when the volume is dropped; EXTERNAL volumes point into an external location."""
 
@@ -28,6 +28,9 @@ class Volume(SchemaSecurable):
     name = models.CharField(max_length=255)
     volume_type = models.CharField(max_length=16, choices=VolumeType.choices)
     storage_location = models.TextField()
+
+    class Meta(SchemaSecurable.Meta):
+        constraints = [live_name_constraint()]
 
 
 class Function(SchemaSecurable):

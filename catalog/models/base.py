@@ -65,3 +65,32 @@ class SchemaSecurable(Securable):
     @property
     def full_name(self) -> str:
         return self.schema.child_full_name(self.name)
+
+
+class LiveManager(models.Manager):
+    """The rows that were not dropped: what every lookup, list, location check and relation sees."""
+
+    def get_queryset(self):
+        return super().get_queryset().filter(dropped_at__isnull=True)
+
+
+class Droppable(models.Model):
+    """A securable kept for UCWEB_DROP_RETENTION_SECONDS once dropped (catalog.services.dropped):
+    its row, id, grants and history stay, hidden from everything but the dropped lists, restore
+    and purge, and its name is free for a new securable (the name constraint covers live rows
+    only). `objects` sees live rows, `with_dropped` every row."""
+
+    dropped_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    dropped_by = models.CharField(max_length=255, blank=True, default="")
+
+    objects = LiveManager()
+    with_dropped = models.Manager()
+
+    class Meta:
+        abstract = True
+
+
+def live_name_constraint() -> models.UniqueConstraint:
+    """A droppable securable's name is unique among the live rows of its schema."""
+    return models.UniqueConstraint(fields=["schema", "name"], condition=models.Q(dropped_at__isnull=True),
+                                   name="uniq_%(class)s_name")

@@ -5,7 +5,7 @@ from django.db import models
 from catalog.choices import ColumnTypeName, DataSourceFormat, TableType
 from catalog.names import join_full_name, namespace_levels_of, quote_part
 
-from .base import MetastoreSecurable, Securable, SchemaSecurable
+from .base import Droppable, MetastoreSecurable, Securable, SchemaSecurable, live_name_constraint
 
 
 class Metastore(models.Model):
@@ -98,7 +98,7 @@ class Schema(Securable):
         return cached
 
 
-class Table(SchemaSecurable):
+class Table(SchemaSecurable, Droppable):
     """A table of any format and any protocol: Delta, Iceberg, Parquet...; managed, external or a
     view. The Unity Catalog API and the Iceberg REST API read and write the same row."""
 
@@ -123,6 +123,9 @@ class Table(SchemaSecurable):
     latest_version = models.BigIntegerField(null=True, blank=True)
     latest_published_version = models.BigIntegerField(null=True, blank=True)
     uniform_iceberg = models.JSONField(null=True, blank=True)
+
+    class Meta(SchemaSecurable.Meta):
+        constraints = [live_name_constraint()]
 
     @property
     def answered_location(self) -> str | None:

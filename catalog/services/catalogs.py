@@ -62,8 +62,8 @@ def create_catalog(*, caller: Principal, name, comment=None, properties=None, st
 
 
 UPDATABLE = recipes.Updatable(
-    securable_type=SecurableType.CATALOG, audit_action="updateCatalog", what="Catalog",
-    siblings=lambda catalog: Catalog.objects.all(), already_exists=CatalogAlreadyExists,
+    securable_type=SecurableType.CATALOG, what="Catalog",
+    siblings=recipes.in_the_metastore, already_exists=CatalogAlreadyExists,
 )
 
 

@@ -143,8 +143,8 @@ def create_credential(
 
 
 UPDATABLE = recipes.Updatable(
-    securable_type=SecurableType.CREDENTIAL, audit_action="updateCredential", what="Credential",
-    siblings=lambda credential: Credential.objects.all(), fields=("comment", "owner"),
+    securable_type=SecurableType.CREDENTIAL, what="Credential",
+    siblings=recipes.in_the_metastore, fields=recipes.COMMENT_AND_OWNER,
 )
 
 

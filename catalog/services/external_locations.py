@@ -102,8 +102,8 @@ def _names(rows) -> str:
 
 
 UPDATABLE = recipes.Updatable(
-    securable_type=SecurableType.EXTERNAL_LOCATION, audit_action="updateExternalLocation",
-    what="External location", siblings=lambda location: ExternalLocation.objects.all(), fields=("comment", "owner"),
+    securable_type=SecurableType.EXTERNAL_LOCATION, what="External location", siblings=recipes.in_the_metastore,
+    fields=recipes.COMMENT_AND_OWNER,
 )
 
 

@@ -159,8 +159,7 @@ def visible_functions(*, caller: Principal, catalog_name, schema_name):
 
 
 def get_function(*, caller: Principal, full_name: str) -> Function:
-    function, access = resolve.function(caller, full_name)
-    return recipes.readable(caller, function, access)
+    return recipes.readable(resolve.function, caller=caller, full_name=full_name)
 
 
 @transaction.atomic

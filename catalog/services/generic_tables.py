@@ -22,7 +22,7 @@ from catalog.services.common import validate_properties, validate_storage_url
 from catalog.services.iceberg import warehouse
 from catalog.names import validate_name
 from catalog.services.policies import dotted
-from catalog.services.tables import drop_table_row
+from catalog.services import dropped
 from ucweb.errors import InvalidParameter, TableAlreadyExists, TableDoesNotExist
 
 VIEW_TYPES = (TableType.VIEW, TableType.MATERIALIZED_VIEW, TableType.METRIC_VIEW)
@@ -141,6 +141,6 @@ def drop_generic_table(*, caller: Principal, prefix: str, namespace: str, name: 
         authz.require(caller, table, Action.DROP, missing=None,
                       refused=f"Only the owner of {table.full_name} or a metastore admin may drop it.")
         full_name, table_id = table.full_name, table.id
-        drop_table_row(table, dropped_by=caller.name)
+        dropped.drop_table(table, dropped_by=caller.name)
         audit.record(principal=caller.name, action="dropGenericTable", securable_type="table",
                      securable_name=full_name, securable_id=table_id)

@@ -161,6 +161,45 @@ def delete_group(*, caller: Principal, name: str) -> None:
                  details={"revoked": [f"{privilege} on {securable}" for securable, privilege in revoked]})
 
 
+@transaction.atomic
+def sync_directory_memberships(*, principal: Principal, source: str, names: Iterable[str]) -> dict | None:
+    """Makes `principal` a direct member of exactly the groups `names` among the memberships that
+    `source` (an identity provider) made, creating missing groups owned by `source`; memberships
+    made otherwise stay. Names that are not valid group names, or are principals' names, are
+    skipped. The change is audited as `source`; None when nothing changed."""
+    names = [name for name in names if isinstance(name, str)]
+    # One sync of a principal at a time: a client's first requests with a new token come at once.
+    Principal.objects.select_for_update().filter(pk=principal.pk).first()
+    wanted = set()
+    skipped = []
+    taken = set(Principal.objects.filter(name__in=list(names)).values_list("name", flat=True))
+    for name in names:
+        try:
+            validate_principal_name(name, what="group")
+        except InvalidParameter:
+            skipped.append(name)
+            continue
+        (skipped.append if name in taken else wanted.add)(name)
+    current = set(GroupMember.objects.filter(principal=principal, added_by=source).values_list(
+        "group__name", flat=True))
+    if wanted == current:
+        return None
+    existing = set(Group.objects.filter(name__in=wanted).values_list("name", flat=True))
+    created = sorted(wanted - existing)
+    Group.objects.bulk_create([Group(name=name, owner=source, created_by=source) for name in created],
+                              ignore_conflicts=True)
+    added, removed = sorted(wanted - current), sorted(current - wanted)
+    GroupMember.objects.bulk_create(
+        [GroupMember(group=group, principal=principal, added_by=source)
+         for group in Group.objects.filter(name__in=added)], ignore_conflicts=True)
+    GroupMember.objects.filter(principal=principal, added_by=source, group__name__in=removed).delete()
+    _refresh_closure({principal.name})
+    details = {"added": added, "removed": removed, "created_groups": created, "skipped": sorted(skipped)}
+    audit.record(principal=source, action=AuditAction.SYNC_IDP_GROUPS, securable_type="principal",
+                 securable_name=principal.name, securable_id=principal.id, details=details)
+    return details
+
+
 # -- the closure ----------------------------------------------------------------------------------
 def _names(values) -> list[str]:
     if isinstance(values, str) or not all(isinstance(value, str) and value for value in values):

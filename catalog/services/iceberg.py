@@ -16,9 +16,9 @@ from django.utils import timezone
 from catalog import authz, locations, resolve, rows
 from catalog import lookup_errors
 from catalog.authz import Access, Action
-from catalog.choices import DataSourceFormat, TableType
+from catalog.choices import DataSourceFormat, SecurableType, TableType
 from catalog.models import Catalog, Principal, Schema, Table
-from catalog.services import audit, schemas
+from catalog.services import audit, dropped, schemas
 from catalog.services.common import validate_properties
 from catalog.names import namespace_levels, namespace_path
 from ucweb.errors import (
@@ -150,6 +150,22 @@ def find(caller: Principal, prefix: str, namespace, name: str, *, view: bool,
     access = None if for_update else authz.access_to_read(caller, table)
     return table, authz.require(caller, table, Action.SEE, access=access,
                                 missing=missing_in_warehouse(prefix, not_found))
+
+
+@transaction.atomic
+def undrop_table(*, caller: Principal, prefix: str, namespace, name: str) -> Table:
+    """By name, the Iceberg table of the namespace dropped last under `name` (as Databricks' UNDROP
+    TABLE does), restored for its owner or an admin (catalog.services.dropped)."""
+    schema, _ = resolve.namespace(caller, warehouse(prefix, caller), namespace)
+    not_found = TableDoesNotExist(f"Table {'.'.join(namespace_levels(namespace))}.{name} does not exist.")
+    row = (Table.with_dropped.select_for_update(of=("self",)).select_related("schema__catalog")
+           .filter(kind_filter(view=False), schema=schema, name=name, dropped_at__isnull=False)
+           .order_by("-dropped_at").first())
+    if row is None:
+        raise not_found
+    if not authz.Access.load(caller, row).owns():
+        raise authz.hidden(not_found).about(row)
+    return dropped.restore_row(caller, SecurableType.TABLE, row)
 
 
 def missing_in_warehouse(prefix: str, not_found):

@@ -36,6 +36,7 @@ from catalog.models import Principal, Table
 from catalog.services import audit, iceberg
 from catalog.services import vendor as credentials
 from catalog.storage import StorageError, normalize, parse, signing
+from ucweb import metrics
 from ucweb.errors import InvalidParameter, PermissionDenied, TemporarilyUnavailable
 
 logger = logging.getLogger(__name__)
@@ -261,6 +262,7 @@ def sign_request(*, caller: Principal, prefix: str, namespace: str, name: str, b
     signed = signing.sign(method=method, url=uri, checked=checked, region=keys.region,
                           access_key_id=keys.access_key_id, secret_access_key=keys.secret_access_key,
                           session_token=keys.session_token)
+    metrics.REQUESTS_SIGNED.labels(checked.access).inc()
     audit.record(principal=caller.name, action=AuditAction.SIGN_ICEBERG_REQUEST, securable_type=SecurableType.TABLE,
                  securable_name=full_name, securable_id=table.id if table is not None else None,
                  details={"method": method.upper(), "uri": uri, "staged": staged is not None})

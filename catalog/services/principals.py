@@ -99,34 +99,44 @@ def set_metastore_admin(*, caller: Principal, name: str, admin: bool) -> Princip
 
 
 # Tokens resolved in the last few seconds, by digest: every request authenticates, and clients
-# such as the Delta connectors send many requests a second. A revoked token or a changed admin
-# flag takes effect within UCWEB_TOKEN_CACHE_SECONDS.
+# such as the Delta connectors send many requests a second. A revoked token, a deactivated
+# principal or a changed admin flag takes effect within UCWEB_TOKEN_CACHE_SECONDS.
 _recent_tokens: dict[str, tuple[float, Principal, object]] = {}
 
 
-def principal_for_token(token: str) -> Principal:
+def cached_principal(token: str, resolve) -> Principal:
+    """The principal of `token`, from the cache or from `resolve(token)`, which answers (principal,
+    expiry or None) or raises Unauthenticated: ucweb's own tokens and OpenID providers' alike."""
     digest = _digest(token)
     now = time.monotonic()
     cached = _recent_tokens.get(digest)
     if cached is not None and now - cached[0] < settings.UCWEB_TOKEN_CACHE_SECONDS:
         _, principal, expires_at = cached
     else:
-        row = (
-            Token.objects.select_related("principal")
-            .filter(key_hash=digest)
-            .only("expires_at", "principal__id", "principal__name", "principal__is_metastore_admin",
-                  "principal__kind", "principal__active")
-            .first()
-        )
-        if row is None or not row.principal.active:  # a deactivated principal's tokens stop working
-            raise Unauthenticated("Invalid bearer token.")
-        principal, expires_at = row.principal, row.expires_at
+        principal, expires_at = resolve(token)
         if len(_recent_tokens) > 10_000:
             _recent_tokens.clear()
         _recent_tokens[digest] = (now, principal, expires_at)
     if expires_at is not None and expires_at <= timezone.now():
         raise Unauthenticated("Bearer token has expired.")
     return principal
+
+
+def _stored_token(token: str) -> tuple[Principal, object]:
+    row = (
+        Token.objects.select_related("principal")
+        .filter(key_hash=_digest(token))
+        .only("expires_at", "principal__id", "principal__name", "principal__is_metastore_admin",
+              "principal__kind", "principal__active")
+        .first()
+    )
+    if row is None or not row.principal.active:  # a deactivated principal's tokens stop working
+        raise Unauthenticated("Invalid bearer token.")
+    return row.principal, row.expires_at
+
+
+def principal_for_token(token: str) -> Principal:
+    return cached_principal(token, _stored_token)
 
 
 def forget_cached_tokens() -> None:

@@ -29,6 +29,19 @@ from catalog.names import validate_name
 from ucweb.errors import AlreadyExists, CatalogError, InvalidParameter, PermissionDenied, PrincipalDoesNotExist
 
 COMMON_FIELDS = ("comment", "properties", "owner")
+COMMENT_AND_OWNER = ("comment", "owner")  # the securables whose properties are not the owner's to set
+
+
+def in_its_schema(row) -> QuerySet:
+    """The rows of `row`'s kind in its schema: the names a table, volume or registered model must
+    differ from."""
+    return type(row).objects.filter(schema=row.schema)
+
+
+def in_the_metastore(row) -> QuerySet:
+    """Every row of `row`'s kind: the names a catalog, credential or external location must
+    differ from."""
+    return type(row).objects.all()
 
 
 @dataclass(frozen=True)
@@ -40,12 +53,17 @@ class Updatable:
     `siblings`: the rows its name must differ from; `comment`: the comment's validator."""
 
     securable_type: str
-    audit_action: str
     what: str                                   # "Catalog", "Registered model": for "already exists"
     siblings: Callable[[object], QuerySet] | None = None
     fields: tuple[str, ...] = COMMON_FIELDS
     comment: Callable = validate_comment
     already_exists: type[CatalogError] = AlreadyExists
+    # What the update is audited as; by default the update of its securable type (updateVolume).
+    audit_action: str = ""
+
+    def __post_init__(self):
+        if not self.audit_action:
+            object.__setattr__(self, "audit_action", audit.change_of(self.securable_type, "update"))
 
 
 def rename(row, new_name, kind: Updatable) -> None:
@@ -101,13 +119,15 @@ def update(row, fields: dict, kind: Updatable, *, caller: Principal, access: aut
                    details=dict(fields) if details is None else details)
 
 
-def readable(caller: Principal, row, access: authz.Access):
-    """`row`, found by name with the caller's `access` (as catalog.resolve answers), once the
-    caller may read it: READ VOLUME on a volume, EXECUTE on a function or a registered model.
+def readable(find: Callable, *, caller: Principal, full_name: str):
+    """The securable `find` (a resolver of catalog.resolve: the row and the caller's access) finds
+    by `full_name`, once the caller may read it: READ VOLUME on a volume, EXECUTE on a function or
+    a registered model.
 
     The other securables are answered as the resolver finds them, to whoever sees them: a
     catalog, schema or credential has no reading apart from its seeing, and a table or an
     external location is shown to more than the readers of its data (see their get_*)."""
+    row, access = find(caller, full_name)
     authz.require(caller, row, Action.READ, access=access)
     return row
 

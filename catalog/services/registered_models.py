@@ -63,8 +63,7 @@ def paginate_models(queryset, *, max_results, page_token):
 
 
 def get_model(*, caller: Principal, full_name: str) -> RegisteredModel:
-    model, access = resolve.registered_model(caller, full_name)
-    return recipes.readable(caller, model, access)
+    return recipes.readable(resolve.registered_model, caller=caller, full_name=full_name)
 
 
 @transaction.atomic
@@ -87,8 +86,8 @@ def create_model(*, caller: Principal, name, catalog_name, schema_name, comment=
 
 
 UPDATABLE = recipes.Updatable(
-    securable_type=SecurableType.REGISTERED_MODEL, audit_action="updateRegisteredModel", what="Registered model",
-    siblings=lambda model: RegisteredModel.objects.filter(schema=model.schema), fields=("comment", "owner"),
+    securable_type=SecurableType.REGISTERED_MODEL, what="Registered model",
+    siblings=recipes.in_its_schema, fields=recipes.COMMENT_AND_OWNER,
     comment=lambda value: reject_nul(validate_long_comment(value), field="comment"),
 )
 

@@ -50,7 +50,7 @@ def create_schema(
 
 
 UPDATABLE = recipes.Updatable(
-    securable_type=SecurableType.SCHEMA, audit_action="updateSchema", what="Schema",
+    securable_type=SecurableType.SCHEMA, what="Schema",
     siblings=lambda schema: Schema.objects.filter(catalog=schema.catalog, parent=schema.parent),
     already_exists=SchemaAlreadyExists,
 )
@@ -66,11 +66,13 @@ def update_schema(*, caller: Principal, full_name: str, fields: dict) -> Schema:
 def drop_schema_contents(schema: Schema) -> None:
     """Everything inside a schema goes with it: the schemas inside it, tables (managed files
     purged) and their grants."""
-    from catalog.services.tables import drop_table_row
+    from catalog.services.dropped import drop_table_row
 
     for child in schema.children.all():
         drop_schema_contents(child)
-    for table in Table.objects.filter(schema=schema).select_related("schema__catalog"):
+    # The tables dropped in it and kept for the retention go for good with it (the volumes with
+    # the cascade, which sees every row).
+    for table in Table.with_dropped.filter(schema=schema).select_related("schema__catalog"):
         drop_table_row(table)
     grants.forget_securables([schema.id])
     schema.delete()

@@ -4,7 +4,7 @@ from django.utils import timezone
 from catalog import authz, locations, resolve
 from catalog.choices import DataSourceFormat, Privilege, SecurableType, TableType
 from catalog.models import Principal, Table
-from catalog.services import grants, recipes
+from catalog.services import dropped, recipes
 from catalog.services.columns import replace_columns, validate_columns  # noqa: F401 - their former home
 from catalog.services.common import validate_comment, validate_properties, validate_storage_url
 from catalog.names import validate_name
@@ -113,31 +113,17 @@ def create_table(
                            details={"table_type": table_type, "data_source_format": data_source_format})
 
 
-def drop_table_row(table: Table, *, dropped_by: str = "", purge: bool | None = None) -> None:
-    """Removes a table, its columns, commits and grants. Files are purged once the transaction
-    commits (see `catalog.signals`): those of a managed table always, others when asked."""
-    from catalog.signals import securable_dropped
-
-    if purge is None:
-        purge = table.table_type == TableType.MANAGED
-    if purge and table.storage_location:
-        securable_dropped.send(sender=Table, location=table.storage_location,
-                               reason=f"dropped table {table.full_name}", requested_by=dropped_by)
-    grants.forget_securables([table.id])
-    table.delete()
-
-
 @transaction.atomic
 def delete_table(*, caller: Principal, full_name: str) -> None:
     table, access = resolve.table(caller, full_name, for_update=True)
     with recipes.dropping(table, caller=caller, access=access, action="deleteTable",
                           securable_type=SecurableType.TABLE):
-        drop_table_row(table, dropped_by=caller.name)
+        dropped.drop_table(table, dropped_by=caller.name)
 
 
 UPDATABLE = recipes.Updatable(
-    securable_type=SecurableType.TABLE, audit_action="updateTable", what="Table",
-    siblings=lambda table: Table.objects.filter(schema=table.schema), fields=("comment", "owner"),
+    securable_type=SecurableType.TABLE, what="Table",
+    siblings=recipes.in_its_schema, fields=recipes.COMMENT_AND_OWNER,
     already_exists=TableAlreadyExists,
 )
 

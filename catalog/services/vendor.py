@@ -39,6 +39,7 @@ from catalog.services.credentials import secret_access_key
 from catalog.storage import vending
 from catalog.storage.errors import StorageError
 from catalog.storage.urls import normalize, parse
+from ucweb import metrics
 from ucweb.errors import InvalidParameter, PermissionDenied, TemporarilyUnavailable
 
 
@@ -122,6 +123,7 @@ def vend(url: str, *, write: bool, caller, securable=None) -> dict:
         "session_token": vended.session_token,
     }
     answer["expiration_time"] = int(vended.expiration.timestamp() * 1000)
+    metrics.CREDENTIALS_VENDED.labels("write" if write else "read").inc()
     return answer
 
 

@@ -20,7 +20,7 @@ from catalog import authz, locations, resolve
 from catalog.authz import Action
 from catalog.choices import Privilege, SecurableType, VolumeType
 from catalog.models import Principal, Volume
-from catalog.services import recipes
+from catalog.services import dropped, recipes
 from catalog.names import validate_name
 from catalog.services.schema_assets import managed_location, schema_access, validate_long_comment, visible_in_schema
 from ucweb.errors import AlreadyExists, InvalidParameter
@@ -31,8 +31,7 @@ def visible_volumes(*, caller: Principal, catalog_name, schema_name):
 
 
 def get_volume(*, caller: Principal, full_name: str) -> Volume:
-    volume, access = resolve.volume(caller, full_name)
-    return recipes.readable(caller, volume, access)
+    return recipes.readable(resolve.volume, caller=caller, full_name=full_name)
 
 
 @transaction.atomic
@@ -71,8 +70,8 @@ def create_volume(
 
 
 UPDATABLE = recipes.Updatable(
-    securable_type=SecurableType.VOLUME, audit_action="updateVolume", what="Volume",
-    siblings=lambda volume: Volume.objects.filter(schema=volume.schema), fields=("comment", "owner"),
+    securable_type=SecurableType.VOLUME, what="Volume",
+    siblings=recipes.in_its_schema, fields=recipes.COMMENT_AND_OWNER,
     comment=validate_long_comment,
 )
 
@@ -85,12 +84,13 @@ def update_volume(*, caller: Principal, full_name: str, fields: dict) -> Volume:
 
 @transaction.atomic
 def delete_volume(*, caller: Principal, full_name: str) -> None:
-    """The row goes; a managed volume's files are purged after commit and grants go with it (the
-    post_delete handlers of catalog.models.assets, which also run when a schema is dropped)."""
+    """Kept for the retention (catalog.services.dropped); else the row goes, and a managed
+    volume's files are purged after commit and grants go with it (the post_delete handlers of
+    catalog.models.assets, which also run when a schema is dropped)."""
     volume, access = resolve.volume(caller, full_name, for_update=True)
     with recipes.dropping(volume, caller=caller, access=access, action="deleteVolume",
                           securable_type=SecurableType.VOLUME):
-        volume.delete()
+        dropped.drop_volume(volume, dropped_by=caller.name)
 
 
 def writable_by(access: authz.Access) -> bool:

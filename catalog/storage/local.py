@@ -13,7 +13,7 @@ import errno
 import os
 import stat
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from .base import ObjectInfo, Storage
@@ -54,6 +54,18 @@ def _os_errors(action: str, url: str) -> Iterator[None]:
         raise _wrap_os_error(exc, action, url) from exc
     except ValueError as exc:  # e.g. a path too odd for the OS
         raise InvalidStorageUrl(f"cannot {action} {url}: {exc}", url=url) from exc
+
+
+def _walk_errors(action: str, prefix_url: str) -> Callable[[OSError], None]:
+    """os.fwalk's `onerror` below a prefix: what vanished meanwhile (or a prefix that is missing)
+    is nothing to walk; anything else is a real failure of `action`."""
+
+    def on_error(exc: OSError) -> None:
+        if isinstance(exc, (FileNotFoundError, NotADirectoryError)):
+            return
+        raise _wrap_os_error(exc, action, prefix_url) from exc
+
+    return on_error
 
 
 def _is_within(path: str, root: str) -> bool:
@@ -228,12 +240,7 @@ class LocalStorage(Storage):
         (the size and time of the link): a link is never followed, to a file or a directory."""
         _, root = self._path(prefix_url)
         found: list[ObjectInfo] = []
-
-        def on_error(exc: OSError) -> None:
-            # A missing prefix is an empty listing; anything else is a real failure.
-            if isinstance(exc, (FileNotFoundError, NotADirectoryError)):
-                return
-            raise _wrap_os_error(exc, "list", prefix_url) from exc
+        on_error = _walk_errors("list", prefix_url)
 
         with _os_errors("list", prefix_url):
             try:
@@ -264,12 +271,19 @@ class LocalStorage(Storage):
         found.sort(key=lambda info: info.url)
         return found
 
-    def put(self, url: str, data: bytes) -> None:
+    @contextmanager
+    def _writing(self, url: str) -> Iterator[tuple[str, str]]:
+        """The path of `url` and its directory, once the directory is checked, with the OS's
+        errors of the write the `with` makes as storage errors."""
         _, path = self._path(url)
-        data = bytes(data)
         with _os_errors("write", url):
             directory = os.path.dirname(path)
             self._check_path(directory, url)
+            yield path, directory
+
+    def put(self, url: str, data: bytes) -> None:
+        with self._writing(url) as (path, directory):
+            data = bytes(data)
             temp_path = self._write_temp(directory, data)
             try:
                 os.replace(temp_path, path)
@@ -279,11 +293,8 @@ class LocalStorage(Storage):
             self._sync_directory(directory)
 
     def put_if_absent(self, url: str, data: bytes) -> bool:
-        _, path = self._path(url)
-        data = bytes(data)
-        with _os_errors("write", url):
-            directory = os.path.dirname(path)
-            self._check_path(directory, url)
+        with self._writing(url) as (path, directory):
+            data = bytes(data)
             if os.path.lexists(path):
                 return self._exists_as_object(path, url)
             temp_path = self._write_temp(directory, data)
@@ -351,11 +362,7 @@ class LocalStorage(Storage):
         if root == "/":
             raise StorageError("refusing to delete everything below file:///", url=prefix_url)
         deleted = 0
-
-        def on_error(exc: OSError) -> None:
-            if isinstance(exc, (FileNotFoundError, NotADirectoryError)):
-                return
-            raise _wrap_os_error(exc, "delete", prefix_url) from exc
+        on_error = _walk_errors("delete", prefix_url)
 
         with _os_errors("delete", prefix_url):
             if os.path.islink(root):
@@ -389,11 +396,7 @@ class LocalStorage(Storage):
     def symbolic_links(self, prefix_url: str) -> list[str]:
         location, root = self._path(prefix_url)
         found: list[str] = []
-
-        def on_error(exc: OSError) -> None:
-            if isinstance(exc, (FileNotFoundError, NotADirectoryError)):
-                return
-            raise _wrap_os_error(exc, "list", prefix_url) from exc
+        on_error = _walk_errors("list", prefix_url)
 
         with _os_errors("list", prefix_url):
             if os.path.islink(root):

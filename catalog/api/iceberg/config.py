@@ -1,4 +1,5 @@
-"""Catalog configuration and the OAuth client-credentials token endpoint."""
+"""Catalog configuration and the OAuth token endpoint (client credentials, and the exchange of an
+OpenID provider's token)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from rest_framework.views import APIView
 from catalog.api.base import CatalogAPIView
 from catalog.api.iceberg import wire
 from catalog.api.iceberg.base import TAGS, lifetime_iso
-from catalog.services import principals
+from catalog.services import oidc, principals
 from ucweb.errors import Unauthenticated
 from ucweb.parsers import LenientJSONParser
 
@@ -87,9 +88,16 @@ def _oauth_error(error: str, description: str, status: int = 400) -> Response:
     return Response({"error": error, "error_description": description}, status=status)
 
 
+TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+# The subject token types an OpenID provider's token is sent as (RFC 8693, section 3).
+SUBJECT_TOKEN_TYPES = {"urn:ietf:params:oauth:token-type:access_token", "urn:ietf:params:oauth:token-type:id_token",
+                       "urn:ietf:params:oauth:token-type:jwt"}
+
+
 class OAuthTokensView(APIView):
-    """Client-credentials grant: a service principal's client id and secret for a bearer token
-    that every API of ucweb accepts. Answers OAuth's own error format."""
+    """A bearer token that every API of ucweb accepts: for a service principal's client id and
+    secret (client credentials), or for a token of a configured OpenID provider (token exchange,
+    RFC 8693, as Unity Catalog and Polaris clients send it). Answers OAuth's own error format."""
 
     authentication_classes: list = []
     permission_classes: list = []
@@ -99,7 +107,9 @@ class OAuthTokensView(APIView):
         tags=TAGS, operation_id="getToken", responses=wire.OAuthTokenResponse,
         request=inline_serializer("OAuthTokenRequest", {
             "grant_type": serializers.CharField(), "client_id": serializers.CharField(),
-            "client_secret": serializers.CharField(), "scope": serializers.CharField(required=False)}),
+            "client_secret": serializers.CharField(required=False), "scope": serializers.CharField(required=False),
+            "subject_token": serializers.CharField(required=False),
+            "subject_token_type": serializers.CharField(required=False)}),
     )
     def post(self, request):
         try:
@@ -108,8 +118,11 @@ class OAuthTokensView(APIView):
             data = None
         if not isinstance(data, dict):
             return _oauth_error("invalid_request", "The body must be a form (or a JSON object).")
+        if data.get("grant_type") == TOKEN_EXCHANGE and settings.UCWEB_OIDC_PROVIDERS:
+            return self.exchange(data)
         if data.get("grant_type") != "client_credentials":
-            return _oauth_error("unsupported_grant_type", "Only grant_type=client_credentials is supported.")
+            supported = "client_credentials" + (f" and {TOKEN_EXCHANGE}" if settings.UCWEB_OIDC_PROVIDERS else "")
+            return _oauth_error("unsupported_grant_type", f"Supported grant types: {supported}.")
         client_id, client_secret = data.get("client_id"), data.get("client_secret")
         if not client_id and request.META.get("HTTP_AUTHORIZATION", "").lower().startswith("basic "):
             try:
@@ -127,6 +140,23 @@ class OAuthTokensView(APIView):
         lifetime = settings.UCWEB_OAUTH_TOKEN_SECONDS
         token = principals.issue_token(principal=principal, lifetime=timedelta(seconds=lifetime),
                                        description="OAuth client credentials")
+        return Response({
+            "access_token": token, "token_type": "bearer", "expires_in": lifetime,
+            "issued_token_type": "urn:ietf:params:oauth:token-type:access_token",
+        })
+
+    def exchange(self, data) -> Response:
+        subject_token, subject_token_type = data.get("subject_token"), data.get("subject_token_type")
+        if not isinstance(subject_token, str) or not subject_token or "\x00" in subject_token:
+            return _oauth_error("invalid_request", "subject_token is required.")
+        if subject_token_type not in SUBJECT_TOKEN_TYPES:
+            return _oauth_error("invalid_request",
+                                f"subject_token_type must be one of {', '.join(sorted(SUBJECT_TOKEN_TYPES))}.")
+        try:
+            token, lifetime = oidc.exchange_token(subject_token)
+        except Unauthenticated as exc:
+            # RFC 8693 (section 2.2.2): an invalid subject token is an invalid_grant.
+            return _oauth_error("invalid_grant", exc.message)
         return Response({
             "access_token": token, "token_type": "bearer", "expires_in": lifetime,
             "issued_token_type": "urn:ietf:params:oauth:token-type:access_token",

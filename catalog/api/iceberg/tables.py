@@ -86,6 +86,19 @@ class TableView(IcebergView):
         return Response(status=204)
 
 
+class UndropTableView(IcebergView):
+    audit_actions = {"POST": AuditAction.UNDROP_TABLE}
+
+    @extend_schema(tags=TAGS, operation_id="undropTable", request=None,
+                   responses={204: NO_CONTENT, **CONFLICT},
+                   description="Restores the table of this name dropped last within UCWEB_DROP_RETENTION_SECONDS "
+                               "(a drop without purgeRequested), with its id, metadata, grants and history: its "
+                               "owner or a metastore admin only. 409 when the name or its location is taken.")
+    def post(self, request, prefix, namespace, table):
+        iceberg.undrop_table(caller=request.user, prefix=prefix, namespace=namespace, name=table)
+        return Response(status=204)
+
+
 class RegisterTableView(IcebergView):
     audit_actions = {"POST": AuditAction.REGISTER_ICEBERG_TABLE}
 

@@ -14,6 +14,7 @@ urlpatterns = [
     path(f"{NS}/tables/<str:table>", tables.TableView.as_view()),
     path(f"{NS}/tables/<str:table>/credentials", credentials.CredentialsView.as_view()),
     path(f"{NS}/tables/<str:table>/metrics", tables.MetricsView.as_view()),
+    path(f"{NS}/tables/<str:table>/undrop", tables.UndropTableView.as_view()),
     path(f"{NS}/tables/<str:table>/sign", credentials.SignView.as_view()),
     path(f"{NS}/tables/<str:table>/sign/<str:staged>", credentials.StagedSignView.as_view()),
     path(f"{NS}/register", tables.RegisterTableView.as_view()),

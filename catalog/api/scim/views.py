@@ -2,6 +2,9 @@
 API: Users and Me as there, Groups and the discovery endpoints beside them. Writes need a metastore
 admin (catalog.services.scim); errors are in the SCIM envelope (ucweb.errors.scim_body)."""
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.renderers import JSONRenderer
@@ -40,97 +43,95 @@ def _documented(operation_id: str, *, request=None, status: int = 200, parameter
                          summary=summary, responses={status: OpenApiTypes.OBJECT, **ERRORS})
 
 
-class UsersView(ScimView):
-    audit_securable_type = "principal"
-    audit_actions = {"POST": AuditAction.CREATE_PRINCIPAL}
+@dataclass(frozen=True)
+class Kind:
+    """A kind of SCIM resource (User, Group): its services (`list(filter_text=, start_index=,
+    count=)`, `create(caller=, body=)`, `get(id)`, `replace` and `patch` (caller=, <id>=, body=),
+    `delete(caller=, <id>=)`, where <id> is the path parameter, `user_id` or `group_id`), how a
+    row is rendered (`render(request, row)`), the securable type of its audit rows, and the
+    summaries that say what only this kind's list and patch do."""
 
-    @_documented("scimListUsers", parameters=LIST_PARAMETERS, summary="List users (principals)")
-    def get(self, request):
-        page = scim.list_users(filter_text=request.query_params.get("filter"),
-                               start_index=request.query_params.get("startIndex"),
-                               count=request.query_params.get("count"))
-        return Response(resources.list_response(page, [resources.user(request, row) for row in page.resources]))
+    noun: str
+    securable_type: str
+    render: Callable
+    list: Callable
+    create: Callable
+    get: Callable
+    replace: Callable
+    patch: Callable
+    delete: Callable
+    list_summary: str
+    patch_summary: str
 
-    @_documented("scimCreateUser", request=OpenApiTypes.OBJECT, status=201, summary="Create a user (admin)")
-    def post(self, request):
-        user = scim.create_user(caller=request.user, body=self.body(request))
-        body = resources.user(request, user)
+
+def views(kind: Kind) -> tuple[type[ScimView], type[ScimView]]:
+    """The collection view (GET: one page of what `filter` selects; POST: create, 201 with the
+    new resource's Location) and the resource view (GET, PUT, PATCH, DELETE by id) of `kind`.
+    Like the Unity Catalog API's views, they carry no docstring (it would be published)."""
+    noun, article = kind.noun, f"a {kind.noun.lower()}"
+    audited = kind.securable_type.capitalize()
+    update = AuditAction(f"update{audited}")
+
+    @_documented(f"scimList{noun}s", parameters=LIST_PARAMETERS, summary=kind.list_summary)
+    def list_selected(self, request):
+        page = kind.list(filter_text=request.query_params.get("filter"),
+                         start_index=request.query_params.get("startIndex"),
+                         count=request.query_params.get("count"))
+        return Response(resources.list_response(page, [kind.render(request, row) for row in page.resources]))
+
+    @_documented(f"scimCreate{noun}", request=OpenApiTypes.OBJECT, status=201, summary=f"Create {article} (admin)")
+    def create(self, request):
+        body = kind.render(request, kind.create(caller=request.user, body=self.body(request)))
         return Response(body, status=201, headers={"Location": body["meta"]["location"]})
 
+    @_documented(f"scimGet{noun}", summary=f"Get {article}")
+    def get(self, request, **path):
+        (resource_id,) = path.values()
+        return Response(kind.render(request, kind.get(resource_id)))
 
-class UserView(ScimView):
-    audit_securable_type = "principal"
-    audit_actions = {"PUT": AuditAction.UPDATE_PRINCIPAL, "PATCH": AuditAction.UPDATE_PRINCIPAL,
-                     "DELETE": AuditAction.DELETE_PRINCIPAL}
+    @_documented(f"scimReplace{noun}", request=OpenApiTypes.OBJECT, summary=f"Replace {article} (admin)")
+    def replace(self, request, **path):
+        return Response(kind.render(request, kind.replace(caller=request.user, **path, body=self.body(request))))
 
-    @_documented("scimGetUser", summary="Get a user")
-    def get(self, request, user_id):
-        return Response(resources.user(request, scim.get_user(user_id)))
+    @_documented(f"scimPatch{noun}", request=OpenApiTypes.OBJECT, summary=kind.patch_summary)
+    def patch(self, request, **path):
+        return Response(kind.render(request, kind.patch(caller=request.user, **path, body=self.body(request))))
 
-    @_documented("scimReplaceUser", request=OpenApiTypes.OBJECT, summary="Replace a user (admin)")
-    def put(self, request, user_id):
-        return Response(resources.user(request, scim.replace_user(caller=request.user, user_id=user_id,
-                                                                  body=self.body(request))))
-
-    @_documented("scimPatchUser", request=OpenApiTypes.OBJECT,
-                 summary="Change active, displayName or externalId (admin)")
-    def patch(self, request, user_id):
-        return Response(resources.user(request, scim.patch_user(caller=request.user, user_id=user_id,
-                                                                body=self.body(request))))
-
-    @_documented("scimDeleteUser", status=204, summary="Delete a user and revoke its grants (admin)")
-    def delete(self, request, user_id):
-        scim.delete_user(caller=request.user, user_id=user_id)
+    @_documented(f"scimDelete{noun}", status=204, summary=f"Delete {article} and revoke its grants (admin)")
+    def delete(self, request, **path):
+        kind.delete(caller=request.user, **path)
         return Response(status=204)
+
+    attributes = {"audit_securable_type": kind.securable_type, "__module__": __name__}
+    return (
+        type(f"{noun}sView", (ScimView,), {
+            **attributes, "audit_actions": {"POST": AuditAction(f"create{audited}")},
+            "get": list_selected, "post": create,
+        }),
+        type(f"{noun}View", (ScimView,), {
+            **attributes,
+            "audit_actions": {"PUT": update, "PATCH": update, "DELETE": AuditAction(f"delete{audited}")},
+            "get": get, "put": replace, "patch": patch, "delete": delete,
+        }),
+    )
+
+
+UsersView, UserView = views(Kind(
+    noun="User", securable_type="principal", render=resources.user, list=scim.list_users, create=scim.create_user,
+    get=scim.get_user, replace=scim.replace_user, patch=scim.patch_user, delete=scim.delete_user,
+    list_summary="List users (principals)", patch_summary="Change active, displayName or externalId (admin)",
+))
+GroupsView, GroupView = views(Kind(
+    noun="Group", securable_type="group", render=resources.group, list=scim.list_groups, create=scim.create_group,
+    get=scim.get_group, replace=scim.replace_group, patch=scim.patch_group, delete=scim.delete_group,
+    list_summary="List groups", patch_summary="Change members, displayName (admin)",
+))
 
 
 class MeView(ScimView):
     @_documented("scimGetMe", summary="The caller's own user")
     def get(self, request):
         return Response(resources.user(request, scim.get_user(request.user.id)))
-
-
-class GroupsView(ScimView):
-    audit_securable_type = "group"
-    audit_actions = {"POST": AuditAction.CREATE_GROUP}
-
-    @_documented("scimListGroups", parameters=LIST_PARAMETERS, summary="List groups")
-    def get(self, request):
-        page = scim.list_groups(filter_text=request.query_params.get("filter"),
-                                start_index=request.query_params.get("startIndex"),
-                                count=request.query_params.get("count"))
-        return Response(resources.list_response(page, [resources.group(request, row) for row in page.resources]))
-
-    @_documented("scimCreateGroup", request=OpenApiTypes.OBJECT, status=201, summary="Create a group (admin)")
-    def post(self, request):
-        group = scim.create_group(caller=request.user, body=self.body(request))
-        body = resources.group(request, group)
-        return Response(body, status=201, headers={"Location": body["meta"]["location"]})
-
-
-class GroupView(ScimView):
-    audit_securable_type = "group"
-    audit_actions = {"PUT": AuditAction.UPDATE_GROUP, "PATCH": AuditAction.UPDATE_GROUP,
-                     "DELETE": AuditAction.DELETE_GROUP}
-
-    @_documented("scimGetGroup", summary="Get a group")
-    def get(self, request, group_id):
-        return Response(resources.group(request, scim.get_group(group_id)))
-
-    @_documented("scimReplaceGroup", request=OpenApiTypes.OBJECT, summary="Replace a group (admin)")
-    def put(self, request, group_id):
-        return Response(resources.group(request, scim.replace_group(caller=request.user, group_id=group_id,
-                                                                    body=self.body(request))))
-
-    @_documented("scimPatchGroup", request=OpenApiTypes.OBJECT, summary="Change members, displayName (admin)")
-    def patch(self, request, group_id):
-        return Response(resources.group(request, scim.patch_group(caller=request.user, group_id=group_id,
-                                                                  body=self.body(request))))
-
-    @_documented("scimDeleteGroup", status=204, summary="Delete a group and revoke its grants (admin)")
-    def delete(self, request, group_id):
-        scim.delete_group(caller=request.user, group_id=group_id)
-        return Response(status=204)
 
 
 class ServiceProviderConfigView(ScimView):

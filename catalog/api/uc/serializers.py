@@ -41,6 +41,14 @@ class OwnedInfo(serializers.Serializer):
     updated_by = serializers.CharField(allow_null=True)
 
 
+# What a volume's or registered model's owner changes: its comment, name and owner. (A comment, not
+# a docstring, as above.)
+class UpdateOwned(serializers.Serializer):
+    comment = serializers.CharField(required=False)
+    new_name = serializers.CharField(required=False)
+    owner = serializers.CharField(required=False)
+
+
 class CatalogInfo(SecurableInfo):
     name = serializers.CharField()
     id = serializers.CharField()

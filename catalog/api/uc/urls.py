@@ -1,6 +1,6 @@
 from django.urls import path
 
-from catalog.api.uc import assets, delta_commits, staging, views
+from catalog.api.uc import assets, delta_commits, dropped, staging, views
 
 urlpatterns = [
     path("catalogs", views.CatalogsView.as_view()),
@@ -10,10 +10,16 @@ urlpatterns = [
     path("staging-tables", staging.StagingTablesView.as_view()),
     path("tables", views.TablesView.as_view()),
     path("tables/<str:full_name>", views.TableView.as_view()),
+    path("dropped-tables", dropped.DroppedTablesView.as_view()),
+    path("dropped-tables/<str:table_id>", dropped.DroppedTableView.as_view()),
+    path("dropped-tables/<str:table_id>/undrop", dropped.UndropTableView.as_view()),
     path("permissions/<str:securable_type>/<str:full_name>", views.PermissionsView.as_view()),
     path("metastore_summary", views.MetastoreSummaryView.as_view()),
     path("volumes", assets.VolumesView.as_view()),
     path("volumes/<str:name>", assets.VolumeView.as_view()),
+    path("dropped-volumes", dropped.DroppedVolumesView.as_view()),
+    path("dropped-volumes/<str:volume_id>", dropped.DroppedVolumeView.as_view()),
+    path("dropped-volumes/<str:volume_id>/undrop", dropped.UndropVolumeView.as_view()),
     path("functions", assets.FunctionsView.as_view()),
     path("functions/<str:name>", assets.FunctionView.as_view()),
     path("models", assets.RegisteredModelsView.as_view()),

@@ -8,7 +8,7 @@ from rest_framework.response import Response
 from catalog import pagination
 from catalog.api.base import CatalogAPIView
 from catalog.api.uc.resources import PAGE_PARAMETERS, Resource, listed, page_response, views
-from catalog.api.uc.serializers import Empty, EpochMillisField, OwnedInfo, arguments, changes
+from catalog.api.uc.serializers import Empty, EpochMillisField, OwnedInfo, UpdateOwned, arguments, changes
 from catalog.choices import AuditAction, ModelVersionStatus
 from catalog.services import registered_models
 
@@ -29,10 +29,8 @@ class CreateRegisteredModel(serializers.Serializer):
     comment = serializers.CharField(required=False)
 
 
-class UpdateRegisteredModel(serializers.Serializer):
-    comment = serializers.CharField(required=False)
-    new_name = serializers.CharField(required=False)
-    owner = serializers.CharField(required=False)
+class UpdateRegisteredModel(UpdateOwned):
+    pass
 
 
 class ModelVersionInfo(serializers.Serializer):

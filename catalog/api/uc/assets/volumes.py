@@ -3,7 +3,7 @@
 from rest_framework import serializers
 
 from catalog.api.uc.resources import CATALOG_AND_SCHEMA, Resource, views
-from catalog.api.uc.serializers import OwnedInfo
+from catalog.api.uc.serializers import OwnedInfo, UpdateOwned
 from catalog.choices import VolumeType
 from catalog.services import volumes
 
@@ -27,10 +27,8 @@ class CreateVolume(serializers.Serializer):
     storage_location = serializers.CharField(required=False)
 
 
-class UpdateVolume(serializers.Serializer):
-    comment = serializers.CharField(required=False)
-    new_name = serializers.CharField(required=False)
-    owner = serializers.CharField(required=False)
+class UpdateVolume(UpdateOwned):
+    pass
 
 
 VolumesView, VolumeView = views(Resource(
