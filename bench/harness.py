@@ -58,6 +58,20 @@ def run_concurrently(target, count: int) -> float:
     return time.perf_counter() - started
 
 
+def session_cpu_seconds(session: int) -> float:
+    """User + system CPU time so far of the processes of a session (Linux /proc)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # a process that ended meanwhile
+        if int(fields[3]) == session:
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / tick
+
+
 class Server:
     """`bash scripts/run_server.sh` (migrate, bootstrap, then granian as `make run` and the Docker
     image start it), without the Celery worker; its output goes to `server.log` in the var dir."""
@@ -82,17 +96,9 @@ class Server:
 
     def cpu_seconds(self) -> float:
         """User + system CPU time so far of the processes of the server's session: granian's
-        main process and its live workers (the script itself waits; Linux /proc)."""
-        tick = os.sysconf("SC_CLK_TCK")
-        total = 0
-        for stat in Path("/proc").glob("[0-9]*/stat"):
-            try:
-                fields = stat.read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue  # a process that ended meanwhile
-            if int(fields[3]) == self.process.pid:  # the session id: start_new_session made it the script's pid
-                total += int(fields[11]) + int(fields[12])  # utime, stime
-        return total / tick
+        main process and its live workers (the script itself waits; start_new_session made the
+        script's pid the session id)."""
+        return session_cpu_seconds(self.process.pid)
 
     def stop(self):
         try:

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 import urllib3
-from harness import PYTHON, ROOT, UC, free_port, start
+from harness import PYTHON, ROOT, UC, free_port, session_cpu_seconds, start
 
 POOL = {"UCWEB_DB_POOL_SIZE": "8"}
 # name -> (command after `python -m`, settings); the first is the server ucweb shipped before
@@ -40,20 +40,6 @@ CANDIDATES = {
     "granian-wsgi": (["granian", "--interface", "wsgi", "ucweb.wsgi:application", "--port", "{port}",
                        "--workers", "1", "--blocking-threads", "8", "--no-access-log"], POOL),
 }
-
-
-def session_cpu_seconds(session: int) -> float:
-    """User + system CPU time of the processes of a session (Linux /proc)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[3]) == session:
-            total += int(fields[11]) + int(fields[12])
-    return total / tick
 
 
 class Candidate:

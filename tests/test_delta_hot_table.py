@@ -4,6 +4,7 @@ for the lock while the version was taken is refused too, with nothing written. B
 
 import threading
 import uuid
+from contextlib import contextmanager
 
 import psycopg
 import pytest
@@ -95,17 +96,25 @@ def waiting_for_a_lock() -> bool:
         return cursor.fetchone()[0] > 0
 
 
-@pytest.mark.parametrize("api", ["legacy", "v1"])
-def test_a_proposal_that_waited_while_its_version_was_taken_is_refused(hot, api):
-    with other_connection() as winner:
-        # Another writer takes version 2 (its row change only) while this proposal of 2 is queued.
-        winner.execute(f"SELECT 1 FROM {Table._meta.db_table} WHERE id = %s FOR UPDATE", [hot.table_id])
-        thread, answers = hot.in_background(2, api)
+@contextmanager
+def queued_behind_a_lock(hot, version: int, api: str):
+    """A proposal of `version`, sent while another transaction (yielded) holds the row's lock,
+    once it waits for that lock; then its thread and its answers."""
+    with other_connection() as holder:
+        holder.execute(f"SELECT 1 FROM {Table._meta.db_table} WHERE id = %s FOR UPDATE", [hot.table_id])
+        thread, answers = hot.in_background(version, api)
         wait_for(waiting_for_a_lock, timeout=120)
-        winner.execute(f"UPDATE {Table._meta.db_table} SET latest_version = 2 WHERE id = %s", [hot.table_id])
-        winner.commit()
+        yield holder, answers
     thread.join(timeout=120)
     assert not thread.is_alive()
+
+
+@pytest.mark.parametrize("api", ["legacy", "v1"])
+def test_a_proposal_that_waited_while_its_version_was_taken_is_refused(hot, api):
+    with queued_behind_a_lock(hot, 2, api) as (winner, answers):
+        # Another writer takes version 2 (its row change only) while this proposal of 2 is queued.
+        winner.execute(f"UPDATE {Table._meta.db_table} SET latest_version = 2 WHERE id = %s", [hot.table_id])
+        winner.commit()
     expect_conflict(answers[0], api)
     assert not DeltaCommit.objects.filter(table_id=hot.table_id, version=2).exists()
     assert Table.objects.get(id=hot.table_id).latest_version == 2
@@ -113,12 +122,8 @@ def test_a_proposal_that_waited_while_its_version_was_taken_is_refused(hot, api)
 
 @pytest.mark.parametrize("api", ["legacy", "v1"])
 def test_the_next_version_still_waits_for_the_lock_and_wins_after_it(hot, api):
-    with other_connection() as holder:
-        holder.execute(f"SELECT 1 FROM {Table._meta.db_table} WHERE id = %s FOR UPDATE", [hot.table_id])
-        thread, answers = hot.in_background(2, api)
-        wait_for(waiting_for_a_lock, timeout=120)
+    with queued_behind_a_lock(hot, 2, api) as (holder, answers):
         assert not answers, "the proposal of the next version waits for the lock"
         holder.rollback()
-    thread.join(timeout=120)
     assert answers[0].status == 200, answers[0].data
     assert DeltaCommit.objects.filter(table_id=hot.table_id, version=2).exists()
