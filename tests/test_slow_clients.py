@@ -102,3 +102,51 @@ def test_64_trickling_connections_leave_get_latency_unchanged(server, make_token
     # `make run` without UCWEB_SECRET_KEY generated the server's key into its var directory.
     key_file = server.var_dir / "secret_key"
     assert stat.S_IMODE(key_file.stat().st_mode) == 0o600 and len(key_file.read_text().strip()) >= 64
+
+
+SLOW_BODIES = 24  # more than both workers' database pools (8 each), fewer than their threads (32 each)
+
+
+class BodyTrickler(Trickler):
+    """A connection that sends an authenticated POST's headers whole, then its body one byte at a
+    time, never finishing it."""
+
+    def __init__(self, port: int, token: str):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+        self.sock.sendall(f"POST {UC}/catalogs HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n"
+                          "Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{".encode())
+
+    def send_byte(self) -> None:
+        self.sock.sendall(b" ")
+
+
+def test_slow_bodies_leave_other_gets_answered(server, make_token):
+    """Connections sending their bodies slowly hold a thread each while the body arrives (granian
+    calls the application before it has; ucweb.request_body receives it first), no more: more of
+    them than the database pools hold leave other clients' GETs answered."""
+    token = make_token("admin", admin=True)
+    session = requests.Session()
+    session.headers["Authorization"] = f"Bearer {token}"
+    url = f"{server.url}{UC}/catalogs"
+    timed_gets(session, url, 20)
+    tricklers = [BodyTrickler(server.port, token) for _ in range(SLOW_BODIES)]
+    stop = threading.Event()
+
+    def trickle():
+        while not stop.is_set():
+            for trickler in tricklers:
+                trickler.send_byte()
+            stop.wait(0.1)
+
+    sender = threading.Thread(target=trickle, daemon=True)
+    sender.start()
+    try:
+        crowded = timed_gets(session, url, 100)
+        still_waiting = sum(trickler.unanswered() for trickler in tricklers)
+    finally:
+        stop.set()
+        sender.join()
+        for trickler in tricklers:
+            trickler.sock.close()
+    assert len(crowded) == 100
+    assert still_waiting == SLOW_BODIES, "every slow body was still being sent throughout"
