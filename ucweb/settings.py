@@ -153,7 +153,8 @@ if os.environ.get("UCWEB_TEST_DATABASE_NAME"):
     # Lets two test runs share one PostgreSQL server without sharing a test database.
     DATABASES["default"]["TEST"] = {"NAME": os.environ["UCWEB_TEST_DATABASE_NAME"]}
 # A pool of PostgreSQL connections per server process (psycopg_pool) instead of one persistent
-# connection per thread: the ASGI server runs each request on a fresh thread. Set by
+# connection per thread: a web worker has more threads (UCWEB_THREADS, 32) than requests that need
+# a connection at once, and an ASGI server may run each request on a fresh thread. Set by
 # scripts/run_server.sh for the web server; 0 (the default) keeps Django's own connections (see
 # SERVING_ASGI above).
 UCWEB_DB_POOL_SIZE = env_int("UCWEB_DB_POOL_SIZE", 0)
