@@ -18,6 +18,7 @@ from commits.formats import delta_log
 from commits.models import CommitReport, DeltaCommit
 from commits.ratification import Ratification, is_catalog_managed
 from commits.staged import read_staged_commit
+from ucweb.bodies import read
 from ucweb.errors import InvalidParameter, TableDoesNotExist
 
 REQUIRED_PROPERTIES = (
@@ -60,8 +61,9 @@ def write_commit(*, caller: Principal, body: dict, by_catalog: bool = False) -> 
     """Ratify and/or backfill. `by_catalog` is the catalog's own maintenance commit (OPTIMIZE,
     VACUUM): the same lock, version rule and audit as a client's, without the client maintenance
     policy, which reserves exactly those operations for the catalog. No API view passes it."""
-    request = wire.read(wire.COMMIT_REQUEST, body)
-    commit, metadata, uniform = request["commit_info"], request["metadata"], request["uniform"]
+    request = read(wire.DeltaCommitRequest, body)
+    commit, metadata = request.commit_info, request.metadata
+    uniform = request.uniform.stored() if request.uniform is not None else None
     published = _published(request, body)
     if commit is None and published is None:
         raise InvalidParameter("At least one of commit_info and latest_published_version is required.")
@@ -72,12 +74,12 @@ def write_commit(*, caller: Principal, body: dict, by_catalog: bool = False) -> 
     if commit is not None and published is None:
         # A version taken already is refused before the lock (Ratification.refuse_a_taken_version),
         # after the checks the locked path makes first, and before the staged file is read.
-        before, _ = _managed_table(caller, request["table_id"], request["table_uri"])
+        before, _ = _managed_table(caller, request.table_id, request.table_uri)
         Ratification(before, caller).refuse_a_taken_version(commit)
     # The staged file is read before the table is locked (it is named by the client), from the
     # location the request names; under the lock that location is checked to be the table's, so
     # the bytes read here are the ones being ratified (their digest is recorded with the commit).
-    staged = read_staged_commit(request["table_uri"], commit.file_name) if commit is not None else None
+    staged = read_staged_commit(request.table_uri, commit.file_name) if commit is not None else None
 
     with transaction.atomic():
         table, access = _locked_table(caller, request, commit, before)
@@ -110,7 +112,7 @@ def _check_managed(table: Table, table_uri: str) -> None:
     _same_location(table, table_uri)
 
 
-def _locked_table(caller: Principal, request: dict, commit, before: Table | None) -> tuple[Table, authz.Access]:
+def _locked_table(caller: Principal, request: wire.DeltaCommitRequest, commit, before: Table | None) -> tuple[Table, authz.Access]:
     """The table row, locked. A proposal of the next version of the row read without the lock
     (`before`) is locked at that version (catalog.rows.BY_ID_AT_VERSION): when the version moved
     while the lock was awaited, the proposal lost the race and is refused without the lock."""
@@ -118,25 +120,25 @@ def _locked_table(caller: Principal, request: dict, commit, before: Table | None
         at_version = [rows.table_id(before.id), before.latest_version]
         found = rows.tables(caller, rows.BY_ID_AT_VERSION, at_version, for_update=True)
         if found:
-            table, access = _access(caller, request["table_id"], Privilege.MODIFY, found)
-            _check_managed(table, request["table_uri"])
+            table, access = _access(caller, request.table_id, Privilege.MODIFY, found)
+            _check_managed(table, request.table_uri)
             return table, access
-        moved, _ = _managed_table(caller, request["table_id"], request["table_uri"])
+        moved, _ = _managed_table(caller, request.table_id, request.table_uri)
         Ratification(moved, caller).refuse_a_taken_version(commit)  # a retry of the winner goes on
-    return _managed_table(caller, request["table_id"], request["table_uri"], for_update=True)
+    return _managed_table(caller, request.table_id, request.table_uri, for_update=True)
 
 
-def _published(request: dict, body: dict) -> int | None:
+def _published(request: wire.DeltaCommitRequest, body: dict) -> int | None:
     """latest_published_version, or its other name latest_backfilled_version; when both are sent,
     a null latest_published_version still means none, and two numbers must agree."""
-    published, backfilled = request["latest_published_version"], request["latest_backfilled_version"]
+    published, backfilled = request.latest_published_version, request.latest_backfilled_version
     if published is not None and backfilled is not None and published != backfilled:
         raise InvalidParameter(f"latest_published_version {published} and latest_backfilled_version {backfilled} "
                                "differ; they name the same version.")
     return published if "latest_published_version" in body else backfilled
 
 
-def _apply_metadata(ratification: Ratification, metadata: wire.MetadataChange, access: authz.Access) -> None:
+def _apply_metadata(ratification: Ratification, metadata: wire.DeltaMetadata, access: authz.Access) -> None:
     table = ratification.table
     if metadata.has_description:
         table.comment = metadata.description
@@ -159,12 +161,12 @@ def _apply_metadata(ratification: Ratification, metadata: wire.MetadataChange, a
 
 # -- get commits --------------------------------------------------------------------------------------
 def get_commits(*, caller: Principal, params: dict) -> dict:
-    request = wire.read(wire.GET_COMMITS, params)
-    start, end = request["start_version"] or 0, request["end_version"]
+    request = read(wire.DeltaGetCommitsParameters, params)
+    start, end = request.start_version or 0, request.end_version
     if end is not None and end < start:
         raise InvalidParameter(f"end_version {end} is below start_version {start}.")
-    table, _ = _table(caller, request["table_id"], Privilege.SELECT)
-    _same_location(table, request["table_uri"])
+    table, _ = _table(caller, request.table_id, Privilege.SELECT)
+    _same_location(table, request.table_uri)
     if not is_catalog_managed(table):
         return {"commits": [], "latest_table_version": -1}
     last = table.latest_version if end is None else min(end, table.latest_version)
@@ -175,16 +177,16 @@ def get_commits(*, caller: Principal, params: dict) -> dict:
 
 # -- metrics ------------------------------------------------------------------------------------------
 def write_metrics(*, caller: Principal, body: dict) -> CommitReport | None:
-    request = wire.read(wire.METRICS_REQUEST, body)
-    values = (request["report"] or {}).get("commit_report")
-    table, _ = _table(caller, request["table_id"], Privilege.SELECT)
-    _same_location(table, request["table_uri"])
-    if values is None:
+    request = read(wire.DeltaMetricsRequest, body)
+    report = request.report.commit_report if request.report is not None else None
+    table, _ = _table(caller, request.table_id, Privilege.SELECT)
+    _same_location(table, request.table_uri)
+    if report is None:
         return None
     if not is_catalog_managed(table):
         raise InvalidParameter(f"Table {table.full_name} is not a catalog-managed Delta table.")
-    if values["commit_version"] > table.latest_version:
+    if report.commit_version > table.latest_version:
         raise InvalidParameter(
-            f"commit_version {values['commit_version']} is above the latest version {table.latest_version}."
+            f"commit_version {report.commit_version} is above the latest version {table.latest_version}."
         )
-    return CommitReport.objects.create(table=table, reported_by=caller.name, **values)
+    return CommitReport.objects.create(table=table, reported_by=caller.name, **report.model_dump())

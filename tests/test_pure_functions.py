@@ -1,6 +1,6 @@
 """The pure functions under the APIs, without a database: full-name splitting, page tokens,
 access evaluation, the checks of a catalog-managed table's first commit, Iceberg view metadata
-updates and the error table. (Models built here are never saved. Location canonicalisation is in
+updates, the error table and the reading of a body against its model (the wording of a refusal). (Models built here are never saved. Location canonicalisation is in
 tests/test_locations.py, the Delta format modules in tests/test_delta_formats.py.)"""
 
 import json
@@ -12,9 +12,11 @@ from catalog.choices import Privilege, SecurableType
 from catalog.models import Catalog, Principal, Schema, Table
 from catalog.pagination import decode_page_token, encode_page_token
 from catalog.names import join_full_name, split_full_name, validate_name
+from commits import delta_wire
 from commits.formats import delta_log
 from commits.formats.iceberg_view import apply_view_updates, check_view_requirements, create_view_metadata
 from ucweb import errors
+from ucweb.bodies import read
 from ucweb.errors import CommitFailed, InvalidParameter
 
 
@@ -317,3 +319,60 @@ def test_framework_errors_map_onto_catalog_errors():
     flattened = errors.translate(exceptions.ValidationError({"a": {"b": ["bad"]}, "non_field_errors": ["worse"]}))
     assert flattened.message == "a.b: bad; worse"
     assert errors.translate(ValueError("x")) is None
+
+
+# -- bodies: a refusal names the first wrong member by its path, as the APIs always have -------------
+TABLE = {"table_id": "0b9e1c2a-1111-2222-3333-444455556666", "table_uri": "s3://b/t"}
+COMMIT = {"version": 3, "timestamp": 1, "file_name": "00000000000000000003.x.json", "file_size": 1,
+          "file_modification_timestamp": 1}
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"version": 0}, "commit_info.version must be at least 1 (is 0)."),
+    ({"version": "3"}, "commit_info.version must be an integer."),
+    ({"version": True}, "commit_info.version must be an integer."),
+    ({"version": 1.0}, "commit_info.version must be an integer."),
+    ({"version": 2**63}, "commit_info.version is out of range."),
+    ({"version": -(2**64)}, "commit_info.version is out of range."),
+    ({"version": None}, "commit_info.version is required."),
+    ({"file_name": ""}, "commit_info.file_name must not be empty."),
+    ({"file_name": 7}, "commit_info.file_name must be a string."),
+    ({"file_name": "a/b"}, "commit_info.file_name must be a single file name, not a path."),
+    ({"file_size": 0, "version": 0}, "commit_info.version must be at least 1 (is 0)."),  # the first in order
+])
+def test_a_commit_body_is_refused_at_its_first_wrong_member(change, message):
+    with pytest.raises(InvalidParameter) as refused:
+        read(delta_wire.DeltaCommitRequest, {**TABLE, "commit_info": {**COMMIT, **change}})
+    assert refused.value.message == message
+
+
+@pytest.mark.parametrize("body, message", [
+    ([], "The request body must be an object."),
+    ({**TABLE, "table_id": "nope"}, "table_id 'nope' is not a valid id."),
+    ({**TABLE, "table_id": 5, "table_uri": 5}, "table_id is required."),
+    ({**TABLE, "commit_info": []}, "commit_info must be an object."),
+    ({**TABLE, "metadata": {"partition_columns": ["a", ""]}}, "metadata.partition_columns[1] must not be empty."),
+    ({**TABLE, "metadata": {"schema": 3}}, "metadata.schema must be an array of columns or {columns: [...]}."),
+    ({**TABLE, "metadata": {"properties": {"a": 1}}}, "metadata.properties must map strings to strings; 'a' does not."),
+])
+def test_a_body_is_refused_in_the_words_of_its_api(body, message):
+    with pytest.raises(InvalidParameter) as refused:
+        read(delta_wire.DeltaCommitRequest, body)
+    assert refused.value.message == message
+
+
+def test_query_parameters_are_read_from_digits_and_nothing_else():
+    assert read(delta_wire.DeltaGetCommitsParameters, {**TABLE, "start_version": "3"}).start_version == 3
+    for text, message in ((" 3", "start_version must be an integer."), ("3.0", "start_version must be an integer."),
+                          ("-1", "start_version must be at least 0 (is -1).")):
+        with pytest.raises(InvalidParameter) as refused:
+            read(delta_wire.DeltaGetCommitsParameters, {**TABLE, "start_version": text})
+        assert refused.value.message == message
+
+
+def test_the_delta_rest_api_reads_a_commit_in_its_own_spelling():
+    commit = {name.replace("_", "-"): value for name, value in COMMIT.items()}
+    assert read(delta_wire.DeltaCommit, commit, "add-commit.commit").file_name == COMMIT["file_name"]
+    with pytest.raises(InvalidParameter) as refused:
+        read(delta_wire.DeltaCommit, {**commit, "file-name": ".."}, "add-commit.commit")
+    assert refused.value.message == "add-commit.commit.file-name must be a single file name, not a path."

@@ -1,8 +1,8 @@
 """The UC Delta REST API (managed tables spec 1.0, `/delta/v1`) over the one table model and the
 one ratification (commits.ratification). The views call this facade:
 
-- wire: the errors of this API and the parsing/rendering of its bodies (`hyphenated`: its spelling
-  of what it shares with the legacy commit API's wire, commits.delta_wire);
+- wire: the errors of this API and the parsing/rendering of its bodies (an add-commit's commit is
+  the legacy commit API's, hyphenated: commits.delta_wire.DeltaCommit);
 - tables: configuration, loadTable, listing, creation, rename, drop, metrics;
 - credentials: storage credentials for tables, staging tables and paths;
 - update: updateTable (requirements, metadata actions, backfill and add-commit).
@@ -19,12 +19,12 @@ from commits.delta_v1.tables import (
 )
 from commits.delta_v1.update import update_table
 from commits.delta_v1.wire import (
-    BadRequest, CommitVersionConflict, RequirementFailed, UnsupportedTableFormat, hyphenated,
+    BadRequest, CommitVersionConflict, RequirementFailed, UnsupportedTableFormat,
 )
 
 __all__ = [
     "BadRequest", "CommitVersionConflict", "RequirementFailed", "UnsupportedTableFormat", "catalog_properties",
     "create_staging_table", "create_table", "delete_table", "get_config", "list_tables", "load_table",
     "path_credentials", "rename_table", "report_metrics", "staging_table_credentials", "table_credentials",
-    "table_exists", "update_table", "hyphenated",
+    "table_exists", "update_table",
 ]

@@ -5,15 +5,19 @@ lives here; commits.delta_v1.update and commits.delta_v1.tables decide the rest.
 from __future__ import annotations
 
 import json
+from typing import Annotated, Any, Literal
+from uuid import UUID
 
 from django.utils import timezone
+from pydantic import Field, WithJsonSchema
 
 from catalog import locations
 from catalog.models import Table
 from catalog.services.tables import validate_columns
-from commits.delta_wire import COMMIT_INFO, integer, read
+from commits.delta_wire import DeltaCommit, integer
 from commits.formats import delta_log, delta_types
 from commits.formats import delta_protocol as dp
+from ucweb.bodies import Hyphenated, NonEmpty, read
 from ucweb.errors import AlreadyExists, CatalogError, InvalidParameter
 from ucweb.ids import parse_uuid
 
@@ -48,13 +52,103 @@ class CommitVersionConflict(AlreadyExists):
     already under another version)."""
 
 
-def hyphenated(name: str) -> str:
-    """This API's spelling of a member the legacy commit API spells with underscores."""
-    return name.replace("_", "-")
-
-
 def millis(moment) -> int:
     return int(moment.timestamp() * 1000) if moment else 0
+
+
+# -- the bodies of the OpenAPI document ---------------------------------------------------------------
+# Requests are read by the functions below (their refusals name this API's members); these models
+# describe the bodies for the document, in this API's spelling.
+Json = Annotated[Any, WithJsonSchema({})]
+StructType = Annotated[Any, WithJsonSchema({"description": "DeltaStructType"})]
+
+
+class DeltaTableMetadata(Hyphenated):
+    etag: str
+    table_type: str
+    table_uuid: UUID
+    location: str
+    created_time: int
+    updated_time: int
+    columns: StructType
+    partition_columns: list[str]
+    properties: dict[str, str]
+    last_commit_version: int
+    last_commit_timestamp_ms: int
+
+
+class DeltaLoadTableResponse(Hyphenated):
+    metadata: DeltaTableMetadata
+    commits: list[DeltaCommit] = None
+    uniform: Json = None
+    latest_table_version: int = None
+
+
+class DeltaCatalogConfig(Hyphenated):
+    endpoints: list[str]
+    protocol_version: str
+
+
+class DeltaStorageCredential(Hyphenated):
+    prefix: str
+    operation: str
+    expiration_time_ms: int
+    config: dict[str, str]
+
+
+class DeltaCredentialsResponse(Hyphenated):
+    storage_credentials: list[DeltaStorageCredential]
+
+
+class DeltaCreateStagingTableRequest(Hyphenated):
+    name: NonEmpty
+
+
+class DeltaStagingTableResponse(Hyphenated):
+    table_id: UUID
+    table_type: str
+    location: str
+    storage_credentials: list[DeltaStorageCredential]
+    required_protocol: Json
+    suggested_protocol: Json
+    required_properties: Json
+    suggested_properties: Json
+
+
+class DeltaCreateTableRequest(Hyphenated):
+    name: NonEmpty
+    table_type: Literal["MANAGED", "EXTERNAL"]
+    location: NonEmpty
+    comment: NonEmpty = None
+    columns: StructType
+    partition_columns: list[NonEmpty] = None
+    properties: dict[str, NonEmpty]
+    protocol: Json
+    domain_metadata: Json = None
+    last_commit_timestamp_ms: int
+    uniform: Json = None
+
+
+class DeltaUpdateTableRequest(Hyphenated):
+    requirements: list[dict] = Field(description="assert-table-uuid (required), assert-etag")
+    updates: list[dict] = Field(description=(
+        "add-commit, set-latest-backfilled-version, set-properties, remove-properties, set-protocol, "
+        "set-columns, set-partition-columns, set-table-comment, set-domain-metadata, "
+        "remove-domain-metadata, update-metadata-snapshot-version (external tables)"))
+
+
+class DeltaRenameTableRequest(Hyphenated):
+    new_name: NonEmpty
+
+
+class DeltaReportMetricsRequest(Hyphenated):
+    table_id: UUID
+    report: Json = None
+
+
+class DeltaListTablesResponse(Hyphenated):
+    tables: list[dict]
+    next_page_token: str = None
 
 
 # -- parsing helpers ---------------------------------------------------------------------------------
@@ -282,7 +376,7 @@ class Update:
             raise InvalidParameter("set-domain-metadata and remove-domain-metadata touch the same domain.")
         self.commit = None
         if "add-commit" in actions:
-            self.commit = read(COMMIT_INFO, get("add-commit").get("commit"), "add-commit.commit", spelling=hyphenated)
+            self.commit = read(DeltaCommit, get("add-commit").get("commit"), "add-commit.commit")
             self.uniform_value = get("add-commit").get("uniform")
         self.backfilled = integer(get("set-latest-backfilled-version").get("latest-published-version"),
                                "set-latest-backfilled-version.latest-published-version", minimum=0) \

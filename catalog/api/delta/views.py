@@ -5,15 +5,13 @@ from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import serializers
 from rest_framework.response import Response
 
 from catalog.choices import AuditAction
 from catalog.api.base import CatalogAPIView
 from catalog.api.delta import errors
-from catalog.api.wire_schema import component
 from commits import delta_v1
-from commits.delta_wire import COMMIT_INFO
+from commits.delta_v1 import wire as bodies
 
 TAGS = ["Delta REST API (managed tables spec 1.0)"]
 ERROR = OpenApiResponse(OpenApiTypes.OBJECT, description='{"error": {"type": ..., "code": ..., "message": ...}}')
@@ -25,58 +23,6 @@ def answers(body, *refusals: int, status: int = 200) -> dict:
     return {status: body, **dict.fromkeys(refusals, ERROR)}
 
 
-def wire(class_name: str, **fields) -> type[serializers.Serializer]:
-    """A serializer with the spec's hyphenated field names (for the OpenAPI document)."""
-    cls = type(class_name, (serializers.Serializer,), {})
-    cls._declared_fields = fields
-    return cls
-
-
-def _json(**kwargs):
-    return serializers.JSONField(**kwargs)
-
-
-# The commit of an add-commit, as the legacy commit API's commit_info with this API's spelling.
-Commit = component(COMMIT_INFO, name="DeltaCommit", spelling=delta_v1.hyphenated)
-Metadata = wire("DeltaTableMetadata", **{
-    "etag": serializers.CharField(), "table-type": serializers.CharField(), "table-uuid": serializers.UUIDField(),
-    "location": serializers.CharField(), "created-time": serializers.IntegerField(),
-    "updated-time": serializers.IntegerField(), "columns": _json(help_text="DeltaStructType"),
-    "partition-columns": serializers.ListField(child=serializers.CharField()),
-    "properties": serializers.DictField(child=serializers.CharField()),
-    "last-commit-version": serializers.IntegerField(), "last-commit-timestamp-ms": serializers.IntegerField()})
-LoadTable = wire("DeltaLoadTableResponse", **{
-    "metadata": Metadata(), "commits": Commit(many=True, required=False),
-    "uniform": _json(required=False), "latest-table-version": serializers.IntegerField(required=False)})
-Config = wire("DeltaCatalogConfig", **{
-    "endpoints": serializers.ListField(child=serializers.CharField()), "protocol-version": serializers.CharField()})
-StorageCredential = wire("DeltaStorageCredential", **{
-    "prefix": serializers.CharField(), "operation": serializers.CharField(),
-    "expiration-time-ms": serializers.IntegerField(), "config": serializers.DictField(child=serializers.CharField())})
-Credentials = wire("DeltaCredentialsResponse", **{"storage-credentials": StorageCredential(many=True)})
-StagingRequest = wire("DeltaCreateStagingTableRequest", name=serializers.CharField())
-StagingResponse = wire("DeltaStagingTableResponse", **{
-    "table-id": serializers.UUIDField(), "table-type": serializers.CharField(), "location": serializers.CharField(),
-    "storage-credentials": StorageCredential(many=True), "required-protocol": _json(),
-    "suggested-protocol": _json(), "required-properties": _json(), "suggested-properties": _json()})
-CreateTable = wire("DeltaCreateTableRequest", **{
-    "name": serializers.CharField(), "table-type": serializers.ChoiceField(["MANAGED", "EXTERNAL"]),
-    "location": serializers.CharField(), "comment": serializers.CharField(required=False),
-    "columns": _json(help_text="DeltaStructType"),
-    "partition-columns": serializers.ListField(child=serializers.CharField(), required=False),
-    "properties": serializers.DictField(child=serializers.CharField()), "protocol": _json(),
-    "domain-metadata": _json(required=False), "last-commit-timestamp-ms": serializers.IntegerField(),
-    "uniform": _json(required=False)})
-UpdateTable = wire("DeltaUpdateTableRequest", **{
-    "requirements": serializers.ListField(child=_json(), help_text="assert-table-uuid (required), assert-etag"),
-    "updates": serializers.ListField(child=_json(), help_text=(
-        "add-commit, set-latest-backfilled-version, set-properties, remove-properties, set-protocol, "
-        "set-columns, set-partition-columns, set-table-comment, set-domain-metadata, "
-        "remove-domain-metadata, update-metadata-snapshot-version (external tables)"))})
-Rename = wire("DeltaRenameTableRequest", **{"new-name": serializers.CharField()})
-Metrics = wire("DeltaReportMetricsRequest", **{"table-id": serializers.UUIDField(), "report": _json(required=False)})
-TableList = wire("DeltaListTablesResponse", **{"tables": serializers.ListField(child=_json()),
-                                                "next-page-token": serializers.CharField(required=False)})
 OPERATION = OpenApiParameter("operation", str, enum=["READ", "READ_WRITE"], required=True)
 
 
@@ -90,7 +36,7 @@ class DeltaView(CatalogAPIView):
 
 
 class ConfigView(DeltaView):
-    @extend_schema(operation_id="deltaGetConfig", tags=TAGS, responses=answers(Config, 400, 404),
+    @extend_schema(operation_id="deltaGetConfig", tags=TAGS, responses=answers(bodies.DeltaCatalogConfig, 400, 404),
                    parameters=[OpenApiParameter("catalog", str, required=True),
                                OpenApiParameter("protocol-versions", str, required=True,
                                                 description="Comma-separated, e.g. 1.0")])
@@ -102,8 +48,8 @@ class ConfigView(DeltaView):
 class StagingTablesView(DeltaView):
     audit_actions = {"POST": AuditAction.CREATE_STAGING_TABLE}
 
-    @extend_schema(operation_id="deltaCreateStagingTable", tags=TAGS, request=StagingRequest,
-                   responses=answers(StagingResponse, 400, 403, 404, 409))
+    @extend_schema(operation_id="deltaCreateStagingTable", tags=TAGS, request=bodies.DeltaCreateStagingTableRequest,
+                   responses=answers(bodies.DeltaStagingTableResponse, 400, 403, 404, 409))
     def post(self, request, catalog, schema):
         return Response(delta_v1.create_staging_table(caller=request.user, catalog=catalog, schema=schema,
                                                       body=self.body(request)))
@@ -112,15 +58,15 @@ class StagingTablesView(DeltaView):
 class TablesView(DeltaView):
     audit_actions = {"POST": AuditAction.CREATE_TABLE}
 
-    @extend_schema(operation_id="deltaListTables", tags=TAGS, responses=answers(TableList, 403, 404),
+    @extend_schema(operation_id="deltaListTables", tags=TAGS, responses=answers(bodies.DeltaListTablesResponse, 403, 404),
                    parameters=[OpenApiParameter("max-results", int), OpenApiParameter("page-token", str)])
     def get(self, request, catalog, schema):
         return Response(delta_v1.list_tables(
             caller=request.user, catalog=catalog, schema=schema,
             max_results=request.query_params.get("max-results"), page_token=request.query_params.get("page-token")))
 
-    @extend_schema(operation_id="deltaCreateTable", tags=TAGS, request=CreateTable,
-                   responses=answers(LoadTable, 400, 403, 404, 409))
+    @extend_schema(operation_id="deltaCreateTable", tags=TAGS, request=bodies.DeltaCreateTableRequest,
+                   responses=answers(bodies.DeltaLoadTableResponse, 400, 403, 404, 409))
     def post(self, request, catalog, schema):
         return Response(delta_v1.create_table(caller=request.user, catalog=catalog, schema=schema,
                                               body=self.body(request)))
@@ -130,12 +76,12 @@ class TableView(DeltaView):
     audit_actions = {"POST": AuditAction.UPDATE_DELTA_TABLE, "DELETE": AuditAction.DELETE_TABLE}
 
     @extend_schema(operation_id="deltaLoadTable", tags=TAGS,
-                   responses=answers(LoadTable, 400, 403, 404))
+                   responses=answers(bodies.DeltaLoadTableResponse, 400, 403, 404))
     def get(self, request, catalog, schema, table):
         return Response(delta_v1.load_table(caller=request.user, catalog=catalog, schema=schema, name=table))
 
-    @extend_schema(operation_id="deltaUpdateTable", tags=TAGS, request=UpdateTable,
-                   responses=answers(LoadTable, 400, 403, 404, 409, 429),
+    @extend_schema(operation_id="deltaUpdateTable", tags=TAGS, request=bodies.DeltaUpdateTableRequest,
+                   responses=answers(bodies.DeltaLoadTableResponse, 400, 403, 404, 409, 429),
         description="Requirements and updates apply atomically. Replaying an accepted add-commit (same "
         "version and file-name) is a whole-request no-op answered 200. At the bound of unbackfilled "
         "commits the server publishes the oldest ones itself; 429 only when it cannot.")
@@ -158,7 +104,7 @@ class TableCredentialsView(DeltaView):
     audit_actions = {"GET": AuditAction.GENERATE_TEMPORARY_TABLE_CREDENTIALS}
 
     @extend_schema(operation_id="deltaGetTableCredentials", tags=TAGS, parameters=[OPERATION],
-                   responses=answers(Credentials, 400, 403, 404))
+                   responses=answers(bodies.DeltaCredentialsResponse, 400, 403, 404))
     def get(self, request, catalog, schema, table):
         return Response(delta_v1.table_credentials(caller=request.user, catalog=catalog, schema=schema, name=table,
                                                    operation=request.query_params.get("operation")))
@@ -167,7 +113,7 @@ class TableCredentialsView(DeltaView):
 class MetricsView(DeltaView):
     audit_actions = {"POST": AuditAction.REPORT_METRICS}
 
-    @extend_schema(operation_id="deltaReportMetrics", tags=TAGS, request=Metrics,
+    @extend_schema(operation_id="deltaReportMetrics", tags=TAGS, request=bodies.DeltaReportMetricsRequest,
                    responses=answers(NO_CONTENT, 400, 403, 404, status=204))
     def post(self, request, catalog, schema, table):
         delta_v1.report_metrics(caller=request.user, catalog=catalog, schema=schema, name=table,
@@ -178,7 +124,7 @@ class MetricsView(DeltaView):
 class RenameView(DeltaView):
     audit_actions = {"POST": AuditAction.RENAME_TABLE}
 
-    @extend_schema(operation_id="deltaRenameTable", tags=TAGS, request=Rename,
+    @extend_schema(operation_id="deltaRenameTable", tags=TAGS, request=bodies.DeltaRenameTableRequest,
                    responses=answers(NO_CONTENT, 400, 403, 404, 409, status=204))
     def post(self, request, catalog, schema, table):
         delta_v1.rename_table(caller=request.user, catalog=catalog, schema=schema, name=table,
@@ -190,7 +136,7 @@ class StagingCredentialsView(DeltaView):
     audit_actions = {"GET": AuditAction.GENERATE_TEMPORARY_TABLE_CREDENTIALS}
 
     @extend_schema(operation_id="deltaGetStagingTableCredentials", tags=TAGS,
-                   responses=answers(Credentials, 403, 404))
+                   responses=answers(bodies.DeltaCredentialsResponse, 403, 404))
     def get(self, request, table_id):
         return Response(delta_v1.staging_table_credentials(caller=request.user, table_id=table_id))
 
@@ -200,7 +146,7 @@ class PathCredentialsView(DeltaView):
 
     @extend_schema(operation_id="deltaGetTemporaryPathCredentials", tags=TAGS,
                    parameters=[OpenApiParameter("location", str, required=True), OPERATION],
-                   responses=answers(Credentials, 400, 403))
+                   responses=answers(bodies.DeltaCredentialsResponse, 400, 403))
     def get(self, request):
         return Response(delta_v1.path_credentials(caller=request.user, location=request.query_params.get("location"),
                                                   operation=request.query_params.get("operation")))

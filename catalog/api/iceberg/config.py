@@ -7,8 +7,7 @@ import base64
 from datetime import timedelta
 
 from django.conf import settings
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
-from rest_framework import serializers
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import FormParser
 from rest_framework.response import Response
@@ -66,7 +65,7 @@ ENDPOINTS = [
 
 
 class ConfigView(CatalogAPIView):
-    @extend_schema(tags=TAGS, operation_id="getConfig", responses=wire.CatalogConfig,
+    @extend_schema(tags=TAGS, operation_id="getConfig", responses=wire.IcebergCatalogConfig,
                    parameters=[OpenApiParameter("warehouse", str, description=(
                        "A catalog name; default: the default catalog. The answer is the same whether "
                        "the catalog exists or not, and whether the caller may see it or not: clients "
@@ -104,12 +103,8 @@ class OAuthTokensView(APIView):
     parser_classes = [FormParser, LenientJSONParser]
 
     @extend_schema(
-        tags=TAGS, operation_id="getToken", responses=wire.OAuthTokenResponse,
-        request=inline_serializer("OAuthTokenRequest", {
-            "grant_type": serializers.CharField(), "client_id": serializers.CharField(),
-            "client_secret": serializers.CharField(required=False), "scope": serializers.CharField(required=False),
-            "subject_token": serializers.CharField(required=False),
-            "subject_token_type": serializers.CharField(required=False)}),
+        tags=TAGS, operation_id="getToken", responses=wire.IcebergOAuthTokenResponse,
+        request=wire.OAuthTokenRequest,
     )
     def post(self, request):
         try:

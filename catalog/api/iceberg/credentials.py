@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema, extend_schema_view, inline_serializer
-from rest_framework import serializers
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework.response import Response
 
 from catalog.choices import AuditAction
@@ -15,7 +14,7 @@ from catalog.services import iceberg_credentials
 class CredentialsView(IcebergView):
     audit_actions = {"GET": AuditAction.VEND_ICEBERG_CREDENTIALS}
 
-    @extend_schema(tags=TAGS, operation_id="loadCredentials", responses={200: wire.LoadCredentialsResponse, **ERRORS})
+    @extend_schema(tags=TAGS, operation_id="loadCredentials", responses={200: wire.IcebergLoadCredentialsResponse, **ERRORS})
     def get(self, request, prefix, namespace, table):
         return Response(iceberg_credentials.load_credentials(caller=request.user, prefix=prefix, namespace=namespace,
                                                              name=table))
@@ -28,11 +27,7 @@ class SignView(IcebergView):
 
     @extend_schema(
         tags=TAGS, operation_id="signRequest", responses=JSON_OBJECT,
-        request=inline_serializer("RemoteSignRequest", {
-            "region": serializers.CharField(), "uri": serializers.CharField(),
-            "method": serializers.ChoiceField(["PUT", "GET", "HEAD", "POST", "DELETE", "PATCH", "OPTIONS"]),
-            "headers": serializers.DictField(child=serializers.ListField(child=serializers.CharField())),
-            "body": serializers.CharField(required=False), "provider": serializers.CharField(required=False)}),
+        request=wire.RemoteSignRequest,
     )
     def post(self, request, prefix, namespace, table, staged=None):
         signed = iceberg_credentials.sign_request(caller=request.user, prefix=prefix, namespace=namespace, name=table,

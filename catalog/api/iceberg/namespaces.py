@@ -16,7 +16,7 @@ class NamespacesView(IcebergView):
     audit_actions = {"POST": AuditAction.CREATE_SCHEMA}
 
     @extend_schema(tags=TAGS, operation_id="listNamespaces",
-                   responses={200: wire.ListNamespacesResponse, **ERRORS},
+                   responses={200: wire.IcebergListNamespacesResponse, **ERRORS},
                    parameters=[OpenApiParameter("parent", str), *PAGE])
     def get(self, request, prefix):
         items, token = page(request, iceberg.list_namespaces(
@@ -27,7 +27,7 @@ class NamespacesView(IcebergView):
         return Response(body)
 
     @extend_schema(tags=TAGS, operation_id="createNamespace",
-                   responses={200: wire.CreateNamespaceResponse, **CONFLICT}, request=wire.CreateNamespaceRequest)
+                   responses={200: wire.IcebergCreateNamespaceResponse, **CONFLICT}, request=wire.IcebergCreateNamespace)
     def post(self, request, prefix):
         body = self.body(request)
         schema = iceberg.create_namespace(caller=request.user, prefix=prefix, namespace=body.get("namespace"),
@@ -40,7 +40,7 @@ class NamespaceView(IcebergView):
     audit_actions = {"DELETE": AuditAction.DELETE_SCHEMA}
 
     @extend_schema(tags=TAGS, operation_id="loadNamespaceMetadata",
-                   responses={200: wire.GetNamespaceResponse, **ERRORS})
+                   responses={200: wire.IcebergGetNamespaceResponse, **ERRORS})
     def get(self, request, prefix, namespace):
         schema = iceberg.load_namespace(caller=request.user, prefix=prefix, namespace=namespace)
         return Response({"namespace": schema.levels, "properties": schema.properties})
@@ -61,8 +61,8 @@ class NamespacePropertiesView(IcebergView):
     audit_actions = {"POST": AuditAction.UPDATE_NAMESPACE_PROPERTIES}
 
     @extend_schema(tags=TAGS, operation_id="updateProperties",
-                   responses={200: wire.UpdateNamespacePropertiesResponse, **ERRORS},
-                   request=wire.UpdateNamespacePropertiesRequest)
+                   responses={200: wire.IcebergUpdateNamespacePropertiesResponse, **ERRORS},
+                   request=wire.IcebergUpdateNamespaceProperties)
     def post(self, request, prefix, namespace):
         body = self.body(request)
         result = iceberg.update_namespace_properties(

@@ -4,8 +4,7 @@ The view endpoints of views.py are these classes with `view_objects = True`."""
 from __future__ import annotations
 
 from django.http import HttpResponse
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
-from rest_framework import serializers
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
 from catalog.choices import AuditAction
@@ -24,14 +23,14 @@ class TablesView(IcebergView):
     view_objects = False
     audit_actions = {"POST": AuditAction.CREATE_ICEBERG_TABLE}
 
-    @extend_schema(tags=TAGS, operation_id="listTables", responses={200: wire.ListTablesResponse, **ERRORS},
+    @extend_schema(tags=TAGS, operation_id="listTables", responses={200: wire.IcebergListTablesResponse, **ERRORS},
                    parameters=PAGE)
     def get(self, request, prefix, namespace):
         return identifiers(request, iceberg.list_tables(caller=request.user, prefix=prefix, namespace=namespace,
                                                         view=self.view_objects))
 
-    @extend_schema(tags=TAGS, operation_id="createTable", responses={200: wire.LoadTableResult, **CONFLICT},
-                   request=wire.CreateTableRequest, parameters=[DELEGATION])
+    @extend_schema(tags=TAGS, operation_id="createTable", responses={200: wire.IcebergLoadTableResult, **CONFLICT},
+                   request=wire.IcebergCreateTable, parameters=[DELEGATION])
     def post(self, request, prefix, namespace):
         body = self.body(request)
         if self.view_objects:
@@ -45,7 +44,7 @@ class TableView(IcebergView):
     view_objects = False
     audit_actions = {"POST": AuditAction.COMMIT_ICEBERG_TABLE, "DELETE": AuditAction.DROP_ICEBERG_TABLE}
 
-    @extend_schema(tags=TAGS, operation_id="loadTable", responses={200: wire.LoadTableResult, **ERRORS},
+    @extend_schema(tags=TAGS, operation_id="loadTable", responses={200: wire.IcebergLoadTableResult, **ERRORS},
                    parameters=[OpenApiParameter("snapshots", str, enum=["all", "refs"]), DELEGATION])
     def get(self, request, prefix, namespace, table):
         snapshots = request.query_params.get("snapshots")
@@ -66,8 +65,8 @@ class TableView(IcebergView):
                              view=self.view_objects)
         return Response(status=204)
 
-    @extend_schema(tags=TAGS, operation_id="updateTable", responses={200: wire.CommitTableResponse, **CONFLICT},
-                   request=wire.CommitTableRequest,
+    @extend_schema(tags=TAGS, operation_id="updateTable", responses={200: wire.IcebergCommitTableResponse, **CONFLICT},
+                   request=wire.IcebergCommitTable,
                    description=COMMIT_RULES)
     def post(self, request, prefix, namespace, table):
         body = self.body(request)
@@ -102,8 +101,8 @@ class UndropTableView(IcebergView):
 class RegisterTableView(IcebergView):
     audit_actions = {"POST": AuditAction.REGISTER_ICEBERG_TABLE}
 
-    @extend_schema(tags=TAGS, operation_id="registerTable", responses={200: wire.LoadTableResult, **CONFLICT},
-                   request=wire.RegisterTableRequest,
+    @extend_schema(tags=TAGS, operation_id="registerTable", responses={200: wire.IcebergLoadTableResult, **CONFLICT},
+                   request=wire.IcebergRegisterTable,
                    parameters=[DELEGATION])
     def post(self, request, prefix, namespace):
         return table_result(iceberg_commits.register_table(caller=request.user, prefix=prefix, namespace=namespace,
@@ -125,11 +124,7 @@ class NotificationsView(IcebergView):
 
     @extend_schema(
         tags=TAGS, operation_id="sendNotification", responses={204: NO_CONTENT},
-        request=inline_serializer("NotificationRequest", {
-            "notification-type": serializers.ChoiceField(choices=["CREATE", "UPDATE", "DROP", "VALIDATE"]),
-            "payload": inline_serializer("TableUpdateNotification", {
-                "table-name": serializers.CharField(), "timestamp": serializers.IntegerField(),
-                "table-uuid": serializers.CharField(), "metadata-location": serializers.CharField()})}))
+        request=wire.NotificationRequest)
     def post(self, request, prefix, namespace, table):
         iceberg_external.send_notification(caller=request.user, prefix=prefix, namespace=namespace, name=table,
                                            body=self.body(request))
@@ -141,7 +136,7 @@ class RenameTableView(IcebergView):
     audit_actions = {"POST": AuditAction.RENAME_ICEBERG_TABLE}
 
     @extend_schema(tags=TAGS, operation_id="renameTable", responses={204: NO_CONTENT, **CONFLICT},
-                   request=wire.RenameTableRequest)
+                   request=wire.IcebergRenameTable)
     def post(self, request, prefix):
         iceberg_commits.rename(caller=request.user, prefix=prefix, body=self.body(request), view=self.view_objects)
         return Response(status=204)
@@ -151,7 +146,7 @@ class MetricsView(IcebergView):
     audit_actions = {"POST": AuditAction.REPORT_METRICS}
 
     @extend_schema(tags=TAGS, operation_id="reportMetrics", responses={204: NO_CONTENT, **ERRORS},
-                   request=wire.ReportMetricsRequest)
+                   request=wire.IcebergReportMetrics)
     def post(self, request, prefix, namespace, table):
         iceberg_commits.record_metrics(caller=request.user, prefix=prefix, namespace=namespace, name=table,
                                body=self.body(request))

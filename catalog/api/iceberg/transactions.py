@@ -15,7 +15,7 @@ class TransactionsView(IcebergView):
     audit_actions = {"POST": AuditAction.COMMIT_ICEBERG_TABLE}
 
     @extend_schema(tags=TAGS, operation_id="commitTransaction", responses={204: NO_CONTENT, **CONFLICT},
-                   request=wire.CommitTransactionRequest,
+                   request=wire.IcebergCommitTransaction,
                    description=COMMIT_RULES)
     def post(self, request, prefix):
         engine.commit_transaction(caller=request.user, prefix=prefix, body=self.body(request))

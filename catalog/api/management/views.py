@@ -18,8 +18,8 @@ from ucweb.errors import iceberg_exception_handler
 TAGS = ["Polaris Management API"]
 NO_CONTENT = OpenApiResponse(description="Success, no content.")
 CREATED = OpenApiResponse(description="Success.")
-ERRORS = {code: wire.ErrorResponse for code in (400, 401, 403, 404)}
-CONFLICT = {**ERRORS, 409: wire.ErrorResponse}
+ERRORS = {code: wire.PolarisManagementErrorResponse for code in (400, 401, 403, 404)}
+CONFLICT = {**ERRORS, 409: wire.PolarisManagementErrorResponse}
 CASCADE = OpenApiParameter("cascade", bool, description="Only false is accepted: a ucweb grant has no dependants.")
 
 
@@ -45,11 +45,11 @@ def _schema(operation_id: str, *, request=None, response=None, status: int = 200
 class CatalogsView(ManagementView):
     audit_actions = {"POST": AuditAction.CREATE_CATALOG}
 
-    @_schema("listPolarisCatalogs", response=wire.Catalogs)
+    @_schema("listPolarisCatalogs", response=wire.PolarisCatalogs)
     def get(self, request):
         return Response({"catalogs": [wire.catalog(row) for row in management.list_catalogs(caller=request.user)]})
 
-    @_schema("createPolarisCatalog", request=wire.CreateCatalogRequest, response=wire.CatalogBody, status=201,
+    @_schema("createPolarisCatalog", request=wire.PolarisCreateCatalogRequest, response=wire.PolarisCatalog, status=201,
              errors=CONFLICT)
     def post(self, request):
         row = management.create_catalog(caller=request.user, body=self.body(request))
@@ -59,11 +59,11 @@ class CatalogsView(ManagementView):
 class CatalogView(ManagementView):
     audit_actions = {"PUT": AuditAction.UPDATE_CATALOG, "DELETE": AuditAction.DELETE_CATALOG}
 
-    @_schema("getPolarisCatalog", response=wire.CatalogBody)
+    @_schema("getPolarisCatalog", response=wire.PolarisCatalog)
     def get(self, request, catalog):
         return Response(wire.catalog(management.get_catalog(caller=request.user, name=catalog)))
 
-    @_schema("updatePolarisCatalog", request=wire.UpdateCatalogRequest, response=wire.CatalogBody)
+    @_schema("updatePolarisCatalog", request=wire.PolarisUpdateCatalogRequest, response=wire.PolarisCatalog)
     def put(self, request, catalog):
         return Response(wire.catalog(management.update_catalog(caller=request.user, name=catalog,
                                                                body=self.body(request))))
@@ -79,12 +79,12 @@ class PrincipalsView(ManagementView):
     audit_securable_type = "principal"
     audit_actions = {"POST": AuditAction.CREATE_PRINCIPAL}
 
-    @_schema("listPrincipals", response=wire.Principals)
+    @_schema("listPrincipals", response=wire.PolarisPrincipals)
     def get(self, request):
         return Response({"principals": [wire.principal(row)
                                         for row in management.list_principals(caller=request.user)]})
 
-    @_schema("createPrincipal", request=wire.CreatePrincipalRequest, response=wire.PrincipalWithCredentials,
+    @_schema("createPrincipal", request=wire.PolarisCreatePrincipalRequest, response=wire.PolarisPrincipalWithCredentials,
              status=201, errors=CONFLICT)
     def post(self, request):
         row, client_id, secret = management.create_principal(caller=request.user, body=self.body(request))
@@ -95,7 +95,7 @@ class PrincipalView(ManagementView):
     audit_securable_type = "principal"
     audit_actions = {"DELETE": AuditAction.DELETE_PRINCIPAL}
 
-    @_schema("getPrincipal", response=wire.PrincipalBody)
+    @_schema("getPrincipal", response=wire.PolarisPrincipal)
     def get(self, request, principal):
         return Response(wire.principal(management.get_principal(caller=request.user, name=principal)))
 
@@ -109,7 +109,7 @@ class RotateCredentialsView(ManagementView):
     audit_securable_type = "principal"
     audit_actions = {"POST": AuditAction.ROTATE_CLIENT_SECRET}
 
-    @_schema("rotateCredentials", response=wire.PrincipalWithCredentials)
+    @_schema("rotateCredentials", response=wire.PolarisPrincipalWithCredentials)
     def post(self, request, principal):
         row, client_id, secret = management.rotate_credentials(caller=request.user, name=principal)
         return Response(wire.with_credentials(row, client_id, secret))
@@ -119,12 +119,12 @@ class PrincipalRolesAssignedView(ManagementView):
     audit_securable_type = "principal"
     audit_actions = {"PUT": AuditAction.UPDATE_GROUP}
 
-    @_schema("listPrincipalRolesAssigned", response=wire.PrincipalRoles)
+    @_schema("listPrincipalRolesAssigned", response=wire.PolarisPrincipalRoles)
     def get(self, request, principal):
         rows = management.principal_roles_of(caller=request.user, principal=principal)
         return Response({"roles": [wire.role(row) for row in rows]})
 
-    @_schema("assignPrincipalRole", request=wire.PrincipalRoleRequest, status=201)
+    @_schema("assignPrincipalRole", request=wire.PolarisPrincipalRoleRequest, status=201)
     def put(self, request, principal):
         management.assign_principal_role(caller=request.user, principal=principal, body=self.body(request))
         return Response(status=201)
@@ -145,11 +145,11 @@ class PrincipalRolesView(ManagementView):
     audit_securable_type = ""
     audit_actions = {"POST": AuditAction.CREATE_GROUP}
 
-    @_schema("listPrincipalRoles", response=wire.PrincipalRoles)
+    @_schema("listPrincipalRoles", response=wire.PolarisPrincipalRoles)
     def get(self, request):
         return Response({"roles": [wire.role(row) for row in management.list_principal_roles(caller=request.user)]})
 
-    @_schema("createPrincipalRole", request=wire.PrincipalRoleRequest, response=wire.RoleBody, status=201,
+    @_schema("createPrincipalRole", request=wire.PolarisPrincipalRoleRequest, response=wire.PolarisPrincipalRole, status=201,
              errors=CONFLICT)
     def post(self, request):
         return Response(wire.role(management.create_principal_role(caller=request.user, body=self.body(request))),
@@ -160,7 +160,7 @@ class PrincipalRoleView(ManagementView):
     audit_securable_type = ""
     audit_actions = {"DELETE": AuditAction.DELETE_GROUP}
 
-    @_schema("getPrincipalRole", response=wire.RoleBody)
+    @_schema("getPrincipalRole", response=wire.PolarisPrincipalRole)
     def get(self, request, role):
         return Response(wire.role(management.get_principal_role(caller=request.user, name=role)))
 
@@ -171,7 +171,7 @@ class PrincipalRoleView(ManagementView):
 
 
 class PrincipalRolePrincipalsView(ManagementView):
-    @_schema("listAssigneePrincipalsForPrincipalRole", response=wire.Principals)
+    @_schema("listAssigneePrincipalsForPrincipalRole", response=wire.PolarisPrincipals)
     def get(self, request, role):
         rows = management.principals_in_role(caller=request.user, role=role)
         return Response({"principals": [wire.principal(row) for row in rows]})
@@ -180,12 +180,12 @@ class PrincipalRolePrincipalsView(ManagementView):
 class PrincipalRoleCatalogRolesView(ManagementView):
     audit_actions = {"PUT": AuditAction.UPDATE_GROUP}
 
-    @_schema("listCatalogRolesForPrincipalRole", response=wire.CatalogRoles)
+    @_schema("listCatalogRolesForPrincipalRole", response=wire.PolarisCatalogRoles)
     def get(self, request, role, catalog):
         rows = management.catalog_roles_of(caller=request.user, principal_role=role, catalog=catalog)
         return Response({"roles": [wire.role(row) for row in rows]})
 
-    @_schema("assignCatalogRoleToPrincipalRole", request=wire.CatalogRoleRequest, status=201)
+    @_schema("assignCatalogRoleToPrincipalRole", request=wire.PolarisCatalogRoleRequest, status=201)
     def put(self, request, role, catalog):
         management.assign_catalog_role(caller=request.user, principal_role=role, catalog=catalog,
                                        body=self.body(request))
@@ -205,12 +205,12 @@ class PrincipalRoleCatalogRoleView(ManagementView):
 class CatalogRolesView(ManagementView):
     audit_actions = {"POST": AuditAction.CREATE_GROUP}
 
-    @_schema("listCatalogRoles", response=wire.CatalogRoles)
+    @_schema("listCatalogRoles", response=wire.PolarisCatalogRoles)
     def get(self, request, catalog):
         rows = management.list_catalog_roles(caller=request.user, catalog=catalog)
         return Response({"roles": [wire.role(row) for row in rows]})
 
-    @_schema("createCatalogRole", request=wire.CatalogRoleRequest, response=wire.CatalogRoleBody, status=201,
+    @_schema("createCatalogRole", request=wire.PolarisCatalogRoleRequest, response=wire.PolarisCatalogRole, status=201,
              errors=CONFLICT)
     def post(self, request, catalog):
         row = management.create_catalog_role(caller=request.user, catalog=catalog, body=self.body(request))
@@ -220,7 +220,7 @@ class CatalogRolesView(ManagementView):
 class CatalogRoleView(ManagementView):
     audit_actions = {"DELETE": AuditAction.DELETE_GROUP}
 
-    @_schema("getCatalogRole", response=wire.CatalogRoleBody)
+    @_schema("getCatalogRole", response=wire.PolarisCatalogRole)
     def get(self, request, catalog, catalog_role):
         return Response(wire.role(management.get_catalog_role(caller=request.user, catalog=catalog,
                                                               role=catalog_role)))
@@ -232,7 +232,7 @@ class CatalogRoleView(ManagementView):
 
 
 class CatalogRolePrincipalRolesView(ManagementView):
-    @_schema("listAssigneePrincipalRolesForCatalogRole", response=wire.PrincipalRoles)
+    @_schema("listAssigneePrincipalRolesForCatalogRole", response=wire.PolarisPrincipalRoles)
     def get(self, request, catalog, catalog_role):
         rows = management.principal_roles_holding(caller=request.user, catalog=catalog, role=catalog_role)
         return Response({"roles": [wire.role(row) for row in rows]})
@@ -241,17 +241,17 @@ class CatalogRolePrincipalRolesView(ManagementView):
 class CatalogRoleGrantsView(ManagementView):
     audit_actions = {"PUT": AuditAction.UPDATE_PERMISSIONS, "POST": AuditAction.UPDATE_PERMISSIONS}
 
-    @_schema("listGrantsForCatalogRole", response=wire.GrantResources)
+    @_schema("listGrantsForCatalogRole", response=wire.PolarisGrantResources)
     def get(self, request, catalog, catalog_role):
         rows = management.list_grants(caller=request.user, catalog=catalog, role=catalog_role)
         return Response({"grants": [wire.grant(row) for row in rows]})
 
-    @_schema("addGrantToCatalogRole", request=wire.GrantRequest, status=201)
+    @_schema("addGrantToCatalogRole", request=wire.PolarisGrantRequest, status=201)
     def put(self, request, catalog, catalog_role):
         management.add_grant(caller=request.user, catalog=catalog, role=catalog_role, body=self.body(request))
         return Response(status=201)
 
-    @_schema("revokeGrantFromCatalogRole", request=wire.GrantRequest, status=201, parameters=[CASCADE])
+    @_schema("revokeGrantFromCatalogRole", request=wire.PolarisGrantRequest, status=201, parameters=[CASCADE])
     def post(self, request, catalog, catalog_role):
         cascade = validate_optional_bool(request.query_params.get("cascade"), field="cascade")
         management.revoke_grant(caller=request.user, catalog=catalog, role=catalog_role, body=self.body(request),

@@ -1,78 +1,136 @@
-"""Wire types of the Polaris management API (/api/management/v1), as in Polaris's management
-spec. Components are prefixed Polaris so that they do not collide with the Unity Catalog API's.
-Requests are parsed and checked by catalog.services.polaris_management (clearer errors)."""
+"""Bodies of the Polaris management API (/api/management/v1), as in Polaris's management spec, for
+the OpenAPI document, and the rendering of its answers. Components are prefixed Polaris so that
+they do not collide with the Unity Catalog API's. Requests are parsed and checked by
+catalog.services.polaris_management (clearer errors)."""
 
 from __future__ import annotations
 
-from drf_spectacular.utils import inline_serializer
-from rest_framework import serializers
+from typing import Literal
+
+from pydantic import ConfigDict, Field
+from pydantic.alias_generators import to_camel
 
 from catalog.models import Catalog, Group, Principal
 from catalog.services import polaris_management
 from catalog.services.polaris_management import PolarisGrant
+from ucweb.bodies import Body
 
 
-def _strings(required: bool = False):
-    return serializers.DictField(child=serializers.CharField(), required=required)
+class _Camel(Body):
+    model_config = ConfigDict(alias_generator=to_camel)
 
 
 def _millis(moment) -> int | None:
     return int(moment.timestamp() * 1000) if moment else None
 
 
-ErrorResponse = inline_serializer("PolarisManagementErrorResponse", {"error": inline_serializer(
-    "PolarisManagementErrorModel", {"message": serializers.CharField(), "type": serializers.CharField(),
-                                    "code": serializers.IntegerField()})})
+class PolarisManagementErrorModel(Body):
+    message: str
+    type: str
+    code: int
 
-StorageConfigInfo = inline_serializer("PolarisStorageConfigInfo", {
-    "storageType": serializers.ChoiceField(choices=["S3", "GCS", "AZURE", "FILE"]),
-    "allowedLocations": serializers.ListField(child=serializers.CharField(), required=False)})
-CatalogBody = inline_serializer("PolarisCatalog", {
-    "type": serializers.ChoiceField(choices=["INTERNAL", "EXTERNAL"]), "name": serializers.CharField(),
-    "properties": _strings(required=True), "storageConfigInfo": StorageConfigInfo,
-    "createTimestamp": serializers.IntegerField(required=False),
-    "lastUpdateTimestamp": serializers.IntegerField(required=False),
-    "entityVersion": serializers.IntegerField(required=False)})
-Catalogs = inline_serializer("PolarisCatalogs", {"catalogs": serializers.ListField(child=CatalogBody)})
-CreateCatalogRequest = inline_serializer("PolarisCreateCatalogRequest", {"catalog": CatalogBody})
-UpdateCatalogRequest = inline_serializer("PolarisUpdateCatalogRequest", {
-    "currentEntityVersion": serializers.IntegerField(required=False), "properties": _strings(),
-    "storageConfigInfo": StorageConfigInfo})
 
-PrincipalBody = inline_serializer("PolarisPrincipal", {
-    "name": serializers.CharField(), "clientId": serializers.CharField(required=False), "properties": _strings(),
-    "createTimestamp": serializers.IntegerField(required=False),
-    "lastUpdateTimestamp": serializers.IntegerField(required=False),
-    "entityVersion": serializers.IntegerField(required=False)})
-Principals = inline_serializer("PolarisPrincipals", {"principals": serializers.ListField(child=PrincipalBody)})
-CreatePrincipalRequest = inline_serializer("PolarisCreatePrincipalRequest", {
-    "principal": PrincipalBody, "credentialRotationRequired": serializers.BooleanField(required=False)})
-PrincipalWithCredentials = inline_serializer("PolarisPrincipalWithCredentials", {
-    "principal": PrincipalBody, "credentials": inline_serializer("PolarisPrincipalCredentials", {
-        "clientId": serializers.CharField(), "clientSecret": serializers.CharField()})})
+class PolarisManagementErrorResponse(Body):
+    error: PolarisManagementErrorModel
 
-RoleBody = inline_serializer("PolarisPrincipalRole", {
-    "name": serializers.CharField(), "federated": serializers.BooleanField(required=False),
-    "properties": _strings(), "createTimestamp": serializers.IntegerField(required=False),
-    "lastUpdateTimestamp": serializers.IntegerField(required=False),
-    "entityVersion": serializers.IntegerField(required=False)})
-PrincipalRoles = inline_serializer("PolarisPrincipalRoles", {"roles": serializers.ListField(child=RoleBody)})
-PrincipalRoleRequest = inline_serializer("PolarisPrincipalRoleRequest", {"principalRole": RoleBody})
-CatalogRoleBody = inline_serializer("PolarisCatalogRole", {
-    "name": serializers.CharField(), "properties": _strings(),
-    "createTimestamp": serializers.IntegerField(required=False),
-    "lastUpdateTimestamp": serializers.IntegerField(required=False),
-    "entityVersion": serializers.IntegerField(required=False)})
-CatalogRoles = inline_serializer("PolarisCatalogRoles", {"roles": serializers.ListField(child=CatalogRoleBody)})
-CatalogRoleRequest = inline_serializer("PolarisCatalogRoleRequest", {"catalogRole": CatalogRoleBody})
 
-GrantBody = inline_serializer("PolarisGrantResource", {
-    "type": serializers.ChoiceField(choices=["catalog", "namespace", "table", "view", "policy"]),
-    "privilege": serializers.CharField(help_text="A Polaris privilege; see the README for those ucweb maps."),
-    "namespace": serializers.ListField(child=serializers.CharField(), required=False),
-    "tableName": serializers.CharField(required=False)})
-GrantRequest = inline_serializer("PolarisGrantRequest", {"grant": GrantBody})
-GrantResources = inline_serializer("PolarisGrantResources", {"grants": serializers.ListField(child=GrantBody)})
+class PolarisStorageConfigInfo(_Camel):
+    storage_type: Literal["S3", "GCS", "AZURE", "FILE"]
+    allowed_locations: list[str] = None
+
+
+class _Entity(_Camel):
+    create_timestamp: int = None
+    last_update_timestamp: int = None
+    entity_version: int = None
+
+
+class PolarisCatalog(_Entity):
+    type: Literal["INTERNAL", "EXTERNAL"]
+    name: str
+    properties: dict[str, str]
+    storage_config_info: PolarisStorageConfigInfo
+
+
+class PolarisCatalogs(Body):
+    catalogs: list[PolarisCatalog]
+
+
+class PolarisCreateCatalogRequest(Body):
+    catalog: PolarisCatalog
+
+
+class PolarisUpdateCatalogRequest(_Camel):
+    current_entity_version: int = None
+    properties: dict[str, str] = None
+    storage_config_info: PolarisStorageConfigInfo
+
+
+class PolarisPrincipal(_Entity):
+    name: str
+    client_id: str = None
+    properties: dict[str, str] = None
+
+
+class PolarisPrincipals(Body):
+    principals: list[PolarisPrincipal]
+
+
+class PolarisCreatePrincipalRequest(_Camel):
+    principal: PolarisPrincipal
+    credential_rotation_required: bool = None
+
+
+class PolarisPrincipalCredentials(_Camel):
+    client_id: str
+    client_secret: str
+
+
+class PolarisPrincipalWithCredentials(Body):
+    principal: PolarisPrincipal
+    credentials: PolarisPrincipalCredentials
+
+
+class PolarisPrincipalRole(_Entity):
+    name: str
+    federated: bool = None
+    properties: dict[str, str] = None
+
+
+class PolarisPrincipalRoles(Body):
+    roles: list[PolarisPrincipalRole]
+
+
+class PolarisPrincipalRoleRequest(_Camel):
+    principal_role: PolarisPrincipalRole
+
+
+class PolarisCatalogRole(_Entity):
+    name: str
+    properties: dict[str, str] = None
+
+
+class PolarisCatalogRoles(Body):
+    roles: list[PolarisCatalogRole]
+
+
+class PolarisCatalogRoleRequest(_Camel):
+    catalog_role: PolarisCatalogRole
+
+
+class PolarisGrantResource(_Camel):
+    type: Literal["catalog", "namespace", "table", "view", "policy"]
+    privilege: str = Field(description="A Polaris privilege; see the README for those ucweb maps.")
+    namespace: list[str] = None
+    table_name: str = None
+
+
+class PolarisGrantRequest(Body):
+    grant: PolarisGrantResource
+
+
+class PolarisGrantResources(Body):
+    grants: list[PolarisGrantResource]
 
 
 def catalog(row: Catalog) -> dict:

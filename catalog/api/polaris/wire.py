@@ -1,69 +1,116 @@
-"""Wire types of the Polaris-native API, as in the Polaris catalog spec (named for the OpenAPI
-schema; requests are parsed and checked by the services, which give the clearer errors)."""
+"""Bodies of the Polaris-native API, as in the Polaris catalog spec, for the OpenAPI document
+(requests are parsed and checked by the services, which give the clearer errors), and the
+rendering of its answers."""
 
-from drf_spectacular.utils import inline_serializer
-from rest_framework import serializers
+from __future__ import annotations
 
-STRING_MAP = serializers.DictField(child=serializers.CharField(), required=False)
+from typing import Literal
 
-
-def _namespace():
-    return serializers.ListField(child=serializers.CharField())
+from ucweb.bodies import Body, Hyphenated
 
 
-def _identifier(name: str):
-    return inline_serializer(name, {"namespace": _namespace(), "name": serializers.CharField()})
+class PolarisErrorModel(Body):
+    message: str
+    type: str
+    code: int
 
 
-ErrorModel = inline_serializer("PolarisErrorModel", {
-    "message": serializers.CharField(), "type": serializers.CharField(), "code": serializers.IntegerField()})
-IcebergErrorResponse = inline_serializer("PolarisErrorResponse", {"error": ErrorModel})
+class PolarisErrorResponse(Body):
+    error: PolarisErrorModel
 
-GenericTable = inline_serializer("GenericTable", {
-    "name": serializers.CharField(), "format": serializers.CharField(),
-    "base-location": serializers.CharField(required=False), "doc": serializers.CharField(required=False),
-    "properties": serializers.DictField(child=serializers.CharField(), required=False)})
-CreateGenericTableRequest = inline_serializer("CreateGenericTableRequest", {
-    "name": serializers.CharField(), "format": serializers.CharField(),
-    "base-location": serializers.CharField(required=False), "doc": serializers.CharField(required=False),
-    "properties": serializers.DictField(child=serializers.CharField(), required=False)})
-StorageAccessConfig = inline_serializer("StorageAccessConfig", {
-    "prefix": serializers.CharField(), "config": serializers.DictField(child=serializers.CharField())})
-LoadGenericTableResponse = inline_serializer("LoadGenericTableResponse", {
-    "table": GenericTable,
-    "storage-access-configs": serializers.ListField(child=StorageAccessConfig, required=False)})
-ListGenericTablesResponse = inline_serializer("ListGenericTablesResponse", {
-    "next-page-token": serializers.CharField(required=False),
-    "identifiers": serializers.ListField(child=_identifier("GenericTableIdentifier"))})
 
-Policy = inline_serializer("Policy", {
-    "policy-type": serializers.CharField(), "inheritable": serializers.BooleanField(),
-    "name": serializers.CharField(), "description": serializers.CharField(required=False),
-    "content": serializers.CharField(required=False), "version": serializers.IntegerField()})
-CreatePolicyRequest = inline_serializer("CreatePolicyRequest", {
-    "name": serializers.CharField(), "type": serializers.CharField(),
-    "description": serializers.CharField(required=False), "content": serializers.CharField(required=False)})
-UpdatePolicyRequest = inline_serializer("UpdatePolicyRequest", {
-    "description": serializers.CharField(required=False), "content": serializers.CharField(required=False),
-    "current-policy-version": serializers.IntegerField()})
-LoadPolicyResponse = inline_serializer("LoadPolicyResponse", {"policy": Policy})
-ListPoliciesResponse = inline_serializer("ListPoliciesResponse", {
-    "next-page-token": serializers.CharField(required=False),
-    "identifiers": serializers.ListField(child=_identifier("PolicyIdentifier"))})
-PolicyAttachmentTarget = inline_serializer("PolicyAttachmentTarget", {
-    "type": serializers.ChoiceField(choices=["catalog", "namespace", "table-like"]),
-    "path": serializers.ListField(child=serializers.CharField(), required=False)})
-AttachPolicyRequest = inline_serializer("AttachPolicyRequest", {
-    "target": PolicyAttachmentTarget, "parameters": serializers.DictField(child=serializers.CharField(), required=False)})
-DetachPolicyRequest = inline_serializer("DetachPolicyRequest", {"target": PolicyAttachmentTarget})
-ApplicablePolicy = inline_serializer("ApplicablePolicy", {
-    "policy-type": serializers.CharField(), "inheritable": serializers.BooleanField(),
-    "name": serializers.CharField(), "description": serializers.CharField(required=False),
-    "content": serializers.CharField(required=False), "version": serializers.IntegerField(),
-    "inherited": serializers.BooleanField(), "namespace": _namespace()})
-GetApplicablePoliciesResponse = inline_serializer("GetApplicablePoliciesResponse", {
-    "next-page-token": serializers.CharField(required=False),
-    "applicable-policies": serializers.ListField(child=ApplicablePolicy)})
+IcebergErrorResponse = PolarisErrorResponse  # the envelope's name in the Polaris spec
+
+
+class GenericTable(Hyphenated):
+    name: str
+    format: str
+    base_location: str = None
+    doc: str = None
+    properties: dict[str, str] = None
+
+
+class CreateGenericTableRequest(GenericTable):
+    pass
+
+
+class StorageAccessConfig(Body):
+    prefix: str
+    config: dict[str, str]
+
+
+class LoadGenericTableResponse(Hyphenated):
+    table: GenericTable
+    storage_access_configs: list[StorageAccessConfig] = None
+
+
+class GenericTableIdentifier(Body):
+    namespace: list[str]
+    name: str
+
+
+class ListGenericTablesResponse(Hyphenated):
+    next_page_token: str = None
+    identifiers: list[GenericTableIdentifier]
+
+
+class Policy(Hyphenated):
+    policy_type: str
+    inheritable: bool
+    name: str
+    description: str = None
+    content: str = None
+    version: int
+
+
+class CreatePolicyRequest(Body):
+    name: str
+    type: str
+    description: str = None
+    content: str = None
+
+
+class UpdatePolicyRequest(Hyphenated):
+    description: str = None
+    content: str = None
+    current_policy_version: int
+
+
+class LoadPolicyResponse(Body):
+    policy: Policy
+
+
+class PolicyIdentifier(GenericTableIdentifier):
+    pass
+
+
+class ListPoliciesResponse(Hyphenated):
+    next_page_token: str = None
+    identifiers: list[PolicyIdentifier]
+
+
+class PolicyAttachmentTarget(Body):
+    type: Literal["catalog", "namespace", "table-like"]
+    path: list[str] = None
+
+
+class AttachPolicyRequest(Body):
+    target: PolicyAttachmentTarget
+    parameters: dict[str, str] = None
+
+
+class DetachPolicyRequest(Body):
+    target: PolicyAttachmentTarget
+
+
+class ApplicablePolicy(Policy):
+    inherited: bool
+    namespace: list[str]
+
+
+class GetApplicablePoliciesResponse(Hyphenated):
+    next_page_token: str = None
+    applicable_policies: list[ApplicablePolicy]
 
 
 def generic_table(table) -> dict:

@@ -2,26 +2,13 @@
 /delta/preview/commits (what the Unity Catalog SDK and the Delta connectors call)."""
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers
 from rest_framework.response import Response
 
 from catalog.choices import AuditAction
 from catalog.api.base import CatalogAPIView
-from catalog.api.uc.serializers import ColumnInfo, Empty
-from catalog.api.wire_schema import component, query_parameters
+from catalog.api.uc.serializers import Empty
 from commits import delta, delta_wire
-
-# The document's components, generated from the descriptions the service parses with.
-FIELDS = {
-    delta_wire.Columns: lambda **options: ColumnInfo(many=True, **options),
-    # validate_properties takes an empty value, so the document does too.
-    delta_wire.Properties: lambda **options: serializers.DictField(child=serializers.CharField(allow_blank=True),
-                                                                   **options),
-}
-DeltaCommitRequest = component(delta_wire.COMMIT_REQUEST, fields=FIELDS)
-DeltaGetCommitsResponse = component(delta_wire.GET_COMMITS_RESPONSE)
-DeltaMetricsRequest = component(delta_wire.METRICS_REQUEST)
-
+from ucweb.openapi import query_parameters
 
 class DeltaCommitsView(CatalogAPIView):
     """GET lists ratified commits; POST ratifies and/or records publication."""
@@ -30,8 +17,8 @@ class DeltaCommitsView(CatalogAPIView):
     audit_actions = {"POST": AuditAction.COMMIT_DELTA}
 
     @extend_schema(
-        operation_id="getDeltaCommits", tags=["DeltaCommits"], parameters=query_parameters(delta_wire.GET_COMMITS),
-        responses=DeltaGetCommitsResponse,
+        operation_id="getDeltaCommits", tags=["DeltaCommits"], parameters=query_parameters(delta_wire.DeltaGetCommitsParameters),
+        responses=delta_wire.DeltaGetCommitsResponse,
         description="Ratified commits of a catalog-managed Delta table within [start_version, "
         "end_version], and latest_table_version (-1 for a table this catalog does not manage). "
         "Parameters come from the JSON body (as Delta clients send them) or the query string.",
@@ -41,7 +28,7 @@ class DeltaCommitsView(CatalogAPIView):
         return Response(delta.get_commits(caller=request.user, params=params))
 
     @extend_schema(
-        operation_id="writeDeltaCommit", tags=["DeltaCommits"], request=DeltaCommitRequest, responses=Empty,
+        operation_id="writeDeltaCommit", tags=["DeltaCommits"], request=delta_wire.DeltaCommitRequest, responses=Empty,
         description="Ratifies commit_info.version (it must be the latest version + 1; 409 "
         "ALREADY_EXISTS when another writer took it) and/or records latest_published_version. "
         "The staged file `_delta_log/_staged_commits/<file_name>` must exist, be a Delta commit "
@@ -59,7 +46,7 @@ class DeltaMetricsView(CatalogAPIView):
     audit_securable_type = "table"
     audit_actions = {"POST": AuditAction.REPORT_METRICS}
 
-    @extend_schema(operation_id="writeDeltaMetrics", tags=["DeltaCommits"], request=DeltaMetricsRequest,
+    @extend_schema(operation_id="writeDeltaMetrics", tags=["DeltaCommits"], request=delta_wire.DeltaMetricsRequest,
                    responses=Empty)
     def post(self, request):
         delta.write_metrics(caller=request.user, body=self.body(request))
