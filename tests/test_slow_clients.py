@@ -8,6 +8,7 @@ import stat
 import statistics
 import threading
 import time
+from contextlib import contextmanager
 
 import pytest
 import requests
@@ -51,6 +52,29 @@ class Trickler:
             self.sock.setblocking(True)
 
 
+@contextmanager
+def trickling(tricklers):
+    """Each trickler sends a byte every 0.1 s on a thread of its own until the block ends; then
+    their connections are closed."""
+    stop = threading.Event()
+
+    def trickle():
+        while not stop.is_set():
+            for trickler in tricklers:
+                trickler.send_byte()
+            stop.wait(0.1)
+
+    sender = threading.Thread(target=trickle, daemon=True)
+    sender.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        sender.join()
+        for trickler in tricklers:
+            trickler.sock.close()
+
+
 def timed_gets(session, url, count):
     latencies = []
     for _ in range(count):
@@ -70,26 +94,11 @@ def test_64_trickling_connections_leave_get_latency_unchanged(server, make_token
     alone = timed_gets(session, url, GETS)
 
     tricklers = [Trickler(server.port) for _ in range(SLOW_CLIENTS)]
-    stop = threading.Event()
-
-    def trickle():
-        while not stop.is_set():
-            for trickler in tricklers:
-                trickler.send_byte()
-            stop.wait(0.1)
-
-    sender = threading.Thread(target=trickle, daemon=True)
     trickling_since = time.perf_counter()
-    sender.start()
-    try:
+    with trickling(tricklers):
         crowded = timed_gets(session, url, GETS)
         trickled_for = time.perf_counter() - trickling_since
         still_waiting = sum(trickler.unanswered() for trickler in tricklers)
-    finally:
-        stop.set()
-        sender.join()
-        for trickler in tricklers:
-            trickler.sock.close()
 
     p50_alone, p50_crowded = statistics.median(alone), statistics.median(crowded)
     print(f"GET p50 alone {p50_alone * 1000:.1f} ms, with {SLOW_CLIENTS} trickling connections "
@@ -130,23 +139,8 @@ def test_slow_bodies_leave_other_gets_answered(server, make_token):
     url = f"{server.url}{UC}/catalogs"
     timed_gets(session, url, 20)
     tricklers = [BodyTrickler(server.port, token) for _ in range(SLOW_BODIES)]
-    stop = threading.Event()
-
-    def trickle():
-        while not stop.is_set():
-            for trickler in tricklers:
-                trickler.send_byte()
-            stop.wait(0.1)
-
-    sender = threading.Thread(target=trickle, daemon=True)
-    sender.start()
-    try:
+    with trickling(tricklers):
         crowded = timed_gets(session, url, 100)
         still_waiting = sum(trickler.unanswered() for trickler in tricklers)
-    finally:
-        stop.set()
-        sender.join()
-        for trickler in tricklers:
-            trickler.sock.close()
     assert len(crowded) == 100
     assert still_waiting == SLOW_BODIES, "every slow body was still being sent throughout"
