@@ -94,8 +94,10 @@ def compare(env: dict, token: str, rounds: int, requests: int, names=None) -> li
     requests_of = {"GET /healthz": ("/healthz", {}),
                    "GET /catalogs/unity": (f"{UC}/catalogs/unity", {"Authorization": f"Bearer {token}"})}
     env = {k: v for k, v in env.items() if k not in ("UCWEB_DB_POOL_SIZE", "UCWEB_DB_CONN_MAX_AGE")}
-    candidates = [Candidate(name, env) for name in (names or CANDIDATES)]
+    candidates = []
     try:
+        for name in names or CANDIDATES:
+            candidates.append(Candidate(name, env))  # in the list at once: stopped whatever follows
         for candidate in candidates:
             candidate.wait_ready()
         samples = {(c.name, kind): [] for c in candidates for kind in requests_of}
@@ -129,6 +131,9 @@ def main():
     parser.add_argument("--requests", type=int, default=400, help="requests of each kind per round and server")
     parser.add_argument("--servers", default=",".join(CANDIDATES), help="candidates, comma-separated")
     args = parser.parse_args()
+    unknown = set(args.servers.split(",")) - set(CANDIDATES)
+    if unknown:
+        parser.error(f"unknown servers {', '.join(sorted(unknown))}; the candidates are {', '.join(CANDIDATES)}")
     bench = start("postgres://postgres@127.0.0.1:5432/ucweb_bench", 1)
     bench.server.stop()  # it migrated and bootstrapped the database; the candidates serve it
     rows = compare(bench.env, bench.token, args.rounds, args.requests, args.servers.split(","))
