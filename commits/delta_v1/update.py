@@ -1,8 +1,10 @@
 """updateTable of the Delta REST API: requirements and updates applied in a fixed order under
 the table row's lock, in one transaction:
 
-    lock the row → assert-table-uuid → replay? (add-commit of a version already ratified with the
-    same file name: the whole request is a no-op, 200) → assert-etag → metadata actions on the
+    (with an add-commit, before the lock: the same checks on the row read without it, a version
+    taken already refused, the staged commit read) → lock the row → assert-table-uuid → replay?
+    (add-commit of a version already ratified with the same file name: the whole request is a
+    no-op, 200) → assert-etag → metadata actions on the
     row → managed-table contract on the result → set-latest-backfilled-version → add-commit
     (commits.ratification: next version, maintenance policy, the bound with server-side
     publication) → uniform → save, audit
@@ -37,7 +39,7 @@ from commits.delta_v1.wire import (
 from commits.formats import delta_protocol as dp
 from commits.models import DeltaCommit
 from commits.ratification import Ratification, is_catalog_managed
-from commits.staged import read_staged_commit
+from commits.staged import StagedCommit, read_staged_commit
 from ucweb.errors import AlreadyExists, InvalidParameter
 
 
@@ -136,19 +138,71 @@ def _check_actions(table: Table, update: Update, asserted: dict) -> bool:
     return managed
 
 
+def _check_etag(table: Table, asserted: dict) -> None:
+    if "assert-etag" in asserted and asserted["assert-etag"] != etag(table):
+        raise RequirementFailed(f"assert-etag failed: the metadata of table {table.full_name} changed.")
+
+
+def _before_the_lock(caller: Principal, catalog: str, schema: str, name: str, update: Update,
+                     asserted: dict) -> tuple[StagedCommit, Table | None]:
+    """An add-commit's work that the row lock does not protect, done before it is taken: on the
+    row read without the lock, the checks the locked path makes first, then a version taken
+    already is refused (Ratification.refuse_a_taken_version; for a commit that changes nothing
+    else, whose answer under the lock would be the same 409), then the staged commit is read from
+    storage (its location never changes), so no storage read happens under the lock. Returns the
+    staged commit, and the row read when the commit is its next version and changes nothing else
+    (`_locked_table` locks it at that version)."""
+    table = table_for(caller, catalog, schema, name)
+    require(caller, table, Privilege.MODIFY)
+    require_delta(table)
+    _check_actions(table, update, asserted)
+    ratification = Ratification(table, caller)
+    commit_only = not update.changes_metadata and update.backfilled is None
+    if commit_only and not ratification.is_replay(update.commit):
+        _check_etag(table, asserted)
+        _check_uniform(table, update)
+        _refuse_a_taken_version(ratification, update.commit)
+    staged = read_staged_commit(table.storage_location, update.commit.file_name)
+    at_next_version = commit_only and update.commit.version == (table.latest_version or 0) + 1
+    return staged, table if at_next_version and table.latest_version is not None else None
+
+
+def _refuse_a_taken_version(ratification: Ratification, commit) -> None:
+    try:
+        ratification.refuse_a_taken_version(commit)
+    except AlreadyExists as exc:
+        raise CommitVersionConflict(exc.message) from None
+
+
+def _locked_table(caller: Principal, catalog: str, schema: str, name: str, update: Update,
+                  before: Table | None) -> Table:
+    """The table row, locked, with its unpublished commits. An add-commit of the next version of
+    the row read without the lock (`before`) locks the row at that version
+    (catalog.rows.BY_ID_AT_VERSION): when the version moved while the lock was awaited, the
+    proposal lost the race and is refused without the lock."""
+    if before is not None:
+        at_version = [rows.table_id(before.id), before.latest_version]
+        found = rows.tables(caller, rows.BY_ID_AT_VERSION, at_version, for_update=True, pending=True)
+        if found:
+            return found[0]
+        _refuse_a_taken_version(Ratification(table_for(caller, catalog, schema, name), caller), update.commit)
+    return table_for(caller, catalog, schema, name, for_update=True, pending=True)
+
+
 def update_table(*, caller: Principal, catalog: str, schema: str, name: str, body: dict) -> dict:
     asserted, actions = parse_update_request(body)
     update = Update(actions)
+    staged, before = (_before_the_lock(caller, catalog, schema, name, update, asserted) if update.commit is not None
+                      else (None, None))
     with transaction.atomic():
-        table = table_for(caller, catalog, schema, name, for_update=True, pending=True)
+        table = _locked_table(caller, catalog, schema, name, update, before)
         access = require(caller, table, Privilege.MODIFY)
         require_delta(table)
         managed = _check_actions(table, update, asserted)
         ratification = Ratification(table, caller)
         if update.commit is not None and ratification.is_replay(update.commit):
             return _after(table)  # an add-commit that was accepted already: the whole request is a no-op
-        if "assert-etag" in asserted and asserted["assert-etag"] != etag(table):
-            raise RequirementFailed(f"assert-etag failed: the metadata of table {table.full_name} changed.")
+        _check_etag(table, asserted)
         ratification.touch()
         version = update.commit.version if update.commit else (table.latest_version or 0)
         timestamp = update.commit.timestamp if update.commit else millis(timezone.now())
@@ -168,7 +222,6 @@ def update_table(*, caller: Principal, catalog: str, schema: str, name: str, bod
             _check_backfill(table, update.backfilled)
             ratification.backfill(update.backfilled)
         if update.commit is not None:
-            staged = read_staged_commit(table.storage_location, update.commit.file_name)
             _ratified_once(table, staged.txn_id, update.commit.version)
             try:
                 ratification.ratify(update.commit, staged, txn_id=staged.txn_id)
