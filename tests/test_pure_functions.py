@@ -1,7 +1,9 @@
 """The pure functions under the APIs, without a database: full-name splitting, page tokens,
 access evaluation, the checks of a catalog-managed table's first commit, Iceberg view metadata
-updates, the error table and the reading of a body against its model (the wording of a refusal). (Models built here are never saved. Location canonicalisation is in
-tests/test_locations.py, the Delta format modules in tests/test_delta_formats.py.)"""
+updates, the error table, the reading of a body against its model (the wording of a refusal), and
+what the recipes of catalog.services call each securable type. (Models built here are never saved.
+Location canonicalisation is in tests/test_locations.py, the Delta format modules in
+tests/test_delta_formats.py.)"""
 
 import json
 
@@ -11,6 +13,7 @@ from catalog.authz import Access, hidden_level
 from catalog.choices import Privilege, SecurableType
 from catalog.models import Catalog, Principal, Schema, Table
 from catalog.pagination import decode_page_token, encode_page_token
+from catalog.services import audit, recipes
 from catalog.names import join_full_name, split_full_name, validate_name
 from commits import delta_wire
 from commits.formats import delta_log
@@ -376,3 +379,15 @@ def test_the_delta_rest_api_reads_a_commit_in_its_own_spelling():
     with pytest.raises(InvalidParameter) as refused:
         read(delta_wire.DeltaCommit, {**commit, "file-name": ".."}, "add-commit.commit")
     assert refused.value.message == "add-commit.commit.file-name must be a single file name, not a path."
+
+
+# -- the recipes' names for a securable type -----------------------------------------------------------
+@pytest.mark.parametrize("securable_type, what, updated, deleted", [
+    (SecurableType.CATALOG, "Catalog", "updateCatalog", "deleteCatalog"),
+    (SecurableType.REGISTERED_MODEL, "Registered model", "updateRegisteredModel", "deleteRegisteredModel"),
+    (SecurableType.EXTERNAL_LOCATION, "External location", "updateExternalLocation", "deleteExternalLocation"),
+])
+def test_a_securable_type_names_its_conflicts_updates_and_deletions(securable_type, what, updated, deleted):
+    kind = recipes.Updatable(securable_type=securable_type)
+    assert kind.what == what and kind.audit_action == updated
+    assert audit.change_of(securable_type, "delete") == deleted
