@@ -42,6 +42,7 @@ class Action(StrEnum):
     USE = "use"            # reach inside its containers: USE CATALOG, and USE SCHEMA below a schema
     READ = "read"          # read its data
     WRITE = "write"        # change its data
+    ALTER = "alter"        # change what it is (a table's schema, partitioning, protocol...)
     UPDATE = "update"      # the owner's actions: change, rename, drop, grant
     RENAME = "rename"
     DELETE = "delete"
@@ -91,6 +92,7 @@ class Rule:
 RULES: dict[tuple[str, Action], Rule] = {
     (SecurableType.TABLE, Action.READ): Rule((Privilege.SELECT,)),
     (SecurableType.TABLE, Action.WRITE): Rule((Privilege.MODIFY,)),
+    (SecurableType.TABLE, Action.ALTER): Rule((Privilege.MANAGE,)),
     (SecurableType.VOLUME, Action.READ): Rule((Privilege.READ_VOLUME,)),
     (SecurableType.VOLUME, Action.WRITE): Rule(),  # Unity Catalog: only the owner writes a volume
     (SecurableType.FUNCTION, Action.READ): Rule((Privilege.EXECUTE,)),
@@ -370,6 +372,18 @@ def allows(caller: Principal, obj, action: Action, *, access: Access | None = No
 
 
 VERBS = {Action.WRITE: "write to", Action.MANAGE_GRANTS: "change privileges on"}
+
+
+def require_alter(access: Access, changes: list[str]) -> None:
+    """A commit that changes a table's definition (`changes`, in words: what
+    commits.formats.definition finds) needs its owner, MANAGE on it or above, or a metastore
+    admin; MODIFY writes data only. A data-only commit (no changes) needs nothing more."""
+    table = access.chain[0]
+    if changes and not access.allows(rule_for(type_of(table), Action.ALTER)):
+        raise PermissionDenied(
+            f"Changing the definition of {kind_of(table)} {describe(table)} ({', '.join(changes)}) needs "
+            f"its owner, {Privilege.MANAGE} on it, or a metastore admin; {Privilege.MODIFY} writes data only."
+        ).about(table)
 
 
 def refusal(obj, action: Action, rule: Rule) -> str:

@@ -33,6 +33,8 @@ Privilege = _choices(
     "CREATE_CATALOG USE_CATALOG CREATE_SCHEMA USE_SCHEMA CREATE_TABLE SELECT MODIFY CREATE_FUNCTION EXECUTE "
     "CREATE_VOLUME READ_VOLUME CREATE_MODEL CREATE_EXTERNAL_LOCATION READ_FILES WRITE_FILES "
     "CREATE_EXTERNAL_TABLE CREATE_EXTERNAL_VOLUME CREATE_MANAGED_STORAGE CREATE_STORAGE_CREDENTIAL "
+    # Unity Catalog's MANAGE: on a table, change its definition (catalog.authz, Action.ALTER).
+    "MANAGE "
     # Polaris policies (see catalog.services.policies for how Polaris's POLICY_* privileges map).
     "CREATE_POLICY APPLY_POLICY",
     lambda member: member.replace("_", " "),
@@ -48,6 +50,7 @@ _ON_A_SCHEMA = frozenset(
         Privilege.CREATE_TABLE,
         Privilege.SELECT,
         Privilege.MODIFY,
+        Privilege.MANAGE,
         Privilege.CREATE_FUNCTION,
         Privilege.EXECUTE,
         Privilege.CREATE_VOLUME,
@@ -67,7 +70,7 @@ PRIVILEGES_BY_SECURABLE: dict[str, frozenset[str]] = {
     ),
     SecurableType.CATALOG: _ON_A_SCHEMA | {Privilege.USE_CATALOG, Privilege.CREATE_SCHEMA},
     SecurableType.SCHEMA: _ON_A_SCHEMA,
-    SecurableType.TABLE: frozenset({Privilege.SELECT, Privilege.MODIFY, Privilege.APPLY_POLICY}),
+    SecurableType.TABLE: frozenset({Privilege.SELECT, Privilege.MODIFY, Privilege.MANAGE, Privilege.APPLY_POLICY}),
     SecurableType.FUNCTION: frozenset({Privilege.EXECUTE}),
     SecurableType.VOLUME: frozenset({Privilege.READ_VOLUME}),
     SecurableType.REGISTERED_MODEL: frozenset({Privilege.EXECUTE}),

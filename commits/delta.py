@@ -16,7 +16,7 @@ from catalog.storage import InvalidStorageUrl, normalize
 from commits import delta_wire as wire
 from commits.formats import delta_log
 from commits.models import CommitReport, DeltaCommit
-from commits.ratification import Ratification, is_catalog_managed
+from commits.ratification import Ratification, definition_of, is_catalog_managed, require_definition_rights
 from commits.staged import read_staged_commit
 from ucweb.bodies import read
 from ucweb.errors import InvalidParameter, TableDoesNotExist
@@ -90,9 +90,11 @@ def write_commit(*, caller: Principal, body: dict, by_catalog: bool = False) -> 
         if published is not None:
             ratification.backfill(published)
         if commit is not None and not ratification.is_replay(commit):
+            before = definition_of(table) if metadata is not None else None
             ratification.ratify(commit, staged, by_catalog=by_catalog)
             if metadata is not None:
                 _apply_metadata(ratification, metadata, access)
+            require_definition_rights(access, staged, before)
             if uniform is not None:
                 table.uniform_iceberg = uniform
                 ratification.change("uniform_iceberg")

@@ -22,6 +22,7 @@ from catalog.services import audit
 from catalog.services import iceberg as catalog_iceberg
 from catalog.services.iceberg import Loaded
 from catalog.names import namespace_levels, namespace_path, validate_name
+from commits.formats import definition
 from commits.formats import iceberg as formats
 from commits.iceberg import SWAPPED_FIELDS, moved, new_row, prepare_location, row_id_for, swap
 from commits.one_statement import save_with
@@ -98,6 +99,7 @@ def _plan(caller: Principal, prefix: str, change: Change, locked: dict) -> _Plan
     step = formats.next_metadata(table.iceberg.metadata_json, change.requirements, change.updates,
                                  metadata_location=table.iceberg.metadata_location)
     policy_properties.require_unchanged_or_owner(access, step.properties_before, step.metadata.properties)
+    authz.require_alter(access, definition.iceberg_changes(change.updates, step.properties_before))
     metadata = moved(caller, table, step.metadata)
     _require_files_inside(change.updates, metadata.location)
     return _Planned(change, table, None, metadata, columns=step.columns_changed)

@@ -34,13 +34,14 @@ from django.db import transaction
 from django.db.models import Model
 from django.utils import timezone
 
-from catalog import rows
+from catalog import authz, rows
 from catalog.choices import TableType
-from catalog.models import Principal, Table
+from catalog.models import Column, Principal, Table
 from catalog.services import audit
 from catalog.signals import publication_due
 from catalog.storage import StorageError, storage_for
 from commits import managed_tables, publication
+from commits.formats.definition import DeltaDefinition, delta_changes, staged_delta_changes
 from commits.models import DeltaCommit
 from commits.one_statement import save_with
 from commits.staged import StagedCommit, check_maintenance_policy
@@ -57,6 +58,31 @@ def _taken(table: Table, commit) -> AlreadyExists:
     """The refusal of a proposal of a version already taken, counted as a conflict (ucweb.metrics)."""
     metrics.commit_outcome("delta", "conflict")
     return AlreadyExists(f"Version {commit.version} of table {table.full_name} is already committed.")
+
+
+def definition_of(table: Table) -> DeltaDefinition:
+    """The table's definition as stored now (its columns read afresh: a request may have just
+    replaced them)."""
+    return DeltaDefinition.of(Column.objects.filter(table=table), table.properties)
+
+
+def require_definition_rights(access: authz.Access, staged: StagedCommit | None,
+                              before: DeltaDefinition | None = None) -> None:
+    """Refuses (403) a commit that changes the table's definition unless the caller may alter it
+    (authz.require_alter): what the request itself changed of it (`before`: its definition before
+    the request's metadata was applied to the row), and what the staged file's metaData or
+    protocol action would change (a change hidden in a commit that adds files). Called in the
+    transaction that applied the request, so a refusal leaves everything as it was. A data-only
+    commit costs nothing here: the definition is read only when something could change it."""
+    hidden = staged is not None and (staged.metadata is not None or staged.protocol is not None)
+    if not hidden and before is None:
+        return
+    now = definition_of(access.chain[0])
+    changes = delta_changes(before, now) if before is not None else []
+    if hidden:
+        changes += [change for change in staged_delta_changes(before or now, staged.metadata, staged.protocol)
+                    if change not in changes]
+    authz.require_alter(access, changes)
 
 
 def is_catalog_managed(table: Table) -> bool:

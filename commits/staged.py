@@ -58,6 +58,8 @@ class StagedCommit:
     operation: str | None = None
     engine_info: str | None = None
     txn_id: str | None = None  # commitInfo.txnId: the same data when a client retries
+    metadata: dict | None = None  # its metaData action, if any (commits.formats.definition)
+    protocol: dict | None = None  # its protocol action, if any
     problem: str | None = None
     unavailable: bool = False
 
@@ -107,6 +109,7 @@ def read_staged_commit(table_uri, file_name: str) -> StagedCommit:
         operation=declared_operation(info),
         engine_info=engine_info if isinstance(engine_info, str) and engine_info else None,
         txn_id=txn_id if isinstance(txn_id, str) and len(txn_id) <= 255 else None,
+        metadata=delta_log.first(actions, "metaData"), protocol=delta_log.first(actions, "protocol"),
     )
 
 

@@ -108,7 +108,7 @@ def test_a_grant_to_a_group_reaches_members_however_deep(lake, protocol):
 def test_a_write_through_a_group_and_its_revocation(lake):
     groups.update_members(caller=_admin(), name="readers", add_principals=["alice"])
     alice = bearer_client(token_for("alice"))
-    commit = {"requirements": [], "updates": [{"action": "set-properties", "updates": {"k": "v"}}]}
+    commit = {"requirements": [], "updates": [{"action": "set-properties", "updates": {"write.k": "v"}}]}
     assert alice.post(f"{ICE}/lake/namespaces/s/tables/ice", commit, format="json").status_code == 403
     lake["admin"].patch(f"{UC}/permissions/table/lake.s.ice", {"changes": [{"principal": "outer", "add": ["MODIFY"]}]},
                         format="json")
@@ -255,7 +255,7 @@ def test_a_hundred_levels_and_no_more(lake):
     lake["admin"].patch(f"{UC}/permissions/catalog/lake", {"changes": [
         {"principal": chain[-1], "add": ["MODIFY"]}]}, format="json")
     alice = bearer_client(token_for("alice"))
-    commit = {"requirements": [], "updates": [{"action": "set-properties", "updates": {"k": "v"}}]}
+    commit = {"requirements": [], "updates": [{"action": "set-properties", "updates": {"write.k": "v"}}]}
     assert alice.post(f"{ICE}/lake/namespaces/s/tables/ice", commit, format="json").status_code == 200
     groups.create_group(caller=_admin(), name="one-too-many")
     before = _state()

@@ -177,10 +177,10 @@ def test_grants_on_a_namespace_hold_in_the_namespaces_inside(iceberg, http):
     # MODIFY on the outer namespace lets bob commit to the table inside (the commit path reads the
     # grants of the whole chain, not only table, schema and catalog).
     with pytest.raises(RESTError, match="Forbidden|MODIFY"):
-        bob.load_table(("top", "mid", "t")).transaction().set_properties(k="v").commit_transaction()
+        bob.load_table(("top", "mid", "t")).transaction().set_properties({"write.k": "v"}).commit_transaction()
     grant("schema", "unity.top", "MODIFY")
-    bob.load_table(("top", "mid", "t")).transaction().set_properties(k="v").commit_transaction()
-    assert admin.load_table(("top", "mid", "t")).properties["k"] == "v"
+    bob.load_table(("top", "mid", "t")).transaction().set_properties({"write.k": "v"}).commit_transaction()
+    assert admin.load_table(("top", "mid", "t")).properties["write.k"] == "v"
     uc("PATCH", f"{UC}/permissions/schema/unity.top",
        json={"changes": [{"principal": "bob", "remove": ["MODIFY"]}]}).raise_for_status()
     # A grant on the nested namespace alone opens that one, not its parent.

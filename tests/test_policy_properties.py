@@ -36,6 +36,15 @@ def people(bootstrap, make_token, storage_root):
     return tokens
 
 
+def grant_manage(name, table_id):
+    """MANAGE on the table: changing its other properties changes its definition, which MODIFY
+    alone does not allow (tests/test_definition_rights.py); the maintenance policy stays the
+    owner's even then."""
+    table = Table.objects.get(id=table_id)
+    grants.update_assignments(securable_type="table", securable=table, caller=Principal.objects.get(name="admin"),
+                              access=None, changes=[{"principal": name, "add": ["MANAGE"], "remove": []}])
+
+
 def tree(location):
     storage = storage_for(location)
     return {item.url: hashlib.sha256(storage.read(item.url)).hexdigest() for item in storage.list(location)}
@@ -105,6 +114,7 @@ def test_a_delta_writer_cannot_change_the_policy(live_server, people, delta_tabl
 
 def test_a_delta_writer_keeps_the_policy_and_changes_other_properties(live_server, people, delta_table):
     table_id, location = delta_table
+    grant_manage("wally", table_id)
     current = dict(Table.objects.get(id=table_id).properties)
     assert delta_commit(live_server, people["olivia"], table_id, location, 1,
                         properties={**current, POLICY: "OPTIMIZE"}).status_code == 200
@@ -184,6 +194,7 @@ def test_an_iceberg_writer_cannot_change_the_policy(ice, ice_table, case):
 
 
 def test_an_iceberg_writer_changes_other_properties(ice, ice_table):
+    grant_manage("wally", ice_table.id)
     response = ice["wally"]("POST", "/namespaces/default/tables/events", {
         "updates": [{"action": "set-properties", "updates": {"team": "maps", POLICY: "VACUUM"}}]})
     assert response.status_code == 200, response.text

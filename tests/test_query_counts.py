@@ -132,7 +132,7 @@ def ice(admin_client, storage_root):
 
     def change() -> dict:
         return {"requirements": [{"type": "assert-table-uuid", "uuid": table_uuid}],
-                "updates": [{"action": "set-properties", "updates": {"k": str(next(values))}}]}
+                "updates": [{"action": "set-properties", "updates": {"write.k": str(next(values))}}]}
 
     return change
 

@@ -38,7 +38,7 @@ from commits.delta_v1.wire import (
 )
 from commits.formats import delta_protocol as dp
 from commits.models import DeltaCommit
-from commits.ratification import Ratification, is_catalog_managed
+from commits.ratification import Ratification, definition_of, is_catalog_managed, require_definition_rights
 from commits.staged import StagedCommit, read_staged_commit
 from ucweb.errors import AlreadyExists, InvalidParameter
 
@@ -208,6 +208,7 @@ def update_table(*, caller: Principal, catalog: str, schema: str, name: str, bod
         timestamp = update.commit.timestamp if update.commit else millis(timezone.now())
         if update.snapshot is not None:
             version, timestamp = update.snapshot
+        before_definition = definition_of(table) if update.changes_metadata else None
         if update.changes_metadata:
             projected = dp.MIN_READER in (table.properties or {})
             ratification.change(*_apply_metadata(table, update, access, version=version, timestamp=timestamp))
@@ -217,6 +218,7 @@ def update_table(*, caller: Principal, catalog: str, schema: str, name: str, bod
             table.properties = {**(table.properties or {}), dp.LAST_UPDATE_VERSION: str(version),
                                 dp.LAST_COMMIT_TIMESTAMP: str(timestamp)}
             ratification.change("properties")
+        require_definition_rights(access, staged, before_definition)
         uniform = _check_uniform(table, update) if update.commit is not None else None
         if update.backfilled is not None:
             _check_backfill(table, update.backfilled)
