@@ -25,6 +25,7 @@ from catalog.names import validate_name
 from catalog.services.dropped import drop_table_row
 from catalog.services.tables import replace_columns
 from catalog.storage import StorageError, storage_for
+from commits.formats import definition
 from commits.formats import iceberg as formats
 from commits.formats import iceberg_view
 from commits.iceberg import new_row, require_files_inside, require_free_name, row_id_for
@@ -166,7 +167,7 @@ def send_notification(*, caller: Principal, prefix: str, namespace: str, name: s
                 authz.require(caller, table, Action.DROP, missing=None,
                               refused=f"Only the owner of {table.full_name} or a metastore admin may drop it.")
             else:
-                require_write(caller, table)
+                table_access = require_write(caller, table)
             state = IcebergMetadata.objects.filter(table=table).first()
             if (table.data_source_format != DataSourceFormat.ICEBERG or table.table_type != TableType.EXTERNAL
                     or state is None):
@@ -186,6 +187,8 @@ def send_notification(*, caller: Principal, prefix: str, namespace: str, name: s
                 return
             text = _read(caller, location, field="payload.metadata-location", own_id=table.id)
             metadata = _parse_table(location, text, payload["table-uuid"])
+            authz.require_alter(table_access, definition.iceberg_metadata_changes(
+                formats.parse_metadata(state.metadata_json), metadata))
             _apply(table, location, text, metadata, timestamp, _placed(caller, schema, metadata.location, table=table))
             table.updated_at = timezone.now()
             table.updated_by = caller.name

@@ -173,3 +173,39 @@ def test_metadata_naming_another_tables_files_is_neither_registered_nor_admitted
     assert not Table.objects.filter(name="forged").exists()
     assert files() == before
     assert iceberg.load_table(("default", "victim")).metadata.current_snapshot().manifest_list == victim_list
+
+
+def test_a_notification_that_changes_the_definition_needs_manage(iceberg, catalog_api, tmp_path, admin_client):
+    """wally, with MODIFY (and the external location's CREATE EXTERNAL TABLE) but neither ownership
+    nor MANAGE, follows another system's data commits, not its schema change: 403, nothing changes."""
+    import pyarrow as pa
+    from pyiceberg.types import StringType
+
+    from tests.helpers import grant
+    from tests.isolation import make_external_location
+
+    external = (tmp_path / "external").as_uri()
+    make_external_location(admin_client, "ext", external)
+    grant("wally", "external_location", "ext", "CREATE EXTERNAL TABLE")
+    grant("wally", "catalog", CATALOG, "USE CATALOG", "USE SCHEMA", "SELECT", "MODIFY")
+    written = iceberg.create_table(("default", "source"), schema=ICEBERG_SCHEMA, location=f"{external}/clicks")
+    first = written.metadata_location
+    written.append(pa.Table.from_pylist([{"id": 1}], schema=pa.schema([pa.field("id", pa.int64(), False)])))
+    second = written.metadata_location
+    with written.update_schema() as update:
+        update.add_column("note", StringType())
+    third = written.metadata_location
+    table_uuid = str(written.metadata.table_uuid)
+    iceberg.drop_table(("default", "source"))
+    catalog_api().send_notification(CATALOG, "default", "clicks", notification("CREATE", "clicks", 100, table_uuid, first))
+
+    wally = catalog_api("wally")
+    wally.send_notification(CATALOG, "default", "clicks", notification("UPDATE", "clicks", 200, table_uuid, second))
+    assert error_of(lambda: wally.send_notification(CATALOG, "default", "clicks", notification(
+        "UPDATE", "clicks", 300, table_uuid, third))) == (403, "ForbiddenException")
+    row = Table.objects.get(name="clicks")
+    assert row.iceberg.metadata_location == second and row.iceberg.notification_timestamp == 200
+    assert [c.name for c in row.columns.all()] == ["id"]
+    grant("wally", "table", f"{CATALOG}.default.clicks", "MANAGE")
+    wally.send_notification(CATALOG, "default", "clicks", notification("UPDATE", "clicks", 300, table_uuid, third))
+    assert iceberg.load_table(("default", "clicks")).metadata_location == third

@@ -391,3 +391,58 @@ def test_a_securable_type_names_its_conflicts_updates_and_deletions(securable_ty
     kind = recipes.Updatable(securable_type=securable_type)
     assert kind.what == what and kind.audit_action == updated
     assert audit.change_of(securable_type, "delete") == deleted
+
+
+# -- what a commit changes of a table's definition (commits.formats.definition) -----------------------
+def _delta_definition(*fields, partitions=(), **properties):
+    from commits.formats.definition import DeltaDefinition
+
+    columns = [{"name": name, "type_name": kind.upper(), "type_text": kind, "nullable": nullable, "position": index,
+                "type_json": json.dumps({"name": name, "type": kind, "nullable": nullable, "metadata": {}}),
+                "partition_index": partitions.index(name) if name in partitions else None}
+               for index, (name, kind, nullable) in enumerate(fields)]
+    return DeltaDefinition.of(columns, properties)
+
+
+def test_delta_definition_changes():
+    from commits.formats.definition import delta_changes, staged_delta_changes
+
+    base = _delta_definition(("id", "long", False), ("city", "string", True),
+                             **{"delta.feature.catalogManaged": "supported", "delta.minWriterVersion": "7"})
+    same = _delta_definition(("id", "long", False), ("city", "string", True), **{
+        "delta.feature.catalogManaged": "supported", "delta.minWriterVersion": "7",
+        "delta.logRetentionDuration": "interval 7 days", "delta.lastUpdateVersion": "3"})
+    assert delta_changes(base, same) == []
+    assert delta_changes(base, _delta_definition(("id", "long", True), ("city", "string", True),
+                                                 **base.properties)) == ["schema"]
+    assert delta_changes(base, _delta_definition(("id", "long", False), ("city", "string", True),
+                                                 partitions=("city",), **base.properties)) == ["partition columns"]
+    assert delta_changes(base, _delta_definition(("id", "long", False), ("city", "string", True), **{
+        **base.properties, "delta.feature.typeWidening": "supported", "delta.enableChangeDataFeed": "true"})) == [
+        "protocol", "property delta.enableChangeDataFeed"]
+    schema = {"type": "struct", "fields": [{"name": "id", "type": "long", "nullable": False, "metadata": {}},
+                                           {"name": "city", "type": "string", "nullable": True, "metadata": {}}]}
+    repeated = {"schemaString": json.dumps(schema), "partitionColumns": [],
+                "configuration": {"io.unitycatalog.tableId": "t", "delta.checkpointInterval": "5"}}
+    assert staged_delta_changes(base, repeated, None) == []
+    widened = {**repeated, "schemaString": json.dumps({**schema, "fields": [*schema["fields"], {
+        "name": "zip", "type": "string", "nullable": True, "metadata": {}}]})}
+    assert staged_delta_changes(base, widened, None) == ["schema"]
+    assert staged_delta_changes(base, None, {"minReaderVersion": 3, "minWriterVersion": 7,
+                                             "writerFeatures": ["catalogManaged"]}) == []
+    assert staged_delta_changes(base, None, {"minReaderVersion": 3, "minWriterVersion": 7,
+                                             "writerFeatures": ["catalogManaged", "columnMapping"]}) == ["protocol"]
+
+
+def test_iceberg_definition_changes():
+    from commits.formats.definition import iceberg_changes
+
+    data = [{"action": "add-snapshot", "snapshot": {}}, {"action": "set-snapshot-ref", "ref-name": "main"},
+            {"action": "set-properties", "updates": {"write.target-file-size-bytes": "1024", "comment": "x"}}]
+    assert iceberg_changes(data, {"owner": "o"}) == []
+    assert iceberg_changes([{"action": "add-schema"}, {"action": "set-current-schema"}], {}) == ["schema"]
+    assert iceberg_changes([{"action": "upgrade-format-version"}, {"action": "add-sort-order"}], {}) == [
+        "format version", "sort order"]
+    assert iceberg_changes([{"action": "remove-properties", "removals": ["owner", "write.x"]}],
+                           {"owner": "o", "write.x": "1"}) == ["property owner"]
+    assert iceberg_changes([{"action": "set-properties", "updates": {"owner": "o"}}], {"owner": "o"}) == []

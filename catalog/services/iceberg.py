@@ -174,9 +174,9 @@ def missing_in_warehouse(prefix: str, not_found):
     return lambda row: lookup_errors.warehouse_not_found(prefix) if isinstance(row, Catalog) else not_found
 
 
-def require_write(caller: Principal, table: Table, access: Access | None = None) -> None:
+def require_write(caller: Principal, table: Table, access: Access | None = None) -> Access:
     """MODIFY on an Iceberg table or view (its commits, notifications and view replacements)."""
-    authz.require(caller, table, Action.WRITE, access=access, missing=None,
+    return authz.require(caller, table, Action.WRITE, access=access, missing=None,
                   refused=f"Missing MODIFY on {table.full_name}.")
 
 

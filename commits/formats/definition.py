@@ -182,3 +182,25 @@ def iceberg_changes(updates: Iterable, properties_before: Mapping) -> list[str]:
 
 def _member(update, name: str):
     return update.get(name) if isinstance(update, Mapping) else getattr(update, name, None)
+
+
+def iceberg_metadata_changes(before, after) -> list[str]:
+    """What replacing an Iceberg table's metadata `before` with `after` (pyiceberg's
+    TableMetadata: a Polaris notification of another system's commit) changes of its definition."""
+    changes = []
+    if before.schema() != after.schema():
+        changes.append("schema")
+    if before.spec().fields != after.spec().fields:
+        changes.append("partition spec")
+    if _sort_fields(before) != _sort_fields(after):
+        changes.append("sort order")
+    if before.format_version != after.format_version:
+        changes.append("format version")
+    if before.location != after.location:
+        changes.append("location")
+    return changes + property_changes(before.properties, after.properties)
+
+
+def _sort_fields(metadata) -> tuple:
+    order = metadata.sort_order_by_id(metadata.default_sort_order_id)
+    return tuple(order.fields) if order is not None else ()
