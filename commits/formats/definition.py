@@ -23,7 +23,6 @@ from commits.formats.delta_types import column_to_field, columns_from_schema_str
 # the maintenance policy...) belongs to the definition.
 WRITER_SAFE_PROPERTIES = frozenset({
     "comment",
-    "delta.appendOnly",
     "delta.autoOptimize.autoCompact",
     "delta.autoOptimize.optimizeWrite",
     "delta.checkpoint.writeStatsAsJson",
