@@ -16,7 +16,7 @@ import requests
 from pyiceberg.exceptions import ForbiddenError
 from pyiceberg.types import StringType
 
-from catalog.models import Column, Table
+from catalog.models import AuditEvent, Column, Table
 from catalog.storage import join, storage_for
 from commits.models import DeltaCommit, IcebergMetadata
 from tests.delta_client import SCHEMA, DeltaClient, encode, protocol_action
@@ -137,6 +137,8 @@ def test_a_modify_holder_cannot_change_a_delta_tables_definition(legacy, change)
                             "typeWidening"])),
     }[change]()
     refused(response, "table unity.default.events")
+    assert AuditEvent.objects.filter(securable_id=table_id, action="commitDelta", outcome="DENIED",
+                                     principal="wally").exists(), "the refusal is audited as the commit it refused"
     after = delta_state(table_id)
     assert after[:5] == before[:5], "nothing ratified, the row unchanged"
     new = set(after[5]) - set(before[5])
@@ -251,3 +253,16 @@ def test_an_iceberg_transaction_with_a_schema_change_is_refused(connect, people,
     assert error_of(response) == (403, "ForbiddenException")
     assert "MANAGE" in response.json()["error"]["message"]
     assert IcebergMetadata.objects.get(table=row).metadata_location == before
+
+
+def test_duckdb_inserts_with_modify_alone(live_server, people):
+    """DuckDB's commits (through /delta/v1) are data commits: a MODIFY holder's INSERTs are ratified."""
+    from tests.duckdb_sessions import unity_duckdb
+
+    created = DeltaV1Client(f"{live_server.url}{UC}", people["olivia"]).create_table("unity", "default", "events")
+    con = unity_duckdb(live_server.url, people["wally"])
+    con.execute("INSERT INTO lake.default.events VALUES (1, 'Paris'), (2, 'Lyon')")
+    con.execute("INSERT INTO lake.default.events VALUES (3, 'Nantes')")
+    assert sorted(con.execute("SELECT id FROM lake.default.events").fetchall()) == [(1,), (2,), (3,)]
+    row = Table.objects.get(id=created["metadata"]["table-uuid"])
+    assert row.latest_version == 2 and row.owner == "olivia"
