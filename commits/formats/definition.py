@@ -49,10 +49,16 @@ def is_writer_safe(key: str) -> bool:
     return key in WRITER_SAFE_PROPERTIES or key.startswith(WRITER_SAFE_PREFIXES)
 
 
+# Properties a writer may add to a table that has none, not change or remove: Iceberg's name
+# mapping, which pyiceberg's add_files (a data commit) sets from the current schema when missing.
+WRITER_ADDED_PROPERTIES = frozenset({"schema.name-mapping.default"})
+
+
 def property_changes(before: Mapping, after: Mapping) -> list[str]:
     """The properties outside the writer-safe set that `after` adds, changes or removes."""
     keys = sorted(key for key in set(before) | set(after)
-                  if not is_writer_safe(key) and before.get(key) != after.get(key))
+                  if not is_writer_safe(key) and before.get(key) != after.get(key)
+                  and not (key in WRITER_ADDED_PROPERTIES and key not in before))
     return [f"property {key}" for key in keys]
 
 
