@@ -31,38 +31,39 @@ from catalog.services import tables
 from commits import publication
 from commits.delta_v1.tables import describe, etag, require, require_delta, table_for
 from commits.delta_v1.wire import (
-    LOG_REPRESENTED, CommitVersionConflict, RequirementFailed, Update, check_contract, millis, parse_columns,
-    parse_update_request, parse_uniform, render_columns,
+    LOG_REPRESENTED, CommitVersionConflict, DeltaUpdates, DeltaUpdateTableRequest, RequirementFailed, check_contract,
+    millis, parse_columns, parse_uniform, render_columns,
 )
 from commits.formats import delta_protocol as dp
 from commits.models import DeltaCommit
 from commits.ratification import Ratification, is_catalog_managed
 from commits.staged import read_staged_commit
+from ucweb.bodies import read
 from ucweb.errors import AlreadyExists, InvalidParameter
 
 
-def _apply_metadata(table: Table, update: Update, access: authz.Access, *, version: int, timestamp: int) -> list[str]:
+def _apply_metadata(table: Table, update: DeltaUpdates, access: authz.Access, *, version: int, timestamp: int) -> list[str]:
     properties = dict(table.properties or {})
     changed = []
     if update.set_properties:
-        properties.update(update.set_properties)
-    for key in update.remove_properties or []:
+        properties.update(update.set_properties.updates)
+    for key in update.remove_properties.removals if update.remove_properties else []:
         properties.pop(key, None)
-    if update.protocol is not None:
+    if update.set_protocol:
         dp.set_protocol(properties, update.protocol)
-    for domain, value in (update.set_domains or {}).items():
+    for domain, value in (update.set_domain_metadata.updates.stored() if update.set_domain_metadata else {}).items():
         properties[dp.DOMAINS[domain]] = value
-    for domain in update.remove_domains or []:
+    for domain in update.remove_domain_metadata.domains if update.remove_domain_metadata else []:
         properties.pop(dp.DOMAINS[domain], None)
-    if update.columns_value is not None or update.partitions is not None:
+    if update.set_columns or update.set_partition_columns:
         columns_now, partitions_now = render_columns(table)
-        partitions = update.partitions if update.partitions is not None else partitions_now
-        columns = parse_columns(update.columns_value if update.columns_value is not None else columns_now,
+        partitions = update.set_partition_columns.partition_columns if update.set_partition_columns else partitions_now
+        columns = parse_columns(update.set_columns.columns if update.set_columns else columns_now,
                                 partitions, field="set-columns.columns")
         tables.replace_columns(table, columns)
         table._prefetched_objects_cache = {}
-    if update.comment is not None:
-        table.comment = update.comment
+    if update.set_table_comment:
+        table.comment = update.set_table_comment.comment
         changed.append("comment")
     policy_properties.require_unchanged_or_owner(access, table.properties or {}, properties)
     properties[dp.LAST_UPDATE_VERSION] = str(version)
@@ -104,8 +105,8 @@ def _ratified_once(table: Table, txn_id: str | None, version: int) -> None:
         )
 
 
-def _check_uniform(table: Table, update: Update) -> dict | None:
-    uniform = parse_uniform(update.uniform_value, location=table.storage_location, field="add-commit.uniform")
+def _check_uniform(table: Table, update: DeltaUpdates) -> dict | None:
+    uniform = parse_uniform(update.add_commit.uniform, location=table.storage_location, field="add-commit.uniform")
     if dp.uniform_enabled(table.properties or {}) != (uniform is not None):
         raise InvalidParameter("add-commit.uniform is required exactly when the table's properties after "
                                f"this request enable UniForm ({dp.UNIFORM_PROPERTY} includes iceberg).")
@@ -118,18 +119,18 @@ def _check_uniform(table: Table, update: Update) -> dict | None:
     return uniform
 
 
-def _check_actions(table: Table, update: Update, asserted: dict) -> bool:
+def _check_actions(table: Table, update: DeltaUpdates, asserted: dict) -> bool:
     """The requirements and the actions' fit to the table; returns whether it is catalog-managed."""
     if str(table.id) != asserted["assert-table-uuid"]:
         raise RequirementFailed(f"assert-table-uuid failed: table {table.full_name} is {table.id}.")
     managed = is_catalog_managed(table)
-    if not managed and (update.commit is not None or update.backfilled is not None):
+    if not managed and (update.add_commit or update.set_latest_backfilled_version):
         raise InvalidParameter(f"Table {table.full_name} is not a catalog-managed table: add-commit and "
                                "set-latest-backfilled-version are for managed tables only.")
-    if managed and update.snapshot is not None:
+    if managed and update.update_metadata_snapshot_version:
         raise InvalidParameter("update-metadata-snapshot-version is for external tables only.")
-    if managed and update.commit is None:
-        lone = [a for a in LOG_REPRESENTED if a in update.actions]
+    if managed and not update.add_commit:
+        lone = [a for a in LOG_REPRESENTED if a in update.names]
         if lone:
             raise InvalidParameter(f"{', '.join(lone)} must travel with the add-commit whose staged commit "
                                    "writes the same change to the Delta log.")
@@ -137,49 +138,53 @@ def _check_actions(table: Table, update: Update, asserted: dict) -> bool:
 
 
 def update_table(*, caller: Principal, catalog: str, schema: str, name: str, body: dict) -> dict:
-    asserted, actions = parse_update_request(body)
-    update = Update(actions)
+    request = read(DeltaUpdateTableRequest, body)
+    asserted, update = request.requirements, request.updates
+    commit = update.add_commit.commit if update.add_commit else None
+    backfilled = update.set_latest_backfilled_version.latest_published_version \
+        if update.set_latest_backfilled_version else None
+    snapshot = update.update_metadata_snapshot_version
     with transaction.atomic():
         table = table_for(caller, catalog, schema, name, for_update=True, pending=True)
         access = require(caller, table, Privilege.MODIFY)
         require_delta(table)
         managed = _check_actions(table, update, asserted)
         ratification = Ratification(table, caller)
-        if update.commit is not None and ratification.is_replay(update.commit):
+        if commit is not None and ratification.is_replay(commit):
             return _after(table)  # an add-commit that was accepted already: the whole request is a no-op
         if "assert-etag" in asserted and asserted["assert-etag"] != etag(table):
             raise RequirementFailed(f"assert-etag failed: the metadata of table {table.full_name} changed.")
         ratification.touch()
-        version = update.commit.version if update.commit else (table.latest_version or 0)
-        timestamp = update.commit.timestamp if update.commit else millis(timezone.now())
-        if update.snapshot is not None:
-            version, timestamp = update.snapshot
+        version = commit.version if commit else (table.latest_version or 0)
+        timestamp = commit.timestamp if commit else millis(timezone.now())
+        if snapshot is not None:
+            version, timestamp = snapshot.last_commit_version, snapshot.last_commit_timestamp_ms
         if update.changes_metadata:
             projected = dp.MIN_READER in (table.properties or {})
             ratification.change(*_apply_metadata(table, update, access, version=version, timestamp=timestamp))
-            if managed and (projected or update.protocol is not None):
+            if managed and (projected or update.set_protocol):
                 check_contract(table.id, table.properties, update.protocol)
-        elif update.snapshot is not None:
+        elif snapshot is not None:
             table.properties = {**(table.properties or {}), dp.LAST_UPDATE_VERSION: str(version),
                                 dp.LAST_COMMIT_TIMESTAMP: str(timestamp)}
             ratification.change("properties")
-        uniform = _check_uniform(table, update) if update.commit is not None else None
-        if update.backfilled is not None:
-            _check_backfill(table, update.backfilled)
-            ratification.backfill(update.backfilled)
-        if update.commit is not None:
-            staged = read_staged_commit(table.storage_location, update.commit.file_name)
-            _ratified_once(table, staged.txn_id, update.commit.version)
+        uniform = _check_uniform(table, update) if commit is not None else None
+        if backfilled is not None:
+            _check_backfill(table, backfilled)
+            ratification.backfill(backfilled)
+        if commit is not None:
+            staged = read_staged_commit(table.storage_location, commit.file_name)
+            _ratified_once(table, staged.txn_id, commit.version)
             try:
-                ratification.ratify(update.commit, staged, txn_id=staged.txn_id)
+                ratification.ratify(commit, staged, txn_id=staged.txn_id)
             except AlreadyExists as exc:
                 raise CommitVersionConflict(exc.message) from None
             if uniform is not None:
                 table.uniform_iceberg = uniform
                 ratification.change("uniform_iceberg")
         ratification.save(action="updateDeltaTable", details={
-            "actions": sorted(actions), "version": update.commit.version if update.commit else None,
-            "backfilled": update.backfilled})
+            "actions": sorted(update.names), "version": commit.version if commit else None,
+            "backfilled": backfilled})
         table.pending = ratification.pending()
     return _after(table)
 
