@@ -397,7 +397,8 @@ class DeltaSetPartitionColumns(Hyphenated):
 
 class DeltaSetColumns(Hyphenated):
     action: Literal["set-columns"]
-    columns: StructType = Field(description="Read with the table's partition columns unless the request sets them.")
+    columns: worded(StructType, f"{PATH} is required.", null_only=True) = Field(
+        description="Read with the table's partition columns unless the request sets them.")
 
 
 class DeltaSetTableComment(Hyphenated):
