@@ -14,6 +14,7 @@ takes query parameters (`digits_as_integers`)."""
 
 from __future__ import annotations
 
+import functools
 import re
 import uuid
 from typing import Annotated, TypeVar
@@ -90,8 +91,12 @@ def absent_as_null(model: type[BaseModel], data):
     a model whose members word a missing value as they word a null one (`worded`)."""
     if not isinstance(data, dict):
         return data
-    return {**{field.alias or name: None for name, field in model.model_fields.items() if field.is_required()},
-            **data}
+    return {**_nulls(model), **data}
+
+
+@functools.cache
+def _nulls(model: type[BaseModel]) -> dict:
+    return {field.alias or name: None for name, field in model.model_fields.items() if field.is_required()}
 
 
 def placed_at_root(kind):
