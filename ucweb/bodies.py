@@ -21,6 +21,7 @@ from typing import Annotated, TypeVar
 
 from pydantic import (
     BaseModel, BeforeValidator, ConfigDict, Field, PlainValidator, ValidationError, WithJsonSchema, WrapValidator,
+    model_validator,
 )
 from pydantic_core import PydanticCustomError
 
@@ -55,10 +56,19 @@ class Hyphenated(Body):
     model_config = ConfigDict(alias_generator=hyphenated)
 
 
+class HyphenatedAbsentAsNull(Hyphenated):
+    """A hyphenated body whose required members, when absent, are read as null: an API that has
+    always answered a missing member as it answers a null one (`worded`)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _absent_as_null(cls, data):
+        return {**_nulls(cls), **data} if isinstance(data, dict) else data
+
+
 def refusal(text: str, error: type[InvalidParameter] = InvalidParameter) -> PydanticCustomError:
     """A refusal of a validator; `text` names the member's place by beginning with `{path}`
-    (ucweb.bodies.PATH).
-    `read` raises it as `error`, for an API that tells kinds of bad request apart."""
+    (ucweb.bodies.PATH). `read` raises it as `error`, for an API that tells bad requests apart."""
     return PydanticCustomError("refused", "{text}", {"text": text, "error": error})
 
 
@@ -72,8 +82,8 @@ def refusing(check, value, *args, **kwargs):
 
 def worded(kind, text: str, *, null_only: bool = False):
     """`kind`, whose refusal (a null's too) reads `text` (`{path}` is the member's place) wherever
-    in the value it is wrong; with `null_only`, only a null (or absent, see `absent_as_null`) one
-    does, and the value's own refusals keep their words."""
+    in the value it is wrong; with `null_only`, only a null (or absent: HyphenatedAbsentAsNull)
+    one does, and the value's own refusals keep their words."""
     def check(value, handler):
         if value is None:
             raise refusal(text)
@@ -84,14 +94,6 @@ def worded(kind, text: str, *, null_only: bool = False):
         except ValidationError:
             raise refusal(text) from None
     return Annotated[kind, WrapValidator(check)]
-
-
-def absent_as_null(model: type[BaseModel], data):
-    """`data` with the required members it lacks as null, for a model validator (mode="before") of
-    a model whose members word a missing value as they word a null one (`worded`)."""
-    if not isinstance(data, dict):
-        return data
-    return {**_nulls(model), **data}
 
 
 @functools.cache

@@ -19,7 +19,7 @@ from commits.delta_wire import DeltaCommit, integer
 from commits.formats import delta_log, delta_types
 from commits.formats import delta_protocol as dp
 from ucweb.bodies import (
-    PATH, Hyphenated, Int64, NonEmpty, absent_as_null, hyphenated, placed_at_root, read, refusal, refusing, worded,
+    PATH, Hyphenated, HyphenatedAbsentAsNull, Int64, NonEmpty, hyphenated, placed_at_root, read, refusal, refusing, worded,
 )
 from ucweb.errors import AlreadyExists, CatalogError, InvalidParameter
 from ucweb.ids import parse_uuid
@@ -247,11 +247,9 @@ class DeltaProtocol(Hyphenated):
     writer_features: Strings = Field(default_factory=list)
 
 
-class DeltaClustering(Hyphenated):
+class DeltaClustering(HyphenatedAbsentAsNull):
     clustering_columns: worded(list[Annotated[list[str], Field(min_length=1)]],
                                f"{PATH} must be an array of paths.") = Field(alias="clusteringColumns")
-
-    _absent = model_validator(mode="before")(classmethod(absent_as_null))
 
 
 class DeltaRowTracking(Hyphenated):
@@ -299,7 +297,7 @@ def _no_domain_metadata(value):
     return value or None  # an empty (or false) domain-metadata declares none
 
 
-class DeltaCreateTableRequest(Hyphenated):
+class DeltaCreateTableRequest(HyphenatedAbsentAsNull):
     name: Annotated[NonEmpty, BeforeValidator(lambda value: refusing(validate_name, value))]
     table_type: worded(Literal["MANAGED", "EXTERNAL"], f"{PATH} must be MANAGED or EXTERNAL.")
     location: worded(NonEmpty, f"{PATH} is required.")
@@ -312,8 +310,6 @@ class DeltaCreateTableRequest(Hyphenated):
     comment: str | None = None
     uniform: Json = Field(None, description="Required when the properties enable UniForm; "
                                             "its metadata-location lies inside the table's location.")
-
-    _absent = model_validator(mode="before")(classmethod(absent_as_null))
 
     @field_validator("columns")
     @classmethod
@@ -331,18 +327,14 @@ class DeltaCreateTableRequest(Hyphenated):
 
 
 # updateTable's requirements, each a tagged object.
-class DeltaAssertTableUuid(Hyphenated):
+class DeltaAssertTableUuid(HyphenatedAbsentAsNull):
     type: Literal["assert-table-uuid"]
     uuid: worded(NonEmpty, f"{PATH} is required.")
 
-    _absent = model_validator(mode="before")(classmethod(absent_as_null))
 
-
-class DeltaAssertEtag(Hyphenated):
+class DeltaAssertEtag(HyphenatedAbsentAsNull):
     type: Literal["assert-etag"]
     etag: worded(NonEmpty, f"{PATH} is required.")
-
-    _absent = model_validator(mode="before")(classmethod(absent_as_null))
 
 
 REQUIREMENTS = {"assert-table-uuid": DeltaAssertTableUuid, "assert-etag": DeltaAssertEtag}
@@ -367,32 +359,24 @@ def _by_kind(requirements: list) -> dict[str, str]:
 
 
 # updateTable's actions, each a tagged object.
-class DeltaSetProperties(Hyphenated):
+class DeltaSetProperties(HyphenatedAbsentAsNull):
     action: Literal["set-properties"]
     updates: StringMap
 
-    _absent = model_validator(mode="before")(classmethod(absent_as_null))
 
-
-class DeltaRemoveProperties(Hyphenated):
+class DeltaRemoveProperties(HyphenatedAbsentAsNull):
     action: Literal["remove-properties"]
     removals: Strings
 
-    _absent = model_validator(mode="before")(classmethod(absent_as_null))
 
-
-class DeltaSetProtocol(Hyphenated):
+class DeltaSetProtocol(HyphenatedAbsentAsNull):
     action: Literal["set-protocol"]
     protocol: _object(DeltaProtocol)
 
-    _absent = model_validator(mode="before")(classmethod(absent_as_null))
 
-
-class DeltaSetPartitionColumns(Hyphenated):
+class DeltaSetPartitionColumns(HyphenatedAbsentAsNull):
     action: Literal["set-partition-columns"]
     partition_columns: Strings
-
-    _absent = model_validator(mode="before")(classmethod(absent_as_null))
 
 
 class DeltaSetColumns(Hyphenated):
@@ -401,34 +385,26 @@ class DeltaSetColumns(Hyphenated):
         description="Read with the table's partition columns unless the request sets them.")
 
 
-class DeltaSetTableComment(Hyphenated):
+class DeltaSetTableComment(HyphenatedAbsentAsNull):
     action: Literal["set-table-comment"]
     comment: worded(str, f"{PATH} must be a string.")
 
-    _absent = model_validator(mode="before")(classmethod(absent_as_null))
 
-
-class DeltaSetDomainMetadata(Hyphenated):
+class DeltaSetDomainMetadata(HyphenatedAbsentAsNull):
     action: Literal["set-domain-metadata"]
     updates: _object(DeltaDomainMetadata)
 
-    _absent = model_validator(mode="before")(classmethod(absent_as_null))
 
-
-class DeltaRemoveDomainMetadata(Hyphenated):
+class DeltaRemoveDomainMetadata(HyphenatedAbsentAsNull):
     action: Literal["remove-domain-metadata"]
     domains: Strings
 
-    _absent = model_validator(mode="before")(classmethod(absent_as_null))
 
-
-class DeltaAddCommit(Hyphenated):
+class DeltaAddCommit(HyphenatedAbsentAsNull):
     action: Literal["add-commit"]
     commit: _object(DeltaCommit)
     uniform: Json = Field(None, description="Required when the table's properties enable UniForm; "
                                             "its metadata-location lies inside the table's location.")
-
-    _absent = model_validator(mode="before")(classmethod(absent_as_null))
 
 
 class DeltaSetLatestBackfilledVersion(Hyphenated):
