@@ -1,48 +1,62 @@
-"""Every enumeration of the catalog in one place."""
+"""Every enumeration of the catalog in one place.
+
+Most of them state each member's name once and spell its value from it (`_choices`): as the name
+itself ("MANAGED"), or as its protocol spells it: the securable type in lower case
+("registered_model"), the privilege as SQL ("CREATE CATALOG"), the audit action in camel case
+("createCatalog"). Their labels are Django's, the name title-cased, as a class body gives them."""
+
+from collections.abc import Callable
 
 from django.db import models
 
 
-class SecurableType(models.TextChoices):
-    METASTORE = "metastore"
-    CATALOG = "catalog"
-    SCHEMA = "schema"
-    TABLE = "table"
-    FUNCTION = "function"
-    VOLUME = "volume"
-    REGISTERED_MODEL = "registered_model"
-    EXTERNAL_LOCATION = "external_location"
-    CREDENTIAL = "credential"
-    POLICY = "policy"
+def _choices(name: str, members: str, spelling: Callable[[str], str] = str) -> type[models.TextChoices]:
+    """The TextChoices `name` with the `members` (names separated by white space) in their order,
+    each member's value `spelling(member)`."""
+    return models.TextChoices(name, [(member, spelling(member)) for member in members.split()], module=__name__)
 
 
-class Privilege(models.TextChoices):
-    CREATE_CATALOG = "CREATE CATALOG"
-    USE_CATALOG = "USE CATALOG"
-    CREATE_SCHEMA = "CREATE SCHEMA"
-    USE_SCHEMA = "USE SCHEMA"
-    CREATE_TABLE = "CREATE TABLE"
-    SELECT = "SELECT"
-    MODIFY = "MODIFY"
-    CREATE_FUNCTION = "CREATE FUNCTION"
-    EXECUTE = "EXECUTE"
-    CREATE_VOLUME = "CREATE VOLUME"
-    READ_VOLUME = "READ VOLUME"
-    CREATE_MODEL = "CREATE MODEL"
-    CREATE_EXTERNAL_LOCATION = "CREATE EXTERNAL LOCATION"
-    READ_FILES = "READ FILES"
-    WRITE_FILES = "WRITE FILES"
-    CREATE_EXTERNAL_TABLE = "CREATE EXTERNAL TABLE"
-    CREATE_EXTERNAL_VOLUME = "CREATE EXTERNAL VOLUME"
-    CREATE_MANAGED_STORAGE = "CREATE MANAGED STORAGE"
-    CREATE_STORAGE_CREDENTIAL = "CREATE STORAGE CREDENTIAL"
+def _camel_case(member: str) -> str:
+    first, *rest = member.lower().split("_")
+    return first + "".join(word.capitalize() for word in rest)
+
+
+SecurableType = _choices(
+    "SecurableType",
+    "METASTORE CATALOG SCHEMA TABLE FUNCTION VOLUME REGISTERED_MODEL EXTERNAL_LOCATION CREDENTIAL POLICY",
+    str.lower,
+)
+
+# The privileges as SQL spells them ("CREATE CATALOG").
+Privilege = _choices(
+    "Privilege",
+    "CREATE_CATALOG USE_CATALOG CREATE_SCHEMA USE_SCHEMA CREATE_TABLE SELECT MODIFY CREATE_FUNCTION EXECUTE "
+    "CREATE_VOLUME READ_VOLUME CREATE_MODEL CREATE_EXTERNAL_LOCATION READ_FILES WRITE_FILES "
+    "CREATE_EXTERNAL_TABLE CREATE_EXTERNAL_VOLUME CREATE_MANAGED_STORAGE CREATE_STORAGE_CREDENTIAL "
     # Polaris policies (see catalog.services.policies for how Polaris's POLICY_* privileges map).
-    CREATE_POLICY = "CREATE POLICY"
-    APPLY_POLICY = "APPLY POLICY"
+    "CREATE_POLICY APPLY_POLICY",
+    lambda member: member.replace("_", " "),
+)
 
 
 # Which privileges make sense on which securable. A privilege granted on a container is inherited
-# by everything inside it (a SELECT on a catalog reads every table of every schema in it).
+# by everything inside it (a SELECT on a catalog reads every table of every schema in it), so a
+# catalog takes what a schema takes, and what concerns its schemas themselves.
+_ON_A_SCHEMA = frozenset(
+    {
+        Privilege.USE_SCHEMA,
+        Privilege.CREATE_TABLE,
+        Privilege.SELECT,
+        Privilege.MODIFY,
+        Privilege.CREATE_FUNCTION,
+        Privilege.EXECUTE,
+        Privilege.CREATE_VOLUME,
+        Privilege.READ_VOLUME,
+        Privilege.CREATE_MODEL,
+        Privilege.CREATE_POLICY,
+        Privilege.APPLY_POLICY,
+    }
+)
 PRIVILEGES_BY_SECURABLE: dict[str, frozenset[str]] = {
     SecurableType.METASTORE: frozenset(
         {
@@ -51,38 +65,8 @@ PRIVILEGES_BY_SECURABLE: dict[str, frozenset[str]] = {
             Privilege.CREATE_STORAGE_CREDENTIAL,
         }
     ),
-    SecurableType.CATALOG: frozenset(
-        {
-            Privilege.USE_CATALOG,
-            Privilege.CREATE_SCHEMA,
-            Privilege.USE_SCHEMA,
-            Privilege.CREATE_TABLE,
-            Privilege.SELECT,
-            Privilege.MODIFY,
-            Privilege.CREATE_FUNCTION,
-            Privilege.EXECUTE,
-            Privilege.CREATE_VOLUME,
-            Privilege.READ_VOLUME,
-            Privilege.CREATE_MODEL,
-            Privilege.CREATE_POLICY,
-            Privilege.APPLY_POLICY,
-        }
-    ),
-    SecurableType.SCHEMA: frozenset(
-        {
-            Privilege.USE_SCHEMA,
-            Privilege.CREATE_TABLE,
-            Privilege.SELECT,
-            Privilege.MODIFY,
-            Privilege.CREATE_FUNCTION,
-            Privilege.EXECUTE,
-            Privilege.CREATE_VOLUME,
-            Privilege.READ_VOLUME,
-            Privilege.CREATE_MODEL,
-            Privilege.CREATE_POLICY,
-            Privilege.APPLY_POLICY,
-        }
-    ),
+    SecurableType.CATALOG: _ON_A_SCHEMA | {Privilege.USE_CATALOG, Privilege.CREATE_SCHEMA},
+    SecurableType.SCHEMA: _ON_A_SCHEMA,
     SecurableType.TABLE: frozenset({Privilege.SELECT, Privilege.MODIFY, Privilege.APPLY_POLICY}),
     SecurableType.FUNCTION: frozenset({Privilege.EXECUTE}),
     SecurableType.VOLUME: frozenset({Privilege.READ_VOLUME}),
@@ -101,139 +85,36 @@ PRIVILEGES_BY_SECURABLE: dict[str, frozenset[str]] = {
 }
 
 
-class TableType(models.TextChoices):
-    MANAGED = "MANAGED"
-    EXTERNAL = "EXTERNAL"
-    STREAMING_TABLE = "STREAMING_TABLE"
-    MATERIALIZED_VIEW = "MATERIALIZED_VIEW"
-    METRIC_VIEW = "METRIC_VIEW"
-    VIEW = "VIEW"
-
-
-class DataSourceFormat(models.TextChoices):
-    DELTA = "DELTA"
-    ICEBERG = "ICEBERG"
-    CSV = "CSV"
-    JSON = "JSON"
-    AVRO = "AVRO"
-    PARQUET = "PARQUET"
-    ORC = "ORC"
-    TEXT = "TEXT"
-
-
-class ColumnTypeName(models.TextChoices):
-    BOOLEAN = "BOOLEAN"
-    BYTE = "BYTE"
-    SHORT = "SHORT"
-    INT = "INT"
-    LONG = "LONG"
-    FLOAT = "FLOAT"
-    DOUBLE = "DOUBLE"
-    DATE = "DATE"
-    TIMESTAMP = "TIMESTAMP"
-    TIMESTAMP_NTZ = "TIMESTAMP_NTZ"
-    STRING = "STRING"
-    BINARY = "BINARY"
-    DECIMAL = "DECIMAL"
-    INTERVAL = "INTERVAL"
-    ARRAY = "ARRAY"
-    STRUCT = "STRUCT"
-    MAP = "MAP"
-    VARIANT = "VARIANT"
-    CHAR = "CHAR"
-    NULL = "NULL"
-    USER_DEFINED_TYPE = "USER_DEFINED_TYPE"
-    TABLE_TYPE = "TABLE_TYPE"
-
-
-class PrincipalKind(models.TextChoices):
-    USER = "USER"
-    SERVICE_PRINCIPAL = "SERVICE_PRINCIPAL"
-
-
-class GroupKind(models.TextChoices):
-    """What a group stands for. Grants, membership and nesting work the same for every kind."""
-
-    GROUP = "GROUP"                    # a group of the organization (Unity Catalog, SCIM)
-    PRINCIPAL_ROLE = "PRINCIPAL_ROLE"  # Polaris: granted to principals, holds catalog roles
-    CATALOG_ROLE = "CATALOG_ROLE"      # Polaris: scoped to one catalog, holds privileges in it
-
-
-class AuditOutcome(models.TextChoices):
-    SUCCESS = "SUCCESS"
-    DENIED = "DENIED"
-    FAILED = "FAILED"
-
+TableType = _choices("TableType", "MANAGED EXTERNAL STREAMING_TABLE MATERIALIZED_VIEW METRIC_VIEW VIEW")
+DataSourceFormat = _choices("DataSourceFormat", "DELTA ICEBERG CSV JSON AVRO PARQUET ORC TEXT")
+ColumnTypeName = _choices(
+    "ColumnTypeName",
+    "BOOLEAN BYTE SHORT INT LONG FLOAT DOUBLE DATE TIMESTAMP TIMESTAMP_NTZ STRING BINARY DECIMAL INTERVAL "
+    "ARRAY STRUCT MAP VARIANT CHAR NULL USER_DEFINED_TYPE TABLE_TYPE",
+)
+PrincipalKind = _choices("PrincipalKind", "USER SERVICE_PRINCIPAL")
+# What a group stands for. Grants, membership and nesting work the same for every kind: GROUP, a
+# group of the organization (Unity Catalog, SCIM); PRINCIPAL_ROLE (Polaris), granted to principals,
+# holds catalog roles; CATALOG_ROLE (Polaris), scoped to one catalog, holds privileges in it.
+GroupKind = _choices("GroupKind", "GROUP PRINCIPAL_ROLE CATALOG_ROLE")
+AuditOutcome = _choices("AuditOutcome", "SUCCESS DENIED FAILED")
 
 # -- volumes, functions, models, credentials, external locations, temporary credentials ---------
-class VolumeType(models.TextChoices):
-    MANAGED = "MANAGED"
-    EXTERNAL = "EXTERNAL"
-
-
-class RoutineBody(models.TextChoices):
-    SQL = "SQL"
-    EXTERNAL = "EXTERNAL"
-
-
-class ParameterStyle(models.TextChoices):
-    S = "S"
-
-
-class SqlDataAccess(models.TextChoices):
-    CONTAINS_SQL = "CONTAINS_SQL"
-    READS_SQL_DATA = "READS_SQL_DATA"
-    NO_SQL = "NO_SQL"
-
-
-class FunctionSecurityType(models.TextChoices):
-    DEFINER = "DEFINER"
-
-
-class FunctionParameterType(models.TextChoices):
-    PARAM = "PARAM"
-    COLUMN = "COLUMN"
-
-
-class FunctionParameterMode(models.TextChoices):
-    IN = "IN"
-
-
-class ModelVersionStatus(models.TextChoices):
-    MODEL_VERSION_STATUS_UNKNOWN = "MODEL_VERSION_STATUS_UNKNOWN"
-    PENDING_REGISTRATION = "PENDING_REGISTRATION"
-    FAILED_REGISTRATION = "FAILED_REGISTRATION"
-    READY = "READY"
-
-
-class CredentialPurpose(models.TextChoices):
-    STORAGE = "STORAGE"
-    SERVICE = "SERVICE"
-
-
-class TableOperation(models.TextChoices):
-    UNKNOWN_TABLE_OPERATION = "UNKNOWN_TABLE_OPERATION"
-    READ = "READ"
-    READ_WRITE = "READ_WRITE"
-
-
-class VolumeOperation(models.TextChoices):
-    UNKNOWN_VOLUME_OPERATION = "UNKNOWN_VOLUME_OPERATION"
-    READ_VOLUME = "READ_VOLUME"
-    WRITE_VOLUME = "WRITE_VOLUME"
-
-
-class PathOperation(models.TextChoices):
-    UNKNOWN_PATH_OPERATION = "UNKNOWN_PATH_OPERATION"
-    PATH_READ = "PATH_READ"
-    PATH_READ_WRITE = "PATH_READ_WRITE"
-    PATH_CREATE_TABLE = "PATH_CREATE_TABLE"
-
-
-class ModelVersionOperation(models.TextChoices):
-    UNKNOWN_MODEL_VERSION_OPERATION = "UNKNOWN_MODEL_VERSION_OPERATION"
-    READ_MODEL_VERSION = "READ_MODEL_VERSION"
-    READ_WRITE_MODEL_VERSION = "READ_WRITE_MODEL_VERSION"
+VolumeType = _choices("VolumeType", "MANAGED EXTERNAL")
+RoutineBody = _choices("RoutineBody", "SQL EXTERNAL")
+ParameterStyle = _choices("ParameterStyle", "S")
+SqlDataAccess = _choices("SqlDataAccess", "CONTAINS_SQL READS_SQL_DATA NO_SQL")
+FunctionSecurityType = _choices("FunctionSecurityType", "DEFINER")
+FunctionParameterType = _choices("FunctionParameterType", "PARAM COLUMN")
+FunctionParameterMode = _choices("FunctionParameterMode", "IN")
+ModelVersionStatus = _choices(
+    "ModelVersionStatus", "MODEL_VERSION_STATUS_UNKNOWN PENDING_REGISTRATION FAILED_REGISTRATION READY")
+CredentialPurpose = _choices("CredentialPurpose", "STORAGE SERVICE")
+TableOperation = _choices("TableOperation", "UNKNOWN_TABLE_OPERATION READ READ_WRITE")
+VolumeOperation = _choices("VolumeOperation", "UNKNOWN_VOLUME_OPERATION READ_VOLUME WRITE_VOLUME")
+PathOperation = _choices("PathOperation", "UNKNOWN_PATH_OPERATION PATH_READ PATH_READ_WRITE PATH_CREATE_TABLE")
+ModelVersionOperation = _choices(
+    "ModelVersionOperation", "UNKNOWN_MODEL_VERSION_OPERATION READ_MODEL_VERSION READ_WRITE_MODEL_VERSION")
 
 
 # -- Polaris policies -----------------------------------------------------------------------------
@@ -252,98 +133,41 @@ class PolicyTargetType(models.TextChoices):
     TABLE_LIKE = "table-like"
 
 
-class AuditAction(models.TextChoices):
-    """The audit trail's one vocabulary: a change, a read of data credentials and a refusal of
-    either are recorded under the same name (catalog.services.audit refuses any other)."""
-
-    CREATE_METASTORE = "createMetastore"
-    CREATE_CATALOG = "createCatalog"
-    UPDATE_CATALOG = "updateCatalog"
-    DELETE_CATALOG = "deleteCatalog"
-    CREATE_SCHEMA = "createSchema"
-    UPDATE_SCHEMA = "updateSchema"
-    UPDATE_NAMESPACE_PROPERTIES = "updateNamespaceProperties"
-    DELETE_SCHEMA = "deleteSchema"
-    CREATE_TABLE = "createTable"
-    CREATE_STAGING_TABLE = "createStagingTable"
-    UPDATE_TABLE = "updateTable"
-    RENAME_TABLE = "renameTable"
-    DELETE_TABLE = "deleteTable"
-    UNDROP_TABLE = "undropTable"
-    PURGE_DROPPED_TABLE = "purgeDroppedTable"
-    COMMIT_DELTA = "commitDelta"
-    UPDATE_DELTA_TABLE = "updateDeltaTable"
-    REPORT_METRICS = "reportMetrics"
-    CREATE_ICEBERG_TABLE = "createIcebergTable"
-    REGISTER_ICEBERG_TABLE = "registerIcebergTable"
-    COMMIT_ICEBERG_TABLE = "commitIcebergTable"
-    RENAME_ICEBERG_TABLE = "renameIcebergTable"
-    DROP_ICEBERG_TABLE = "dropIcebergTable"
-    CREATE_ICEBERG_VIEW = "createIcebergView"
-    REGISTER_ICEBERG_VIEW = "registerIcebergView"
-    REPLACE_ICEBERG_VIEW = "replaceIcebergView"
-    RENAME_ICEBERG_VIEW = "renameIcebergView"
-    DROP_ICEBERG_VIEW = "dropIcebergView"
-    NOTIFY_TABLE = "notifyTable"
-    CREATE_TABLE_BY_NOTIFICATION = "createTableByNotification"
-    UPDATE_TABLE_BY_NOTIFICATION = "updateTableByNotification"
-    DROP_TABLE_BY_NOTIFICATION = "dropTableByNotification"
-    CREATE_GENERIC_TABLE = "createGenericTable"
-    DROP_GENERIC_TABLE = "dropGenericTable"
-    CREATE_POLICY = "createPolicy"
-    UPDATE_POLICY = "updatePolicy"
-    DROP_POLICY = "dropPolicy"
-    ATTACH_POLICY = "attachPolicy"
-    DETACH_POLICY = "detachPolicy"
-    CREATE_VOLUME = "createVolume"
-    UPDATE_VOLUME = "updateVolume"
-    DELETE_VOLUME = "deleteVolume"
-    UNDROP_VOLUME = "undropVolume"
-    PURGE_DROPPED_VOLUME = "purgeDroppedVolume"
-    CREATE_FUNCTION = "createFunction"
-    DELETE_FUNCTION = "deleteFunction"
-    CREATE_REGISTERED_MODEL = "createRegisteredModel"
-    UPDATE_REGISTERED_MODEL = "updateRegisteredModel"
-    DELETE_REGISTERED_MODEL = "deleteRegisteredModel"
-    CREATE_MODEL_VERSION = "createModelVersion"
-    UPDATE_MODEL_VERSION = "updateModelVersion"
-    FINALIZE_MODEL_VERSION = "finalizeModelVersion"
-    DELETE_MODEL_VERSION = "deleteModelVersion"
-    CREATE_CREDENTIAL = "createCredential"
-    UPDATE_CREDENTIAL = "updateCredential"
-    DELETE_CREDENTIAL = "deleteCredential"
-    CREATE_EXTERNAL_LOCATION = "createExternalLocation"
-    UPDATE_EXTERNAL_LOCATION = "updateExternalLocation"
-    DELETE_EXTERNAL_LOCATION = "deleteExternalLocation"
-    UPDATE_PERMISSIONS = "updatePermissions"
+# The audit trail's one vocabulary, in camel case ("createCatalog"): a change, a read of data
+# credentials and a refusal of either are recorded under the same name (catalog.services.audit
+# refuses any other).
+AuditAction = _choices(
+    "AuditAction",
+    "CREATE_METASTORE "
+    "CREATE_CATALOG UPDATE_CATALOG DELETE_CATALOG "
+    "CREATE_SCHEMA UPDATE_SCHEMA UPDATE_NAMESPACE_PROPERTIES DELETE_SCHEMA "
+    "CREATE_TABLE CREATE_STAGING_TABLE UPDATE_TABLE RENAME_TABLE DELETE_TABLE UNDROP_TABLE PURGE_DROPPED_TABLE "
+    "COMMIT_DELTA UPDATE_DELTA_TABLE REPORT_METRICS "
+    "CREATE_ICEBERG_TABLE REGISTER_ICEBERG_TABLE COMMIT_ICEBERG_TABLE RENAME_ICEBERG_TABLE DROP_ICEBERG_TABLE "
+    "CREATE_ICEBERG_VIEW REGISTER_ICEBERG_VIEW REPLACE_ICEBERG_VIEW RENAME_ICEBERG_VIEW DROP_ICEBERG_VIEW "
+    "NOTIFY_TABLE CREATE_TABLE_BY_NOTIFICATION UPDATE_TABLE_BY_NOTIFICATION DROP_TABLE_BY_NOTIFICATION "
+    "CREATE_GENERIC_TABLE DROP_GENERIC_TABLE "
+    "CREATE_POLICY UPDATE_POLICY DROP_POLICY ATTACH_POLICY DETACH_POLICY "
+    "CREATE_VOLUME UPDATE_VOLUME DELETE_VOLUME UNDROP_VOLUME PURGE_DROPPED_VOLUME "
+    "CREATE_FUNCTION DELETE_FUNCTION "
+    "CREATE_REGISTERED_MODEL UPDATE_REGISTERED_MODEL DELETE_REGISTERED_MODEL "
+    "CREATE_MODEL_VERSION UPDATE_MODEL_VERSION FINALIZE_MODEL_VERSION DELETE_MODEL_VERSION "
+    "CREATE_CREDENTIAL UPDATE_CREDENTIAL DELETE_CREDENTIAL "
+    "CREATE_EXTERNAL_LOCATION UPDATE_EXTERNAL_LOCATION DELETE_EXTERNAL_LOCATION "
+    "UPDATE_PERMISSIONS "
     # reads of data: credentials vended, requests signed
-    GENERATE_TEMPORARY_TABLE_CREDENTIALS = "generateTemporaryTableCredentials"
-    GENERATE_TEMPORARY_VOLUME_CREDENTIALS = "generateTemporaryVolumeCredentials"
-    GENERATE_TEMPORARY_PATH_CREDENTIALS = "generateTemporaryPathCredentials"
-    GENERATE_TEMPORARY_MODEL_VERSION_CREDENTIALS = "generateTemporaryModelVersionCredentials"
-    VEND_ICEBERG_CREDENTIALS = "vendIcebergCredentials"
-    SIGN_ICEBERG_REQUEST = "signIcebergRequest"
+    "GENERATE_TEMPORARY_TABLE_CREDENTIALS GENERATE_TEMPORARY_VOLUME_CREDENTIALS "
+    "GENERATE_TEMPORARY_PATH_CREDENTIALS GENERATE_TEMPORARY_MODEL_VERSION_CREDENTIALS "
+    "VEND_ICEBERG_CREDENTIALS SIGN_ICEBERG_REQUEST "
     # groups and their members
-    CREATE_GROUP = "createGroup"
-    UPDATE_GROUP = "updateGroup"
-    DELETE_GROUP = "deleteGroup"
+    "CREATE_GROUP UPDATE_GROUP DELETE_GROUP "
     # principals and their keys
-    CREATE_PRINCIPAL = "createPrincipal"
-    DELETE_PRINCIPAL = "deletePrincipal"
-    UPDATE_PRINCIPAL = "updatePrincipal"
-    SET_METASTORE_ADMIN = "setMetastoreAdmin"
-    ISSUE_TOKEN = "issueToken"
-    REVOKE_TOKEN = "revokeToken"
-    CREATE_CLIENT_SECRET = "createClientSecret"
-    ROTATE_CLIENT_SECRET = "rotateClientSecret"
+    "CREATE_PRINCIPAL DELETE_PRINCIPAL UPDATE_PRINCIPAL SET_METASTORE_ADMIN ISSUE_TOKEN REVOKE_TOKEN "
+    "CREATE_CLIENT_SECRET ROTATE_CLIENT_SECRET "
     # an OpenID provider's users: their groups synced from a token, an IdP token exchanged for ucweb's
-    SYNC_IDP_GROUPS = "syncIdpGroups"
-    EXCHANGE_TOKEN = "exchangeToken"
+    "SYNC_IDP_GROUPS EXCHANGE_TOKEN "
     # maintenance: asked for by a principal, then run by the catalog
-    REQUEST_MAINTENANCE = "requestMaintenance"
-    MAINTENANCE_OPTIMIZE = "maintenanceOptimize"
-    MAINTENANCE_CHECKPOINT = "maintenanceCheckpoint"
-    MAINTENANCE_VACUUM = "maintenanceVacuum"
-    MAINTENANCE_EXPIRE_SNAPSHOTS = "maintenanceExpireSnapshots"
-    MAINTENANCE_REMOVE_ORPHANS = "maintenanceRemoveOrphans"
-    MAINTENANCE_REWRITE_MANIFESTS = "maintenanceRewriteManifests"
+    "REQUEST_MAINTENANCE MAINTENANCE_OPTIMIZE MAINTENANCE_CHECKPOINT MAINTENANCE_VACUUM "
+    "MAINTENANCE_EXPIRE_SNAPSHOTS MAINTENANCE_REMOVE_ORPHANS MAINTENANCE_REWRITE_MANIFESTS",
+    _camel_case,
+)

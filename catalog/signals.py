@@ -10,9 +10,13 @@ nothing behind, and acts once it commits.
 `publication_due`: a managed Delta table (`table_id`) holds so many ratified commits that nobody
 has published yet that the catalog should publish them itself. Sent after the ratifying
 transaction commits.
+
+`change_events_written`: a transaction that wrote change events (catalog.services.change_events)
+committed; their delivery is due.
 """
 
 from django.dispatch import Signal
 
 securable_dropped = Signal()
 publication_due = Signal()
+change_events_written = Signal()

@@ -142,9 +142,11 @@ def _write(caller: Principal, planned: _Planned) -> Loaded:
         state = swap(table, metadata, table.iceberg, columns=planned.columns, save=False)
     table.updated_at = timezone.now()
     table.updated_by = caller.name
-    event = audit.event(principal=caller.name, action="commitIcebergTable", securable_type="table",
+    # The new metadata file is the Iceberg table's version.
+    event_details["metadata_location"] = state.metadata_location
+    events = audit.rows(principal=caller.name, action="commitIcebergTable", securable_type="table",
                         securable_name=table.full_name, securable_id=table.id, details=event_details)
-    save_with(table, ["properties", "storage_location", "updated_at", "updated_by"], [event],
+    save_with(table, ["properties", "storage_location", "updated_at", "updated_by"], events,
               updates=[(state, SWAPPED_FIELDS)] if planned.table is not None else ())
     config = catalog_iceberg.storage_config(table.storage_location)
     return Loaded(table, state.metadata_location, state.metadata_json, config)

@@ -134,9 +134,9 @@ class Ratification:
         if not self.changed:
             return
         table = self.table
-        event = audit.event(principal=self.caller.name, action=action, securable_type="table",
+        events = audit.rows(principal=self.caller.name, action=action, securable_type="table",
                             securable_name=table.full_name, securable_id=table.id, details=details)
-        save_with(table, self.changed, [*self.rows, event])
+        save_with(table, self.changed, [*self.rows, *events])
 
     def pending(self) -> list[dict] | None:
         """The commits after latest_published_version (newest first) when the row was read with

@@ -10,3 +10,7 @@ def purge_dropped_securable(sender, *, location: str, reason: str, requested_by:
 
 def verify_publication(sender, *, table_id: str, **kwargs) -> None:
     nudges.enqueue("maintenance.publish_verify_table", table_id)
+
+
+def deliver_change_events(sender, **kwargs) -> None:
+    nudges.enqueue_coalesced("maintenance.deliver_change_events")

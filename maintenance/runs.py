@@ -172,9 +172,10 @@ def _finish(plan: MaintenancePlan, status: str, outcome: str, after: dict | None
     if after is not None:
         plan.after = after
         fields.append("after")
-    plan.save(update_fields=fields)
+    with transaction.atomic():  # the run's end and its audit (and change) event, together
+        plan.save(update_fields=fields)
+        _audit(plan, AuditOutcome.FAILED if status == Status.FAILED else AuditOutcome.SUCCESS)
     metrics.MAINTENANCE_RUNS.labels(plan.operation, status.lower()).inc()
-    _audit(plan, AuditOutcome.FAILED if status == Status.FAILED else AuditOutcome.SUCCESS)
 
 
 def _audit(plan: MaintenancePlan, outcome: str) -> None:

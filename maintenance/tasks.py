@@ -3,7 +3,7 @@ lives in the database (row locks, put-if-absent), the broker only carries nudges
 
 from celery import shared_task
 
-from maintenance import health, publish, purge
+from maintenance import change_events, health, publish, purge
 
 
 @shared_task(name="maintenance.purge_location")
@@ -39,6 +39,11 @@ def publish_verify_table(table_id: str) -> int:
 @shared_task(name="maintenance.refresh_health")
 def refresh_health() -> int:
     return health.refresh_all()
+
+
+@shared_task(name="maintenance.deliver_change_events")
+def deliver_change_events() -> int:
+    return change_events.drain()
 
 
 @shared_task(name="maintenance.run_due")

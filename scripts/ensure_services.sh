@@ -2,6 +2,8 @@
 # Make sure what the test suite needs is there: the local PostgreSQL (127.0.0.1:5432) running,
 # and the redis-server and Chromium programs installed (the worker tests start a Redis of their
 # own on a free port, and no other test uses one, so no Redis server is started here).
+# NATS is optional: the change-event tests start a nats-server of their own when the program is
+# installed, and skip, saying so, when it is not.
 # Idempotent: a PostgreSQL that already answers is left alone, a stopped one is started; missing
 # ones are installed with apt-get (needs root, or passwordless sudo) first.
 #

@@ -1,7 +1,9 @@
 """The pure functions under the APIs, without a database: full-name splitting, page tokens,
 access evaluation, the checks of a catalog-managed table's first commit, Iceberg view metadata
-updates, the error table and the reading of a body against its model (the wording of a refusal). (Models built here are never saved. Location canonicalisation is in
-tests/test_locations.py, the Delta format modules in tests/test_delta_formats.py.)"""
+updates, the error table, the reading of a body against its model (the wording of a refusal), and
+what the recipes of catalog.services call each securable type. (Models built here are never saved.
+Location canonicalisation is in tests/test_locations.py, the Delta format modules in
+tests/test_delta_formats.py.)"""
 
 import json
 
@@ -11,6 +13,7 @@ from catalog.authz import Access, hidden_level
 from catalog.choices import Privilege, SecurableType
 from catalog.models import Catalog, Principal, Schema, Table
 from catalog.pagination import decode_page_token, encode_page_token
+from catalog.services import audit, recipes
 from catalog.names import join_full_name, split_full_name, validate_name
 from commits import delta_wire
 from commits.delta_v1.wire import DeltaUpdateTableRequest
@@ -409,3 +412,15 @@ def test_an_update_of_the_delta_rest_api_is_refused_in_its_words(body, kind, mes
     with pytest.raises(InvalidParameter) as refused:
         read(DeltaUpdateTableRequest, body)
     assert (type(refused.value).__name__, refused.value.message) == (kind, message)
+
+
+# -- the recipes' names for a securable type -----------------------------------------------------------
+@pytest.mark.parametrize("securable_type, what, updated, deleted", [
+    (SecurableType.CATALOG, "Catalog", "updateCatalog", "deleteCatalog"),
+    (SecurableType.REGISTERED_MODEL, "Registered model", "updateRegisteredModel", "deleteRegisteredModel"),
+    (SecurableType.EXTERNAL_LOCATION, "External location", "updateExternalLocation", "deleteExternalLocation"),
+])
+def test_a_securable_type_names_its_conflicts_updates_and_deletions(securable_type, what, updated, deleted):
+    kind = recipes.Updatable(securable_type=securable_type)
+    assert kind.what == what and kind.audit_action == updated
+    assert audit.change_of(securable_type, "delete") == deleted

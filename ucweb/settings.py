@@ -412,6 +412,7 @@ UCWEB_MAINTENANCE_SCHEDULE = {
     "expire-dropped": ("maintenance.expire_dropped", 600),
     "refresh-health-and-plans": ("maintenance.refresh_health", 300),
     "run-due-maintenance": ("maintenance.run_due", 300),
+    "deliver-change-events": ("maintenance.deliver_change_events", 5),
 }
 # Other intervals for the first install, as "name=seconds,name=seconds" (a name above).
 for _entry in filter(None, (env_str("UCWEB_MAINTENANCE_SCHEDULE_SECONDS", "") or "").split(",")):
@@ -421,6 +422,18 @@ for _entry in filter(None, (env_str("UCWEB_MAINTENANCE_SCHEDULE_SECONDS", "") or
             f"UCWEB_MAINTENANCE_SCHEDULE_SECONDS: {_entry!r} is not name=seconds with a name of "
             f"{', '.join(UCWEB_MAINTENANCE_SCHEDULE)}")
     UCWEB_MAINTENANCE_SCHEDULE[_name.strip()] = (UCWEB_MAINTENANCE_SCHEDULE[_name.strip()][0], int(_seconds))
+
+# --- change events (catalog.services.change_events writes them, maintenance.change_events delivers)
+# Written only when a sink is configured: NATS JetStream (subject template with `{type}`, in a
+# stream of that name, created when missing) and/or a webhook receiving CloudEvents over HTTP.
+UCWEB_EVENTS_NATS_URL = env_str("UCWEB_EVENTS_NATS_URL")
+UCWEB_EVENTS_NATS_SUBJECT = env_str("UCWEB_EVENTS_NATS_SUBJECT", "ucweb.events.{type}")
+UCWEB_EVENTS_NATS_STREAM = env_str("UCWEB_EVENTS_NATS_STREAM", "UCWEB_EVENTS")
+UCWEB_EVENTS_WEBHOOK_URL = env_str("UCWEB_EVENTS_WEBHOOK_URL")
+UCWEB_EVENTS_SOURCE = env_str("UCWEB_EVENTS_SOURCE", "/ucweb")
+UCWEB_EVENTS_KEEP_DELIVERED = env_int("UCWEB_EVENTS_KEEP_DELIVERED", 10000)
+UCWEB_EVENTS_BACKOFF_SECONDS = env_int("UCWEB_EVENTS_BACKOFF_SECONDS", 5)
+UCWEB_EVENTS_TIMEOUT_SECONDS = env_int("UCWEB_EVENTS_TIMEOUT_SECONDS", 10)
 
 LOGGING = {
     "version": 1,

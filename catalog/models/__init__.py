@@ -1,4 +1,5 @@
 from .assets import Credential, ExternalLocation, Function, ModelVersion, RegisteredModel, Volume
+from .events import ChangeEvent
 from .governance import AuditEvent, Grant, Group, GroupClosure, GroupMember, Principal, Token
 from .namespace import Catalog, Column, Metastore, Schema, StagingTable, Table
 from .policies import Policy, PolicyAttachment
@@ -6,6 +7,7 @@ from .policies import Policy, PolicyAttachment
 __all__ = [
     "AuditEvent",
     "Catalog",
+    "ChangeEvent",
     "Column",
     "Credential",
     "ExternalLocation",

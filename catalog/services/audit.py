@@ -1,5 +1,9 @@
+from django.db import transaction
+from django.db.models import Model
+
 from catalog.choices import AuditAction, AuditOutcome, SecurableType
 from catalog.models import AuditEvent
+from catalog.services import change_events
 
 
 def event(
@@ -25,11 +29,26 @@ def event(
     )
 
 
-def record(**fields) -> AuditEvent:
-    """Saves the event `event(**fields)` describes."""
+def rows(**fields) -> list[Model]:
+    """The event `event(**fields)` describes and, for a successful change, its change event (the
+    outbox row, catalog.services.change_events): unsaved, for a caller that writes them together
+    with other rows in the change's transaction."""
     row = event(**fields)
-    row.save(force_insert=True)
-    return row
+    return [row, *change_events.outbox(row)]
+
+
+def record(**fields) -> AuditEvent:
+    """Saves the rows `rows(**fields)` describes, together: in the caller's transaction, else in
+    one of their own (the audit event and its change event are never written one without the other)."""
+    audit_event, *outbox = rows(**fields)
+    if not outbox:
+        audit_event.save(force_insert=True)
+        return audit_event
+    with transaction.atomic(savepoint=False):  # no savepoint: the caller's transaction is theirs too
+        audit_event.save(force_insert=True)
+        for row in outbox:
+            row.save(force_insert=True)
+    return audit_event
 
 
 def change_of(securable_type: str, change: str) -> AuditAction:

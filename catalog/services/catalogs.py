@@ -62,7 +62,7 @@ def create_catalog(*, caller: Principal, name, comment=None, properties=None, st
 
 
 UPDATABLE = recipes.Updatable(
-    securable_type=SecurableType.CATALOG, what="Catalog",
+    securable_type=SecurableType.CATALOG,
     siblings=recipes.in_the_metastore, already_exists=CatalogAlreadyExists,
 )
 
@@ -81,7 +81,7 @@ def delete_catalog(*, caller: Principal, name: str, force: bool) -> None:
     from catalog.services.schemas import drop_schema_contents
 
     catalog, access = resolve.catalog(caller, name, for_update=True)
-    with recipes.dropping(catalog, caller=caller, access=access, action="deleteCatalog",
+    with recipes.dropping(catalog, caller=caller, access=access,
                           securable_type=SecurableType.CATALOG, details={"force": force}):
         schemas = Schema.objects.filter(catalog=catalog)
         if not force and schemas.exists():

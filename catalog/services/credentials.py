@@ -143,7 +143,7 @@ def create_credential(
 
 
 UPDATABLE = recipes.Updatable(
-    securable_type=SecurableType.CREDENTIAL, what="Credential",
+    securable_type=SecurableType.CREDENTIAL,
     siblings=recipes.in_the_metastore, fields=recipes.COMMENT_AND_OWNER,
 )
 
@@ -170,7 +170,7 @@ def delete_credential(*, caller: Principal, name: str, force: bool) -> None:
     """Without force, a credential that external locations use stays; with force those external
     locations are deleted with it."""
     credential, access = resolve.credential(caller, name, for_update=True)
-    with recipes.dropping(credential, caller=caller, access=access, action="deleteCredential",
+    with recipes.dropping(credential, caller=caller, access=access,
                           securable_type=SecurableType.CREDENTIAL, details={"force": force}) as details:
         dependents = list(ExternalLocation.objects.filter(credential=credential).order_by("name"))
         if dependents and not force:

@@ -102,7 +102,7 @@ def _names(rows) -> str:
 
 
 UPDATABLE = recipes.Updatable(
-    securable_type=SecurableType.EXTERNAL_LOCATION, what="External location", siblings=recipes.in_the_metastore,
+    securable_type=SecurableType.EXTERNAL_LOCATION, siblings=recipes.in_the_metastore,
     fields=recipes.COMMENT_AND_OWNER,
 )
 
@@ -135,7 +135,7 @@ def delete_external_location(*, caller: Principal, name: str, force: bool) -> No
     """Without force, an external location that still holds external tables or volumes stays;
     with force it goes and they stay, no longer governed by any external location."""
     location, access = resolve.external_location(caller, name, for_update=True)
-    with recipes.dropping(location, caller=caller, access=access, action="deleteExternalLocation",
+    with recipes.dropping(location, caller=caller, access=access,
                           securable_type=SecurableType.EXTERNAL_LOCATION, details={"force": force}):
         dependents = _dependents(location.url)
         if dependents and not force:

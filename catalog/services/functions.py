@@ -224,6 +224,5 @@ def create_function(*, caller: Principal, function_info) -> Function:
 @transaction.atomic
 def delete_function(*, caller: Principal, full_name: str) -> None:
     function, access = resolve.function(caller, full_name, for_update=True)
-    with recipes.dropping(function, caller=caller, access=access, action="deleteFunction",
-                          securable_type=SecurableType.FUNCTION):
+    with recipes.dropping(function, caller=caller, access=access, securable_type=SecurableType.FUNCTION):
         function.delete()

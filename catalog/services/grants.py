@@ -81,6 +81,9 @@ def update_assignments(*, securable_type: str, securable, changes, caller: Princ
         if role.catalog_id is not None and _catalog_id_of(securable) != role.catalog_id:
             raise InvalidParameter(f"Catalog role {role.name} holds privileges only on securables of its catalog.")
     full_name = describe(securable)
+    # Changes of one securable are written one after the other, so their change events (written
+    # with the audit event) come in the order the changes took effect.
+    list(type(securable).objects.select_for_update().filter(pk=securable.pk).values_list("pk"))
     for change in validated:
         for privilege in change["add"]:
             Grant.objects.get_or_create(

@@ -53,7 +53,6 @@ class Updatable:
     `siblings`: the rows its name must differ from; `comment`: the comment's validator."""
 
     securable_type: str
-    what: str                                   # "Catalog", "Registered model": for "already exists"
     siblings: Callable[[object], QuerySet] | None = None
     fields: tuple[str, ...] = COMMON_FIELDS
     comment: Callable = validate_comment
@@ -64,6 +63,11 @@ class Updatable:
     def __post_init__(self):
         if not self.audit_action:
             object.__setattr__(self, "audit_action", audit.change_of(self.securable_type, "update"))
+
+    @property
+    def what(self) -> str:
+        """What "already exists" calls it: "Catalog", "Registered model"."""
+        return self.securable_type.replace("_", " ").capitalize()
 
 
 def rename(row, new_name, kind: Updatable) -> None:
@@ -150,7 +154,7 @@ def save_new_with_storage_root(row, *, caller: Principal, kind: str, action: str
 
 
 @contextmanager
-def dropping(row, *, caller: Principal, access: authz.Access, action: str, securable_type: str,
+def dropping(row, *, caller: Principal, access: authz.Access, securable_type: str,
              details: dict | None = None) -> Iterator[dict]:
     """The deletion of `row` in the caller's transaction, by the body of the `with`.
 
@@ -160,14 +164,15 @@ def dropping(row, *, caller: Principal, access: authz.Access, action: str, secur
     schema's or table's grants explicitly (they have no post_delete handler); a volume's,
     function's or registered model's grants and files go by the post_delete handlers of
     catalog.models.assets, a credential's or external location's grants by theirs. When the body
-    is done, the audit event names the id and full name the row had, with `details` (the dict the
-    `with` gives: the body may add what it learnt; none are recorded when it is empty)."""
+    is done, the audit event (the deletion of its securable type: deleteVolume) names the id and
+    full name the row had, with `details` (the dict the `with` gives: the body may add what it
+    learnt; none are recorded when it is empty)."""
     authz.require(caller, row, Action.DELETE, access=access)
     row_id, name = row.id, row.full_name
     details = {} if details is None else details
     yield details
-    audit.record(principal=caller.name, action=action, securable_type=securable_type,
-                 securable_name=name, securable_id=row_id, details=details or None)
+    audit.record(principal=caller.name, action=audit.change_of(securable_type, "delete"),
+                 securable_type=securable_type, securable_name=name, securable_id=row_id, details=details or None)
 
 
 def require_create(caller: Principal, catalog_name: str, schema_name: str, action: Action):

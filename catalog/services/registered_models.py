@@ -86,7 +86,7 @@ def create_model(*, caller: Principal, name, catalog_name, schema_name, comment=
 
 
 UPDATABLE = recipes.Updatable(
-    securable_type=SecurableType.REGISTERED_MODEL, what="Registered model",
+    securable_type=SecurableType.REGISTERED_MODEL,
     siblings=recipes.in_its_schema, fields=recipes.COMMENT_AND_OWNER,
     comment=lambda value: reject_nul(validate_long_comment(value), field="comment"),
 )
@@ -102,7 +102,7 @@ def update_model(*, caller: Principal, full_name: str, fields: dict) -> Register
 def delete_model(*, caller: Principal, full_name: str, force: bool) -> None:
     """All versions must be deleted first unless `force`; files are purged after commit."""
     model, access = resolve.registered_model(caller, full_name, for_update=True)
-    with recipes.dropping(model, caller=caller, access=access, action="deleteRegisteredModel",
+    with recipes.dropping(model, caller=caller, access=access,
                           securable_type=SecurableType.REGISTERED_MODEL, details={"force": force}) as details:
         versions = details["versions"] = model.versions.count()
         if versions and not force:
@@ -166,7 +166,7 @@ def get_version(*, caller: Principal, full_name: str, version) -> ModelVersion:
 
 
 VERSION_UPDATABLE = recipes.Updatable(
-    securable_type=SecurableType.REGISTERED_MODEL, audit_action="updateModelVersion", what="Model version",
+    securable_type=SecurableType.REGISTERED_MODEL, audit_action="updateModelVersion",
     fields=("comment",), comment=UPDATABLE.comment,
 )
 

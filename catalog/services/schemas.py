@@ -50,7 +50,7 @@ def create_schema(
 
 
 UPDATABLE = recipes.Updatable(
-    securable_type=SecurableType.SCHEMA, what="Schema",
+    securable_type=SecurableType.SCHEMA,
     siblings=lambda schema: Schema.objects.filter(catalog=schema.catalog, parent=schema.parent),
     already_exists=SchemaAlreadyExists,
 )
@@ -89,7 +89,7 @@ def delete_schema(*, caller: Principal, full_name: str, force: bool) -> None:
     """The schema row stays locked until the end: what is created in it meanwhile waits, and
     fails then, instead of slipping in after the check that it is empty."""
     schema, access = resolve.schema_by_full_name(caller, full_name, for_update=True)
-    with recipes.dropping(schema, caller=caller, access=access, action="deleteSchema",
+    with recipes.dropping(schema, caller=caller, access=access,
                           securable_type=SecurableType.SCHEMA, details={"force": force}):
         if not force and _has_contents(schema):
             raise SchemaNotEmpty(

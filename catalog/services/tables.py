@@ -116,13 +116,12 @@ def create_table(
 @transaction.atomic
 def delete_table(*, caller: Principal, full_name: str) -> None:
     table, access = resolve.table(caller, full_name, for_update=True)
-    with recipes.dropping(table, caller=caller, access=access, action="deleteTable",
-                          securable_type=SecurableType.TABLE):
+    with recipes.dropping(table, caller=caller, access=access, securable_type=SecurableType.TABLE):
         dropped.drop_table(table, dropped_by=caller.name)
 
 
 UPDATABLE = recipes.Updatable(
-    securable_type=SecurableType.TABLE, what="Table",
+    securable_type=SecurableType.TABLE,
     siblings=recipes.in_its_schema, fields=recipes.COMMENT_AND_OWNER,
     already_exists=TableAlreadyExists,
 )

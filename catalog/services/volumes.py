@@ -70,7 +70,7 @@ def create_volume(
 
 
 UPDATABLE = recipes.Updatable(
-    securable_type=SecurableType.VOLUME, what="Volume",
+    securable_type=SecurableType.VOLUME,
     siblings=recipes.in_its_schema, fields=recipes.COMMENT_AND_OWNER,
     comment=validate_long_comment,
 )
@@ -88,8 +88,7 @@ def delete_volume(*, caller: Principal, full_name: str) -> None:
     volume's files are purged after commit and grants go with it (the post_delete handlers of
     catalog.models.assets, which also run when a schema is dropped)."""
     volume, access = resolve.volume(caller, full_name, for_update=True)
-    with recipes.dropping(volume, caller=caller, access=access, action="deleteVolume",
-                          securable_type=SecurableType.VOLUME):
+    with recipes.dropping(volume, caller=caller, access=access, securable_type=SecurableType.VOLUME):
         dropped.drop_volume(volume, dropped_by=caller.name)
 
 

@@ -31,14 +31,12 @@ class SecurableInfo(serializers.Serializer):
 
 
 # What a volume, function, registered model, credential or external location answers about its
-# comment, owner and changes. (A comment, not a docstring: subclasses would show it in the OpenAPI.)
-class OwnedInfo(serializers.Serializer):
+# comment, owner and changes: what a catalog, schema or table answers, but its comment is always
+# present and it has no properties (DRF keeps an overridden field in its place and leaves out a
+# field set to None). A comment, not a docstring: subclasses would show it in the OpenAPI.
+class OwnedInfo(SecurableInfo):
     comment = serializers.CharField(allow_null=True)
-    owner = serializers.CharField()
-    created_at = EpochMillisField()
-    created_by = serializers.CharField()
-    updated_at = EpochMillisField(allow_null=True)
-    updated_by = serializers.CharField(allow_null=True)
+    properties = None
 
 
 # What a volume's or registered model's owner changes: its comment, name and owner. (A comment, not
