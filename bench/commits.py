@@ -202,7 +202,7 @@ def main():
     parser.add_argument("--seconds", type=int, default=10, help="duration of each run")
     parser.add_argument("--writers", default="1,8,32")
     parser.add_argument("--tables", default="1,100")
-    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes (UCWEB_WORKERS)")
+    parser.add_argument("--workers", type=int, default=2, help="server worker processes (UCWEB_WORKERS)")
     parser.add_argument("--apis", default="legacy,v1", help="commit paths: legacy (/delta/commit), v1 (/delta/v1)")
     args = parser.parse_args()
 

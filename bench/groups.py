@@ -99,7 +99,7 @@ def main():
     finally:
         bench.server.stop()
     print(f"\nReaching a table through {CHAINS * DEPTH} groups ({CHAINS} chains, {DEPTH} deep) beside direct "
-          f"grants: {args.rounds} rounds of {args.requests} requests each, one client, one gunicorn worker, "
+          f"grants: {args.rounds} rounds of {args.requests} requests each, one client, one server worker, "
           f"{os.cpu_count()} CPUs\n")
     print("| request | direct req/s | grouped req/s | direct CPU ms/req | grouped CPU ms/req | grouped ÷ direct (CPU) |")
     print("|--|--:|--:|--:|--:|--:|")

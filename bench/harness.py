@@ -1,5 +1,5 @@
 """What the benchmarks share: a fresh PostgreSQL database, ucweb served as `make run` serves it
-(scripts/run_server.sh: gunicorn's asyncio worker, a pool of database connections per worker),
+(scripts/run_server.sh: granian serving Django through WSGI, a pool of database connections per worker),
 an admin token, and managed Delta tables created through the API."""
 
 from __future__ import annotations
@@ -58,8 +58,22 @@ def run_concurrently(target, count: int) -> float:
     return time.perf_counter() - started
 
 
+def session_cpu_seconds(session: int) -> float:
+    """User + system CPU time so far of the processes of a session (Linux /proc)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # a process that ended meanwhile
+        if int(fields[3]) == session:
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / tick
+
+
 class Server:
-    """`bash scripts/run_server.sh` (migrate, bootstrap, then gunicorn as `make run` and the Docker
+    """`bash scripts/run_server.sh` (migrate, bootstrap, then granian as `make run` and the Docker
     image start it), without the Celery worker; its output goes to `server.log` in the var dir."""
 
     def __init__(self, env, port):
@@ -81,18 +95,10 @@ class Server:
         raise RuntimeError("the server did not start")
 
     def cpu_seconds(self) -> float:
-        """User + system CPU time so far of the processes of the server's session: the gunicorn
-        arbiter and its live workers (the script itself waits; Linux /proc)."""
-        tick = os.sysconf("SC_CLK_TCK")
-        total = 0
-        for stat in Path("/proc").glob("[0-9]*/stat"):
-            try:
-                fields = stat.read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue  # a process that ended meanwhile
-            if int(fields[3]) == self.process.pid:  # the session id: start_new_session made it the script's pid
-                total += int(fields[11]) + int(fields[12])  # utime, stime
-        return total / tick
+        """User + system CPU time so far of the processes of the server's session: granian's
+        main process and its live workers (the script itself waits; start_new_session made the
+        script's pid the session id)."""
+        return session_cpu_seconds(self.process.pid)
 
     def stop(self):
         try:
@@ -114,7 +120,7 @@ class Bench:
 
 def start(default_database: str, workers: int, **settings: str) -> Bench:
     """A fresh database (BENCH_DATABASE_URL, else `default_database`), the server on it with
-    `workers` gunicorn workers and the given settings, an admin token, and Django set up in this
+    `workers` server worker processes and the given settings, an admin token, and Django set up in this
     process on the same database and storage (for the storage helpers and the ORM)."""
     database_url = os.environ.get("BENCH_DATABASE_URL", default_database)
     recreate_database(database_url)

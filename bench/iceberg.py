@@ -7,7 +7,7 @@ own SqlCatalog on the same PostgreSQL and the same storage.
     .venv/bin/python bench/iceberg.py --peer-only --seconds 5    # only ucweb vs SqlCatalog
     .venv/bin/python bench/iceberg.py --reads-only               # only loadTable / GET table vs bare SQL
 
-It serves ucweb with gunicorn on a fresh database (`ucweb_bench_iceberg` on the local PostgreSQL
+It serves ucweb as `make run` does on a fresh database (`ucweb_bench_iceberg` on the local PostgreSQL
 unless BENCH_DATABASE_URL says otherwise), drives it over HTTP, and prints a Markdown table.
 Snapshots are added with `add-snapshot` commits that name manifest lists nobody reads: loadTable
 serves metadata and never opens them. The 10,000 tables for the list are inserted with the ORM

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/maintenance.py [--files 2000] [--rows-per-file 50] [--skip-iceberg]
 
-It serves ucweb with gunicorn on a fresh database (`ucweb_bench_maintenance` on the local
+It serves ucweb as `make run` does on a fresh database (`ucweb_bench_maintenance` on the local
 PostgreSQL unless BENCH_DATABASE_URL says otherwise), builds a managed Delta table of N small
 files (100 files per commit, ratified over HTTP) and an Iceberg table of N small files (pyiceberg
 `add_files`, 100 per commit), runs `manage.py run_maintenance <table> --operation OPTIMIZE` in a

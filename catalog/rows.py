@@ -42,6 +42,11 @@ def _pending_sql() -> str:
 
 _JOINED = (Table, Schema, Catalog)  # each row: the table, its schema, the schema's catalog
 BY_ID = f'"{_TABLE}"."id" = %s'
+# A table by id, at a latest_version: locked (`for_update`), a row whose latest_version moved while
+# the lock was awaited is not returned (PostgreSQL checks the condition again on the row's newest
+# version) and is not locked, so a commit that lost the race leaves the lock's queue at once. Both
+# take their id through `table_id`.
+BY_ID_AT_VERSION = f'"{_TABLE}"."id" = %s AND "{_TABLE}"."latest_version" = %s'
 
 
 @lru_cache(maxsize=16)
@@ -70,7 +75,7 @@ def _is_condition(where: str) -> bool:
     """`where` is one of this module's conditions: it is part of the statement's cache key and of
     its SQL."""
     placeholders = where.count("%s")
-    if where == BY_ID or where == by_name(placeholders - 2):
+    if where in (BY_ID, BY_ID_AT_VERSION) or where == by_name(placeholders - 2):
         return True
     pairs = placeholders // 2
     return placeholders % 2 == 1 and where in (by_names(pairs), by_names(pairs, iceberg_tables=True))

@@ -43,6 +43,10 @@ def _table(caller: Principal, table_id: str, privilege: str, *, for_update: bool
     """The table and the caller's access to it, in one query. A table the caller may not see
     answers as one that does not exist (catalog.resolve)."""
     found = rows.tables(caller, rows.BY_ID, [rows.table_id(table_id)], for_update=for_update)
+    return _access(caller, table_id, privilege, found)
+
+
+def _access(caller: Principal, table_id: str, privilege: str, found: list[Table]) -> tuple[Table, authz.Access]:
     missing = TableDoesNotExist(f"Table {table_id} does not exist.")
     if not found:
         raise missing
@@ -66,16 +70,19 @@ def write_commit(*, caller: Principal, body: dict, by_catalog: bool = False) -> 
     if commit is None and (metadata is not None or uniform is not None):
         raise InvalidParameter("metadata and uniform need a commit_info: a backfill carries no metadata.")
 
+    before = None
+    if commit is not None and published is None:
+        # A version taken already is refused before the lock (Ratification.refuse_a_taken_version),
+        # after the checks the locked path makes first, and before the staged file is read.
+        before, _ = _managed_table(caller, request.table_id, request.table_uri)
+        Ratification(before, caller).refuse_a_taken_version(commit)
     # The staged file is read before the table is locked (it is named by the client), from the
     # location the request names; under the lock that location is checked to be the table's, so
     # the bytes read here are the ones being ratified (their digest is recorded with the commit).
     staged = read_staged_commit(request.table_uri, commit.file_name) if commit is not None else None
 
     with transaction.atomic():
-        table, access = _table(caller, request.table_id, Privilege.MODIFY, for_update=True)
-        if not is_catalog_managed(table):
-            raise InvalidParameter(f"Table {table.full_name} is not a catalog-managed Delta table.")
-        _same_location(table, request.table_uri)
+        table, access = _locked_table(caller, request, commit, before)
         if uniform is not None:
             uniform["metadata_location"] = locations.file_inside_table(
                 uniform["metadata_location"], table.storage_location, field="uniform.iceberg.metadata_location")
@@ -91,6 +98,34 @@ def write_commit(*, caller: Principal, body: dict, by_catalog: bool = False) -> 
                 ratification.change("uniform_iceberg")
         ratification.save(action="commitDelta",
                           details={"version": commit.version if commit else None, "published": published})
+
+
+def _managed_table(caller: Principal, table_id: str, table_uri: str, *, for_update: bool = False):
+    table, access = _table(caller, table_id, Privilege.MODIFY, for_update=for_update)
+    _check_managed(table, table_uri)
+    return table, access
+
+
+def _check_managed(table: Table, table_uri: str) -> None:
+    if not is_catalog_managed(table):
+        raise InvalidParameter(f"Table {table.full_name} is not a catalog-managed Delta table.")
+    _same_location(table, table_uri)
+
+
+def _locked_table(caller: Principal, request: wire.DeltaCommitRequest, commit, before: Table | None) -> tuple[Table, authz.Access]:
+    """The table row, locked. A proposal of the next version of the row read without the lock
+    (`before`) is locked at that version (catalog.rows.BY_ID_AT_VERSION): when the version moved
+    while the lock was awaited, the proposal lost the race and is refused without the lock."""
+    if before is not None and commit.version == before.latest_version + 1:
+        at_version = [rows.table_id(before.id), before.latest_version]
+        found = rows.tables(caller, rows.BY_ID_AT_VERSION, at_version, for_update=True)
+        if found:
+            table, access = _access(caller, request.table_id, Privilege.MODIFY, found)
+            _check_managed(table, request.table_uri)
+            return table, access
+        moved, _ = _managed_table(caller, request.table_id, request.table_uri)
+        Ratification(moved, caller).refuse_a_taken_version(commit)  # a retry of the winner goes on
+    return _managed_table(caller, request.table_id, request.table_uri, for_update=True)
 
 
 def _published(request: wire.DeltaCommitRequest, body: dict) -> int | None:

@@ -53,6 +53,12 @@ def _recorded(declared: str | None) -> str:
     return (declared or "")[:255]
 
 
+def _taken(table: Table, commit) -> AlreadyExists:
+    """The refusal of a proposal of a version already taken, counted as a conflict (ucweb.metrics)."""
+    metrics.commit_outcome("delta", "conflict")
+    return AlreadyExists(f"Version {commit.version} of table {table.full_name} is already committed.")
+
+
 def is_catalog_managed(table: Table) -> bool:
     return table.table_type == TableType.MANAGED and table.latest_version is not None
 
@@ -99,14 +105,22 @@ class Ratification:
         return DeltaCommit.objects.filter(table=self.table, version=commit.version,
                                           file_name=commit.file_name).exists()
 
+    def refuse_a_taken_version(self, commit) -> None:
+        """Before the row lock, on the row read without it: latest_version only grows, so a
+        proposal at or below the latest version read is taken for good, and is refused (409) with
+        no lock taken and nothing written. A retry of a ratified commit (`is_replay`) goes on to
+        the lock, which answers it as before. Losers of a race on a hot table thus cost about a
+        read, and never queue on the lock behind its winner."""
+        if commit.version <= self.table.latest_version and not self.is_replay(commit):
+            raise _taken(self.table, commit)
+
     def ratify(self, commit, staged: StagedCommit, *, txn_id: str | None = None, by_catalog: bool = False) -> None:
         """Ratifies `commit` as the next version (the caller asked `is_replay` first). `by_catalog`:
         the catalog's own maintenance commit, which the client maintenance policy does not apply to
         (it reserves exactly those operations for the catalog)."""
         table = self.table
         if commit.version <= table.latest_version:
-            metrics.commit_outcome("delta", "conflict")
-            raise AlreadyExists(f"Version {commit.version} of table {table.full_name} is already committed.")
+            raise _taken(table, commit)
         if commit.version != table.latest_version + 1:
             raise InvalidParameter(
                 f"Commit version {commit.version} is not the next version of table {table.full_name} "

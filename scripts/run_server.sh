@@ -119,17 +119,17 @@ if [[ -z "${UCWEB_NO_WORKER:-}" ]]; then
 fi
 # ------------------------------------------------------------------------------------------------
 
-# gunicorn with its asyncio (ASGI) worker: the event loop reads requests, so clients that send
-# their headers slowly hold a socket each, not one of a few threads (with gthread, 16 such clients
-# stalled every other request). Each request then runs on a thread of its own, with a database
-# connection from a pool of UCWEB_DB_POOL_SIZE per worker. WhiteNoise serves the static files.
-ADDR="$BIND"
-[[ "$ADDR" == *:* && "$ADDR" != \[* ]] && ADDR="[$ADDR]"   # IPv6 literal
-# gunicorn's control socket lives with the rest of the local state, not in the home directory.
-UCWEB_DB_POOL_SIZE="${UCWEB_DB_POOL_SIZE:-8}" "$PY" -m gunicorn ucweb.asgi:application --bind "$ADDR:$PORT" \
-    --workers "${UCWEB_WORKERS:-2}" --worker-class asgi --worker-connections "${UCWEB_WORKER_CONNECTIONS:-1000}" \
-    --control-socket "${UCWEB_VAR_DIR:-var}/gunicorn.ctl" \
-    --access-logfile - --timeout 120 &
+# granian serving Django through WSGI (chosen by measurement, docs/benchmarks.md "The server"):
+# granian's own I/O (Rust, not Python) reads requests, so clients that send their headers slowly
+# hold a socket each, never a Python thread. Each request then runs on one of UCWEB_THREADS
+# threads of its worker once its body has arrived (ucweb.request_body), with a database connection
+# from a pool of UCWEB_DB_POOL_SIZE per worker. A worker that dies (killed, out of memory) is
+# started again; on SIGTERM each finishes the requests it is serving, for at most
+# UCWEB_STOP_SECONDS. WhiteNoise serves the static files.
+UCWEB_DB_POOL_SIZE="${UCWEB_DB_POOL_SIZE:-8}" "$PY" -m granian --interface wsgi ucweb.wsgi:application \
+    --host "$BIND" --port "$PORT" --workers "${UCWEB_WORKERS:-2}" \
+    --blocking-threads "${UCWEB_THREADS:-32}" --respawn-failed-workers --respawn-interval 1 \
+    --workers-kill-timeout "${UCWEB_STOP_SECONDS:-120}" --access-log --log-level error &
 PIDS+=($!)
 
 # Whichever stops first (the web server, or a worker that keeps failing) stops ucweb.

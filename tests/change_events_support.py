@@ -1,6 +1,7 @@
 """What the change-event tests receive events with: a nats-server of their own (on a free port,
 JetStream in a temporary store, stopped and started again on the same port and store) read
-back through its stream, and a webhook that keeps every request it answers."""
+back through its stream, and a webhook that keeps every request it answers; the fixtures
+`nats_server` and `webhook` (a pytest plugin of tests/conftest.py) give a test one of each."""
 
 from __future__ import annotations
 
@@ -125,6 +126,20 @@ class Webhook:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+@pytest.fixture
+def nats_server(tmp_path):
+    server = NatsServer(tmp_path).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def webhook():
+    hook = Webhook()
+    yield hook
+    hook.close()
 
 
 def in_order_per_securable(events: list[dict]) -> dict[str, list[str]]:

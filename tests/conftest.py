@@ -15,7 +15,7 @@ from catalog.services import principals
 from tests.helpers import UC, terminate_other_connections
 
 
-pytest_plugins = ["tests.s3_server"]
+pytest_plugins = ["tests.s3_server", "tests.change_events_support"]
 
 
 def token_for(name: str, *, admin: bool = False) -> str:

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # What the test process's own environment must not hand to the product: its settings come from
 # the copy's defaults and from what a test passes.
 FOREIGN = ("UCWEB_", "CELERY_", "DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE", "PYTEST_")
-# Lines of the log that mean something went wrong (gunicorn's access log shows a 5xx answer as
+# Lines of the log that mean something went wrong (granian's access log shows a 5xx answer as
 # `"GET /x HTTP/1.1" 500`).
 PROBLEMS = re.compile(r"Traceback|\bERROR\b|CRITICAL|database is locked|\" 5\d\d ")
 

@@ -1,5 +1,5 @@
 """The real server, started the way `make run` starts it (`bash scripts/run_server.sh`: migrate,
-bootstrap, then gunicorn), on a free port with its own var directory and storage, on the test's
+bootstrap, then granian), on a free port with its own var directory and storage, on the test's
 PostgreSQL database. Used where the server process itself matters: its worker model (slow
 clients) and what survives its workers being killed."""
 
@@ -91,9 +91,9 @@ class ServerProcess:
 
     @property
     def master(self) -> int:
-        """The gunicorn arbiter: the script's child."""
+        """The granian main process: the script's child."""
         masters = children(self.process.pid)
-        assert masters, "gunicorn is not running"
+        assert masters, "granian is not running"
         return masters[0]
 
     def workers(self) -> list[int]:

@@ -13,27 +13,13 @@ from catalog.models import AuditEvent, Catalog, ChangeEvent
 from catalog.services import audit, change_events
 from maintenance import change_events as change_events_delivery
 from tests.celery_worker import Worker
-from tests.change_events_support import NatsServer, Webhook, in_order_per_securable
+from tests.change_events_support import in_order_per_securable
 from tests.helpers import UC, grant, wait_for
 from tests.query_pins import pins
 from tests.test_query_counts import managed, measure, reader  # noqa: F401 - the pinned commit's fixtures
 from tests.test_workers import broker, forget_connections  # noqa: F401 - the worker tests' Redis
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.xdist_group("workers")]
-
-
-@pytest.fixture
-def nats_server(tmp_path):
-    server = NatsServer(tmp_path).start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def webhook():
-    hook = Webhook()
-    yield hook
-    hook.close()
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """The embedded default under write storms: `make run` on SQLite (no DATABASE_URL), with its two
-gunicorn processes, its worker and its beat all writing the one database file, while 8 writers race
+granian worker processes, its worker and its beat all writing the one database file, while 8 writers race
 on one catalog-managed Delta table through the legacy commit API and through /delta/v1, other
 clients create and drop tables beside them, and the worker publishes, purges and compacts
 (OPTIMIZE, a commit of its own on the raced table) in the background.

@@ -1,5 +1,5 @@
 """A fault storm on the real server (started as `make run` starts it, on PostgreSQL): 16 writers
-commit to one managed Delta table while a gunicorn worker is SIGKILLed and every database
+commit to one managed Delta table while a granian worker is SIGKILLed and every database
 connection of the server is terminated (pg_terminate_backend), twice each, mid-storm.
 
 Each writer has a list of changes to land. For each change it reads the latest version, stages a

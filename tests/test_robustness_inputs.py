@@ -570,8 +570,8 @@ def test_head_answers_of_the_live_server_carry_no_body_bytes(live_server, iceber
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_the_deployed_server_sends_head_answers_without_a_body(tmp_path, make_token):
-    """The server as `make run` starts it (gunicorn's ASGI worker), which drops body bytes on a HEAD
-    answer itself but logs a warning for each: none is logged."""
+    """The server as `make run` starts it (granian's WSGI interface): a HEAD answer
+    carries no body bytes, and no warning about them is logged."""
     from tests.server_process import running_server
 
     if connection.vendor != "postgresql":

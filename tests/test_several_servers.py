@@ -10,6 +10,12 @@ against the other server. Afterwards:
   snapshot whose commit was told 200 is in it;
 - maintenance the catalog planned on the storm's table (checkpoints) ran, and every run that
   finished was finished once (one final audit event per run);
+- both servers announce their changes to one NATS JetStream and one webhook: once the outbox says
+  every change event is delivered to both, JetStream holds each event once (its id, `Nats-Msg-Id`,
+  makes a redelivery by a worker killed mid-drain a duplicate it drops), the webhook got every
+  event at least once and nothing else, each securable's events arrived in the order they were
+  written, and the storm's tables announced each Delta version and each Iceberg metadata version
+  once, in order, the commits told 200 among them;
 - the surviving server's `/metrics` counts what the storm did through it, its worker's tasks
   included, and its backlog of unpublished commits drains to 0.
 Every wait is on a condition."""
@@ -22,6 +28,7 @@ import secrets
 import signal
 import socket
 import threading
+import json
 import time
 import uuid
 from collections import Counter, defaultdict
@@ -33,7 +40,9 @@ from pyiceberg.table import CommitTableRequest, TableIdentifier
 from pyiceberg.table.snapshots import Operation, Snapshot, Summary
 from pyiceberg.table.update import AddSnapshotUpdate, AssertRefSnapshotId, SetSnapshotRefUpdate
 
+from commits.formats.iceberg import metadata_version
 from tests.celery_worker import Redis
+from tests.change_events_support import in_order_per_securable
 from tests.delta_client import write_staged
 from tests.delta_v1_client import DeltaV1Client
 from tests.helpers import UC, wait_for
@@ -102,11 +111,12 @@ def redis_url(tmp_path):
 
 
 @pytest.fixture
-def servers(tmp_path, database, redis_url):
+def servers(tmp_path, database, redis_url, nats_server, webhook):
     storage = tmp_path / "storage"
     storage.mkdir()
     env = {**SERVER_ENV, "DATABASE_URL": database.url, "REDIS_URL": redis_url, "UCWEB_STORAGE_ROOT": storage.as_uri(),
-           "UCWEB_SECRET_KEY": secrets.token_hex(32), "UCWEB_ENCRYPTION_KEY": secrets.token_hex(32)}
+           "UCWEB_SECRET_KEY": secrets.token_hex(32), "UCWEB_ENCRYPTION_KEY": secrets.token_hex(32),
+           "UCWEB_EVENTS_NATS_URL": nats_server.url, "UCWEB_EVENTS_WEBHOOK_URL": webhook.url}
     started = []
     try:
         # The second starts once the first has migrated the fresh database and bootstrapped it.
@@ -206,6 +216,7 @@ class IcebergWriters(Writers):
     def __init__(self, urls, token, path: str):
         super().__init__(urls, token, ICEBERG_WRITERS, ICEBERG_COMMITS)
         self.path = path
+        self.metadata_locations: dict[int, str] = {}  # snapshot told 200 → the metadata file it answered
 
     def one(self, home) -> None:
         server, answer = self.send(home, "GET", self.path)
@@ -228,6 +239,8 @@ class IcebergWriters(Writers):
                 SetSnapshotRefUpdate(ref_name="main", type="branch", snapshot_id=snapshot)],
         ).model_dump_json().encode()
         server, answer = self.send(home, "POST", self.path, body=body)
+        if answer.status == 200:
+            self.metadata_locations[snapshot] = answer.json()["metadata-location"]
         self.keep("commit", server, answer.status, parent, snapshot)
 
 
@@ -265,9 +278,48 @@ def finished_runs(database: PostgresDatabase):
     return plans, finals
 
 
+def outbox_when_delivered(database: PostgresDatabase) -> list[tuple] | None:
+    """(event id, partition key, type, data) of every change event in the outbox, in the order they
+    were written, once every one is delivered to NATS and to the webhook; None before."""
+    rows = query(database, "SELECT event_id::text, partition_key, type, data, "
+                           "nats_delivered_at IS NOT NULL AND webhook_delivered_at IS NOT NULL "
+                           "FROM catalog_changeevent ORDER BY sequence")
+    if not rows or not all(delivered for *_, delivered in rows):
+        return None
+    return [row[:4] for row in rows]
+
+
+def delivery_state(product: Product) -> list[dict]:
+    """The outbox as an operator reads it on a server (`catalog.services.change_events.delivery_state()`)."""
+    printed = product.manage("shell", "-c", "import json; from catalog.services import change_events; "
+                                            "print(json.dumps(change_events.delivery_state(), default=str))")
+    return json.loads(printed.strip().splitlines()[-1])
+
+
+def table_versions(events: list[dict], table_id: str) -> list[int]:
+    """The versions a table's commit events announce, in the order given: a Delta commit's version,
+    an Iceberg commit's metadata file's."""
+    return [event["data"]["details"]["version"] if event["type"] == "commitDelta"
+            else metadata_version(event["data"]["details"]["metadata_location"])
+            for event in events if event["partitionkey"] == table_id
+            and event["type"] in ("commitDelta", "commitIcebergTable")]
+
+
+def first_arrivals(events: list[dict]) -> list[dict]:
+    """Each event as it first arrived (a redelivery is the same id again)."""
+    by_id = {}
+    for event in events:
+        by_id.setdefault(event["id"], event)
+    return list(by_id.values())
+
+
 # -- the test ----------------------------------------------------------------------------------------
-def test_two_servers_two_workers_one_database_through_a_storm_and_a_lost_server(servers, database):
+def test_two_servers_two_workers_one_database_through_a_storm_and_a_lost_server(servers, database, nats_server,
+                                                                                  webhook):
     first, second = servers
+    # A drain then lasts through much of the storm, so the killed workers may die in the middle of
+    # one and its events go out again.
+    webhook.delay = 0.05
     token = first.admin_token("storm-admin")
     urls = [first.url, second.url]
     delta = DeltaV1Client(f"{first.url}{UC}", token).create_table("unity", "default", "storm")
@@ -327,10 +379,8 @@ def test_two_servers_two_workers_one_database_through_a_storm_and_a_lost_server(
         version in commits for what, _, status, version, _ in deltas.answers if what == "commit" and status == 409)
 
     # Iceberg: one chain, sequence numbers 1..N, every 200 in it.
-    [(metadata,)] = query(database, "SELECT m.metadata_json FROM commits_icebergmetadata m JOIN catalog_table t "
-                                    "ON t.id = m.table_id WHERE t.name = 'events'")
-    import json
-
+    [(iceberg_table, metadata)] = query(database, "SELECT t.id::text, m.metadata_json FROM commits_icebergmetadata m "
+                                                  "JOIN catalog_table t ON t.id = m.table_id WHERE t.name = 'events'")
     metadata = json.loads(metadata)
     snapshots = {s["snapshot-id"]: s for s in metadata["snapshots"]}
     chain, current = [], metadata["current-snapshot-id"]
@@ -362,7 +412,52 @@ def test_two_servers_two_workers_one_database_through_a_storm_and_a_lost_server(
         assert finals[plan] == (status in ("SUCCEEDED", "SKIPPED", "FAILED")), (plan, status, finals)
         assert attempts >= (status != "PLANNED"), plans
 
-    # -- every change event delivered once per id: the check of the change-events outbox goes here.
+    # Change events: written by both servers, drained by whichever worker held the drain (one of
+    # them killed, maybe mid-drain), to one JetStream and one webhook.
+    def events_delivered():
+        """the workers to deliver every change event of the outbox to NATS and to the webhook"""
+        return outbox_when_delivered(database)
+
+    written = wait_for(events_delivered, timeout=300, interval=1)
+    written_ids = {event_id for event_id, *_ in written}
+    on_nats = [message.event for message in nats_server.stream_messages()]
+    hooked = [event for _, event in list(webhook.received)]
+    # Read after the sinks, the outbox holds every event they can have got (it forgets none of
+    # them: UCWEB_EVENTS_KEEP_DELIVERED is far above their number).
+    outbox = {str(row["event_id"]) for row in delivery_state(second)}
+    duplicates = [event_id for event_id, count in Counter(event["id"] for event in on_nats).items() if count > 1]
+    assert not duplicates, f"JetStream holds each event once; more than once: {duplicates}"
+    assert written_ids <= {event["id"] for event in on_nats} <= outbox, "JetStream holds the outbox's events"
+    assert written_ids <= set(webhook.ids()) <= outbox, "the webhook got every event of the outbox, and only those"
+
+    written_order = {}
+    for event_id, partition_key, *_ in written:
+        written_order.setdefault(partition_key, []).append(event_id)
+
+    def arrival_order(events: list[dict]) -> dict[str, list[str]]:
+        """Each securable's events of the delivered outbox, in the order they first arrived."""
+        order = {key: [event_id for event_id in ids if event_id in written_ids]
+                 for key, ids in in_order_per_securable(events).items()}
+        return {key: ids for key, ids in order.items() if ids}
+
+    assert arrival_order(on_nats) == written_order, "NATS: each securable's events in the order they were written"
+    assert arrival_order(hooked) == written_order, "webhook: each securable's events in the order they were written"
+
+    # The storm's commits: each ratified version announced once, in order, the 200s among them
+    # (an Iceberg commit's version is its metadata file's, its snapshot's sequence number).
+    outbox_events = [{"id": event_id, "partitionkey": key, "type": kind, "data": data}
+                     for event_id, key, kind, data in written]
+    iceberg_versions = list(range(1, len(chain) + 1))
+    assert table_versions(outbox_events, table["id"]) == sorted(commits), "one event per ratified Delta version"
+    assert table_versions(outbox_events, iceberg_table) == iceberg_versions, "one event per Iceberg commit"
+    announced_locations = {event["data"]["details"]["metadata_location"] for event in outbox_events
+                          if event["partitionkey"] == iceberg_table and event["type"] == "commitIcebergTable"}
+    assert set(icebergs.metadata_locations.values()) <= announced_locations, "every Iceberg commit told 200 announced"
+    assert all(metadata_version(icebergs.metadata_locations[snapshot]) == snapshots[snapshot]["sequence-number"]
+               for snapshot in told_200)
+    for sink, events in (("NATS", on_nats), ("webhook", hooked)):
+        assert table_versions(first_arrivals(events), table["id"]) == sorted(commits), sink
+        assert table_versions(first_arrivals(events), iceberg_table) == iceberg_versions, sink
 
     # What the surviving server counts is what the storm did through it.
     samples = scrape(second, token)
@@ -384,6 +479,7 @@ def test_two_servers_two_workers_one_database_through_a_storm_and_a_lost_server(
     assert ("ucweb_celery_queue_depth", (("queue", "celery"),)) in samples
     assert metric(samples, "ucweb_db_pool_connections", state="open") > 0
     print(f"delta {len(commits)} versions, iceberg {len(snapshots)} snapshots; answers {dict(statuses)}; "
-          f"served {dict(served)}; plans {Counter(status for _, _, status, _ in plans)}; storm "
+          f"served {dict(served)}; plans {Counter(status for _, _, status, _ in plans)}; change events "
+          f"{len(written)}, {len(hooked)} webhook deliveries, {len(on_nats)} in JetStream; storm "
           f"{stormed - began:.0f} s, then {time.monotonic() - stormed:.0f} s until maintenance settled")
     assert second.problems() == [], second.problems()

@@ -1,7 +1,10 @@
-"""The ASGI application that `make run` serves (gunicorn's asyncio worker, see
-scripts/run_server.sh). Requests are read by the event loop: a client that sends its headers or
-its body a byte at a time holds a socket, never a thread. The views stay synchronous, and the
-database connections come from a pool (UCWEB_DB_POOL_SIZE).
+"""An ASGI application of ucweb, for an ASGI server. `make run` serves the WSGI application instead
+(ucweb.wsgi under granian, which costs half the CPU per request: docs/benchmarks.md); this one is
+kept for an ASGI deployment and as the baseline bench/servers.py measures the server choice
+against (gunicorn's asyncio worker, uvicorn, granian's ASGI interface). Requests are read by the
+event loop: a client that sends its headers or its body a byte at a time holds a socket, never a
+thread. The views stay synchronous, and the database connections come from a pool
+(UCWEB_DB_POOL_SIZE).
 
 Once its body has arrived, a request goes to a thread once: the middleware chain, the view and the
 rendering run there as under WSGI. Django's own ASGI handler runs the chain asynchronously, and
@@ -20,7 +23,7 @@ server sets no limit of its own, so a huge upload would fill the disk before its
 
 An answer to HEAD leaves without its body (`headers_only`): views answer HEAD as GET (Django's
 View does so for every view without a head()), and errors carry their envelope, while HTTP says a
-HEAD answer has none. gunicorn drops such bytes itself, but logs a warning for each answer."""
+HEAD answer has none. Some servers drop such bytes themselves, but log a warning for each answer."""
 
 import os
 import tempfile
@@ -34,37 +37,13 @@ from django.core.handlers.asgi import ASGIHandler
 from django.core.exceptions import RequestAborted
 from django.db import close_old_connections
 
+from ucweb.request_body import BodyTooLarge, declared_length, too_large_response
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ucweb.settings")
 
 
-class BodyTooLarge(Exception):
-    """The request body exceeds DATA_UPLOAD_MAX_MEMORY_SIZE; what was received is discarded."""
-
-
-def declared_length(scope) -> int | None:
-    for name, value in scope.get("headers", ()):
-        if name.lower() == b"content-length":
-            try:
-                return int(value)
-            except ValueError:
-                return None  # Django answers a malformed header itself
-    return None
-
-
-def too_large_response(path: str):
-    """The 413 the API under `path` answers for RequestDataTooBig, in that API's envelope."""
-    from django.http import JsonResponse
-
-    from catalog.api.delta import errors as delta_errors
-    from ucweb import errors
-
-    error = errors.RequestTooLarge("Request body is too large.")
-    if path.startswith(delta_errors.PATH_PREFIX):
-        kind, status = delta_errors.classify(error, error)
-        return JsonResponse(delta_errors.body(kind, status, error.message), status=status)
-    if errors.is_iceberg_path(path):
-        return JsonResponse(errors.iceberg_body(error), status=errors.iceberg_status(error))
-    return JsonResponse(errors.uc_body(error), status=error.status)
+def header(scope, name: bytes) -> bytes | None:
+    return next((value for key, value in scope.get("headers", ()) if key.lower() == name), None)
 
 
 def headers_only(send):
@@ -135,7 +114,7 @@ class SynchronousChainASGIHandler(ASGIHandler):
         if scope.get("method") == "HEAD":
             send = headers_only(send)
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-        if limit is not None and (declared_length(scope) or 0) > limit:
+        if limit is not None and (declared_length(header(scope, b"content-length")) or 0) > limit:
             await self.refuse_too_large(scope, send)
             return
         try:

@@ -101,17 +101,19 @@ MIDDLEWARE = [
     "ucweb.middleware.request_metrics",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    # Sessions, CSRF, the signed-in user and messages, for the console's pages only: the API's
+    # routes authenticate by token and skip them (ucweb.middleware.ConsoleOnly).
+    "ucweb.middleware.ConsoleOnly",
     # No page of this server may be framed by another site (the console's forms change grants and
     # admins): X-Frame-Options for older browsers, CSP frame-ancestors for the rest.
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "ucweb.middleware.no_framing",
 ]
 X_FRAME_OPTIONS = "DENY"
+# The admin's checks look for its middleware in MIDDLEWARE itself; ConsoleOnly runs it for the
+# console's pages (tests/test_wsgi_application.py).
+SILENCED_SYSTEM_CHECKS = ["admin.E408", "admin.E409", "admin.E410"]
 
 ROOT_URLCONF = "ucweb.urls"
 APPEND_SLASH = False
@@ -151,7 +153,8 @@ if os.environ.get("UCWEB_TEST_DATABASE_NAME"):
     # Lets two test runs share one PostgreSQL server without sharing a test database.
     DATABASES["default"]["TEST"] = {"NAME": os.environ["UCWEB_TEST_DATABASE_NAME"]}
 # A pool of PostgreSQL connections per server process (psycopg_pool) instead of one persistent
-# connection per thread: the ASGI server runs each request on a fresh thread. Set by
+# connection per thread: a web worker has more threads (UCWEB_THREADS, 32) than requests that need
+# a connection at once, and an ASGI server may run each request on a fresh thread. Set by
 # scripts/run_server.sh for the web server; 0 (the default) keeps Django's own connections (see
 # SERVING_ASGI above).
 UCWEB_DB_POOL_SIZE = env_int("UCWEB_DB_POOL_SIZE", 0)

@@ -1,6 +1,14 @@
+"""The WSGI application `make run` serves (granian's WSGI interface, see scripts/run_server.sh):
+granian's own I/O (Rust) reads requests, so a client that sends its headers a byte at a time holds
+a socket, never a Python thread; each request's body is then received whole before Django runs
+(ucweb.request_body)."""
+
 import os
 
 from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ucweb.settings")
-application = get_wsgi_application()
+
+from ucweb.request_body import BodyReadFirst  # noqa: E402  (after the settings module is named)
+
+application = BodyReadFirst(get_wsgi_application())

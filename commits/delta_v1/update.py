@@ -1,8 +1,10 @@
 """updateTable of the Delta REST API: requirements and updates applied in a fixed order under
 the table row's lock, in one transaction:
 
-    lock the row → assert-table-uuid → replay? (add-commit of a version already ratified with the
-    same file name: the whole request is a no-op, 200) → assert-etag → metadata actions on the
+    (with an add-commit, before the lock: the same checks on the row read without it, a version
+    taken already refused, the staged commit read) → lock the row → assert-table-uuid → replay?
+    (add-commit of a version already ratified with the same file name: the whole request is a
+    no-op, 200) → assert-etag → metadata actions on the
     row → managed-table contract on the result → set-latest-backfilled-version → add-commit
     (commits.ratification: next version, maintenance policy, the bound with server-side
     publication) → uniform → save, audit
@@ -37,19 +39,20 @@ from commits.delta_v1.wire import (
 from commits.formats import delta_protocol as dp
 from commits.models import DeltaCommit
 from commits.ratification import Ratification, is_catalog_managed
-from commits.staged import read_staged_commit
+from commits.staged import StagedCommit, read_staged_commit
 from ucweb.bodies import read
 from ucweb.errors import AlreadyExists, InvalidParameter
 
 
-def _apply_metadata(table: Table, update: DeltaUpdates, access: authz.Access, *, version: int, timestamp: int) -> list[str]:
+def _apply_metadata(table: Table, update: DeltaUpdates, access: authz.Access, *, version: int,
+                    timestamp: int) -> list[str]:
     properties = dict(table.properties or {})
     changed = []
     if update.set_properties:
         properties.update(update.set_properties.updates)
     for key in update.remove_properties.removals if update.remove_properties else []:
         properties.pop(key, None)
-    if update.set_protocol:
+    if update.protocol is not None:
         dp.set_protocol(properties, update.protocol)
     for domain, value in (update.set_domain_metadata.updates.stored() if update.set_domain_metadata else {}).items():
         properties[dp.DOMAINS[domain]] = value
@@ -124,12 +127,12 @@ def _check_actions(table: Table, update: DeltaUpdates, asserted: dict) -> bool:
     if str(table.id) != asserted["assert-table-uuid"]:
         raise RequirementFailed(f"assert-table-uuid failed: table {table.full_name} is {table.id}.")
     managed = is_catalog_managed(table)
-    if not managed and (update.add_commit or update.set_latest_backfilled_version):
+    if not managed and (update.commit is not None or update.backfilled is not None):
         raise InvalidParameter(f"Table {table.full_name} is not a catalog-managed table: add-commit and "
                                "set-latest-backfilled-version are for managed tables only.")
-    if managed and update.update_metadata_snapshot_version:
+    if managed and update.snapshot is not None:
         raise InvalidParameter("update-metadata-snapshot-version is for external tables only.")
-    if managed and not update.add_commit:
+    if managed and update.commit is None:
         lone = [a for a in LOG_REPRESENTED if a in update.names]
         if lone:
             raise InvalidParameter(f"{', '.join(lone)} must travel with the add-commit whose staged commit "
@@ -137,54 +140,101 @@ def _check_actions(table: Table, update: DeltaUpdates, asserted: dict) -> bool:
     return managed
 
 
+def _check_etag(table: Table, asserted: dict) -> None:
+    if "assert-etag" in asserted and asserted["assert-etag"] != etag(table):
+        raise RequirementFailed(f"assert-etag failed: the metadata of table {table.full_name} changed.")
+
+
+def _before_the_lock(caller: Principal, catalog: str, schema: str, name: str, update: DeltaUpdates,
+                     asserted: dict) -> tuple[StagedCommit, Table | None]:
+    """An add-commit's work that the row lock does not protect, done before it is taken: on the
+    row read without the lock, the checks the locked path makes first, then a version taken
+    already is refused (Ratification.refuse_a_taken_version; for a commit that changes nothing
+    else, whose answer under the lock would be the same 409), then the staged commit is read from
+    storage (its location never changes), so no storage read happens under the lock. Returns the
+    staged commit, and the row read when the commit is its next version and changes nothing else
+    (`_locked_table` locks it at that version)."""
+    table = table_for(caller, catalog, schema, name)
+    require(caller, table, Privilege.MODIFY)
+    require_delta(table)
+    _check_actions(table, update, asserted)
+    ratification = Ratification(table, caller)
+    commit_only = not update.changes_metadata and update.backfilled is None
+    if commit_only and not ratification.is_replay(update.commit):
+        _check_etag(table, asserted)
+        _check_uniform(table, update)
+        _refuse_a_taken_version(ratification, update.commit)
+    staged = read_staged_commit(table.storage_location, update.commit.file_name)
+    at_next_version = commit_only and update.commit.version == (table.latest_version or 0) + 1
+    return staged, table if at_next_version and table.latest_version is not None else None
+
+
+def _refuse_a_taken_version(ratification: Ratification, commit) -> None:
+    try:
+        ratification.refuse_a_taken_version(commit)
+    except AlreadyExists as exc:
+        raise CommitVersionConflict(exc.message) from None
+
+
+def _locked_table(caller: Principal, catalog: str, schema: str, name: str, update: DeltaUpdates,
+                  before: Table | None) -> Table:
+    """The table row, locked, with its unpublished commits. An add-commit of the next version of
+    the row read without the lock (`before`) locks the row at that version
+    (catalog.rows.BY_ID_AT_VERSION): when the version moved while the lock was awaited, the
+    proposal lost the race and is refused without the lock."""
+    if before is not None:
+        at_version = [rows.table_id(before.id), before.latest_version]
+        found = rows.tables(caller, rows.BY_ID_AT_VERSION, at_version, for_update=True, pending=True)
+        if found:
+            return found[0]
+        _refuse_a_taken_version(Ratification(table_for(caller, catalog, schema, name), caller), update.commit)
+    return table_for(caller, catalog, schema, name, for_update=True, pending=True)
+
+
 def update_table(*, caller: Principal, catalog: str, schema: str, name: str, body: dict) -> dict:
     request = read(DeltaUpdateTableRequest, body)
     asserted, update = request.requirements, request.updates
-    commit = update.add_commit.commit if update.add_commit else None
-    backfilled = update.set_latest_backfilled_version.latest_published_version \
-        if update.set_latest_backfilled_version else None
-    snapshot = update.update_metadata_snapshot_version
+    staged, before = (_before_the_lock(caller, catalog, schema, name, update, asserted) if update.commit is not None
+                      else (None, None))
     with transaction.atomic():
-        table = table_for(caller, catalog, schema, name, for_update=True, pending=True)
+        table = _locked_table(caller, catalog, schema, name, update, before)
         access = require(caller, table, Privilege.MODIFY)
         require_delta(table)
         managed = _check_actions(table, update, asserted)
         ratification = Ratification(table, caller)
-        if commit is not None and ratification.is_replay(commit):
+        if update.commit is not None and ratification.is_replay(update.commit):
             return _after(table)  # an add-commit that was accepted already: the whole request is a no-op
-        if "assert-etag" in asserted and asserted["assert-etag"] != etag(table):
-            raise RequirementFailed(f"assert-etag failed: the metadata of table {table.full_name} changed.")
+        _check_etag(table, asserted)
         ratification.touch()
-        version = commit.version if commit else (table.latest_version or 0)
-        timestamp = commit.timestamp if commit else millis(timezone.now())
-        if snapshot is not None:
-            version, timestamp = snapshot.last_commit_version, snapshot.last_commit_timestamp_ms
+        version = update.commit.version if update.commit else (table.latest_version or 0)
+        timestamp = update.commit.timestamp if update.commit else millis(timezone.now())
+        if update.snapshot is not None:
+            version, timestamp = update.snapshot
         if update.changes_metadata:
             projected = dp.MIN_READER in (table.properties or {})
             ratification.change(*_apply_metadata(table, update, access, version=version, timestamp=timestamp))
-            if managed and (projected or update.set_protocol):
+            if managed and (projected or update.protocol is not None):
                 check_contract(table.id, table.properties, update.protocol)
-        elif snapshot is not None:
+        elif update.snapshot is not None:
             table.properties = {**(table.properties or {}), dp.LAST_UPDATE_VERSION: str(version),
                                 dp.LAST_COMMIT_TIMESTAMP: str(timestamp)}
             ratification.change("properties")
-        uniform = _check_uniform(table, update) if commit is not None else None
-        if backfilled is not None:
-            _check_backfill(table, backfilled)
-            ratification.backfill(backfilled)
-        if commit is not None:
-            staged = read_staged_commit(table.storage_location, commit.file_name)
-            _ratified_once(table, staged.txn_id, commit.version)
+        uniform = _check_uniform(table, update) if update.commit is not None else None
+        if update.backfilled is not None:
+            _check_backfill(table, update.backfilled)
+            ratification.backfill(update.backfilled)
+        if update.commit is not None:
+            _ratified_once(table, staged.txn_id, update.commit.version)
             try:
-                ratification.ratify(commit, staged, txn_id=staged.txn_id)
+                ratification.ratify(update.commit, staged, txn_id=staged.txn_id)
             except AlreadyExists as exc:
                 raise CommitVersionConflict(exc.message) from None
             if uniform is not None:
                 table.uniform_iceberg = uniform
                 ratification.change("uniform_iceberg")
         ratification.save(action="updateDeltaTable", details={
-            "actions": sorted(update.names), "version": commit.version if commit else None,
-            "backfilled": backfilled})
+            "actions": sorted(update.names), "version": update.commit.version if update.commit else None,
+            "backfilled": update.backfilled})
         table.pending = ratification.pending()
     return _after(table)
 

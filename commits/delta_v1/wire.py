@@ -471,6 +471,21 @@ class DeltaUpdates(Hyphenated):
         return [hyphenated(name) for name in self.model_fields_set]
 
     @property
+    def commit(self) -> DeltaCommit | None:
+        return self.add_commit.commit if self.add_commit else None
+
+    @property
+    def backfilled(self) -> int | None:
+        return self.set_latest_backfilled_version.latest_published_version \
+            if self.set_latest_backfilled_version else None
+
+    @property
+    def snapshot(self) -> tuple[int, int] | None:
+        """The external table's version and its timestamp, as update-metadata-snapshot-version sets them."""
+        item = self.update_metadata_snapshot_version
+        return (item.last_commit_version, item.last_commit_timestamp_ms) if item else None
+
+    @property
     def protocol(self) -> dict | None:
         """The protocol set, as delta_protocol takes it."""
         return self.set_protocol.protocol.model_dump(by_alias=True) if self.set_protocol else None
