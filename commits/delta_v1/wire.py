@@ -19,7 +19,8 @@ from commits.delta_wire import DeltaCommit, integer
 from commits.formats import delta_log, delta_types
 from commits.formats import delta_protocol as dp
 from ucweb.bodies import (
-    PATH, Hyphenated, HyphenatedAbsentAsNull, Int64, NonEmpty, hyphenated, placed_at_root, read, refusal, refusing, worded,
+    PATH, Hyphenated, HyphenatedAbsentAsNull, Int64, NonEmpty, hyphenated, placed_at_root, read, refusal, refusing,
+    worded,
 )
 from ucweb.errors import AlreadyExists, CatalogError, InvalidParameter
 from ucweb.ids import parse_uuid
@@ -320,7 +321,8 @@ class DeltaCreateTableRequest(HyphenatedAbsentAsNull):
 
     @model_validator(mode="after")
     def _not_derived(self) -> DeltaCreateTableRequest:
-        synthetic = sorted(key for key in self.properties if dp.is_synthetic(key) and not key.startswith(dp.FEATURE_PREFIX))
+        synthetic = sorted(key for key in self.properties
+                           if dp.is_synthetic(key) and not key.startswith(dp.FEATURE_PREFIX))
         if synthetic:
             raise refusal(f"properties must not carry server-derived keys: {', '.join(synthetic)}.")
         return self
