@@ -476,6 +476,7 @@ def test_two_servers_two_workers_one_database_through_a_storm_and_a_lost_server(
     # The worker's own metrics (it runs in other processes) are in the server's scrape.
     assert metric(samples, "ucweb_celery_task_duration_seconds_count", task="maintenance.publish_verify",
                   state="SUCCESS") > 0
+    assert metric(samples, "ucweb_celery_task_queue_wait_seconds_count", task="maintenance.publish_verify") > 0
     assert ("ucweb_celery_queue_depth", (("queue", "celery"),)) in samples
     assert metric(samples, "ucweb_db_pool_connections", state="open") > 0
     print(f"delta {len(commits)} versions, iceberg {len(snapshots)} snapshots; answers {dict(statuses)}; "

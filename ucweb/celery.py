@@ -3,7 +3,7 @@ import time
 import warnings
 
 from celery import Celery
-from celery.signals import task_postrun, task_prerun
+from celery.signals import before_task_publish, task_postrun, task_prerun
 from celery.exceptions import SecurityWarning
 
 from ucweb import metrics
@@ -24,10 +24,24 @@ warnings.filterwarnings("ignore", category=SecurityWarning)
 # side by side, so each start is kept by task id.
 _started: dict[str, float] = {}
 
+# How long a task waited in the broker: the sender (a server, the beat or the worker itself) stamps
+# the message with the wall-clock time it was sent, which the worker reads as a request attribute.
+ENQUEUED_AT_HEADER = "ucweb_enqueued_at"
+
+
+@before_task_publish.connect
+def _stamp_enqueued_at(headers=None, **_):
+    if headers is not None:
+        headers.setdefault(ENQUEUED_AT_HEADER, time.time())
+
 
 @task_prerun.connect
-def _task_started(task_id=None, **_):
+def _task_started(task_id=None, task=None, **_):
     _started[task_id] = time.perf_counter()
+    enqueued_at = getattr(task.request, ENQUEUED_AT_HEADER, None) if task is not None else None
+    if isinstance(enqueued_at, (int, float)):
+        # A countdown or ETA is waiting too; clocks of two hosts may disagree by a little: never below 0.
+        metrics.TASK_QUEUE_WAIT_SECONDS.labels(task.name).observe(max(0.0, time.time() - enqueued_at))
 
 
 @task_postrun.connect

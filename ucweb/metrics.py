@@ -29,6 +29,9 @@ MAINTENANCE_RUNS = Counter("ucweb_maintenance_runs", "Maintenance run attempts b
                            ["operation", "outcome"])
 TASK_SECONDS = Histogram("ucweb_celery_task_duration_seconds", "Celery tasks run by the worker, by name and state.",
                          ["task", "state"], buckets=(0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 1800, float("inf")))
+TASK_QUEUE_WAIT_SECONDS = Histogram("ucweb_celery_task_queue_wait_seconds",
+                                    "How long Celery tasks waited in the broker before the worker started them, by name.",
+                                    ["task"], buckets=(0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 1800, float("inf")))
 
 # -- storage access --------------------------------------------------------------------------------
 CREDENTIALS_VENDED = Counter("ucweb_credentials_vended", "Temporary storage credentials vended, by access.",
