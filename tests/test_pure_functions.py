@@ -16,6 +16,7 @@ from catalog.pagination import decode_page_token, encode_page_token
 from catalog.services import audit, recipes
 from catalog.names import join_full_name, split_full_name, validate_name
 from commits import delta_wire
+from commits.delta_v1.wire import DeltaUpdateTableRequest
 from commits.formats import delta_log
 from commits.formats.iceberg_view import apply_view_updates, check_view_requirements, create_view_metadata
 from ucweb import errors
@@ -379,6 +380,38 @@ def test_the_delta_rest_api_reads_a_commit_in_its_own_spelling():
     with pytest.raises(InvalidParameter) as refused:
         read(delta_wire.DeltaCommit, {**commit, "file-name": ".."}, "add-commit.commit")
     assert refused.value.message == "add-commit.commit.file-name must be a single file name, not a path."
+
+
+# The Delta REST API's updateTable: its model words each refusal, in each kind, as the API always has.
+UUID_REQUIREMENT = {"type": "assert-table-uuid", "uuid": TABLE["table_id"]}
+
+
+@pytest.mark.parametrize("body, kind, message", [
+    ({"requirements": [UUID_REQUIREMENT], "updates": {}}, "BadRequest", "requirements and updates must be arrays."),
+    ({"requirements": [{"type": ["assert-etag"]}], "updates": [{"action": "add-commit"}]}, "BadRequest",
+     "requirements[0].type must be assert-table-uuid or assert-etag."),
+    ({"requirements": [UUID_REQUIREMENT], "updates": [{"action": "{path}"}]}, "BadRequest",
+     "updates[0].action '{path}' is not an action of this API."),
+    ({"requirements": [{**UUID_REQUIREMENT, "uuid": 5}], "updates": [{"action": "set-table-comment"}]},
+     "InvalidParameter", "requirements[0].uuid is required."),
+    ({"requirements": [UUID_REQUIREMENT], "updates": [{"action": "set-columns", "columns": None}]},
+     "InvalidParameter", "set-columns.columns is required."),
+    ({"requirements": [UUID_REQUIREMENT], "updates": [{"action": "update-metadata-snapshot-version",
+                                                       "last-commit-version": -1}]},
+     "InvalidParameter", "last-commit-version must be at least 0 (is -1)."),
+    # The first wrong domain in the body's order is named, known or not.
+    ({"requirements": [UUID_REQUIREMENT], "updates": [{"action": "set-domain-metadata", "updates": {
+        "delta.clustering": {"clusteringColumns": 1}, "other": {}}}]},
+     "InvalidParameter", "set-domain-metadata.updates.delta.clustering.clusteringColumns must be an array of paths."),
+    ({"requirements": [UUID_REQUIREMENT], "updates": [{"action": "set-domain-metadata", "updates": {
+        "other": {}, "delta.clustering": {"clusteringColumns": 1}}}]},
+     "InvalidParameter", "set-domain-metadata.updates: unknown domain 'other' (known: delta.clustering, "
+                         "delta.rowTracking)."),
+])
+def test_an_update_of_the_delta_rest_api_is_refused_in_its_words(body, kind, message):
+    with pytest.raises(InvalidParameter) as refused:
+        read(DeltaUpdateTableRequest, body)
+    assert (type(refused.value).__name__, refused.value.message) == (kind, message)
 
 
 # -- the recipes' names for a securable type -----------------------------------------------------------

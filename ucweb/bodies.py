@@ -14,11 +14,15 @@ takes query parameters (`digits_as_integers`)."""
 
 from __future__ import annotations
 
+import functools
 import re
 import uuid
 from typing import Annotated, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainValidator, ValidationError, WithJsonSchema
+from pydantic import (
+    BaseModel, BeforeValidator, ConfigDict, Field, PlainValidator, ValidationError, WithJsonSchema, WrapValidator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from ucweb.errors import InvalidParameter
@@ -52,9 +56,20 @@ class Hyphenated(Body):
     model_config = ConfigDict(alias_generator=hyphenated)
 
 
-def refusal(text: str) -> PydanticCustomError:
-    """A refusal of a validator; `text` names the member's place as `{path}` (ucweb.bodies.PATH)."""
-    return PydanticCustomError("refused", "{text}", {"text": text})
+class HyphenatedAbsentAsNull(Hyphenated):
+    """A hyphenated body whose required members, when absent, are read as null: an API that has
+    always answered a missing member as it answers a null one (`worded`)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _absent_as_null(cls, data):
+        return {**_nulls(cls), **data} if isinstance(data, dict) else data
+
+
+def refusal(text: str, error: type[InvalidParameter] = InvalidParameter) -> PydanticCustomError:
+    """A refusal of a validator; `text` names the member's place by beginning with `{path}`
+    (ucweb.bodies.PATH). `read` raises it as `error`, for an API that tells bad requests apart."""
+    return PydanticCustomError("refused", "{text}", {"text": text, "error": error})
 
 
 def refusing(check, value, *args, **kwargs):
@@ -62,7 +77,38 @@ def refusing(check, value, *args, **kwargs):
     try:
         return check(value, *args, **kwargs)
     except InvalidParameter as exc:
-        raise refusal(exc.message) from None
+        raise refusal(exc.message, type(exc)) from None
+
+
+def worded(kind, text: str, *, null_only: bool = False):
+    """`kind`, whose refusal (a null's too) reads `text` (`{path}` is the member's place) wherever
+    in the value it is wrong; with `null_only`, only a null (or absent: HyphenatedAbsentAsNull)
+    one does, and the value's own refusals keep their words."""
+    def check(value, handler):
+        if value is None:
+            raise refusal(text)
+        if null_only:
+            return handler(value)
+        try:
+            return handler(value)
+        except ValidationError:
+            raise refusal(text) from None
+    return Annotated[kind, WrapValidator(check)]
+
+
+@functools.cache
+def _nulls(model: type[BaseModel]) -> dict:
+    return {field.alias or name: None for name, field in model.model_fields.items() if field.is_required()}
+
+
+def placed_at_root(kind):
+    """`kind`, whose refusals name its members from the body's root, not from its own place."""
+    def check(value, handler):
+        try:
+            return handler(value)
+        except ValidationError as exc:
+            raise refusal(_message(exc.errors(include_url=False)[0], "")) from None
+    return Annotated[kind, WrapValidator(check)]
 
 
 def Int64(minimum: int | None = None):  # noqa: N802 (a type)
@@ -103,7 +149,9 @@ def read(model: type[B], data, where: str = "") -> B:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise InvalidParameter(_message(exc.errors(include_url=False)[0], where)) from None
+        error = exc.errors(include_url=False)[0]
+        kind = error["ctx"]["error"] if error["type"] == "refused" else InvalidParameter
+        raise kind(_message(error, where)) from None
 
 
 def _message(error: dict, where: str) -> str:
@@ -113,7 +161,11 @@ def _message(error: dict, where: str) -> str:
     kind, value = error["type"], error.get("input")
     if kind == "refused":
         text = error["ctx"]["text"]
-        return text.replace(f"{PATH}.", f"{path}." if path else "").replace(PATH, path)
+        if not text.startswith(PATH):
+            return text
+        # Only the leading one: the rest of the text may quote a value that reads "{path}".
+        rest = text[len(PATH):]
+        return f"{path}{rest}" if path or not rest.startswith(".") else rest[1:]
     if kind == "missing" or value is None:
         return f"{path} is required."
     if kind == "less_than_equal" or (kind == "greater_than_equal" and value < MIN64):

@@ -93,6 +93,13 @@ class OpenAPI30(GenerateJsonSchema):
             del generated["default"]
         return generated
 
+    def literal_schema(self, schema):
+        generated = super().literal_schema(schema)
+        # 3.0 has no const; a one-value literal tags a member of a union, whose discriminator's
+        # mapping names the value.
+        generated.pop("const", None)
+        return generated
+
     def field_title_should_be_set(self, schema) -> bool:
         return False
 

@@ -16,19 +16,18 @@ from catalog import lookup_errors
 from catalog.choices import DataSourceFormat, Privilege, SecurableType, TableOperation, TableType
 from catalog.models import Principal, StagingTable, Table
 from catalog.services import audit, managed_tables as staging_tables, tables, temporary_credentials
-from catalog.services.common import validate_comment
 from catalog.names import quote_part, schema_paths, validate_name
 from catalog.storage import InvalidStorageUrl, normalize
 from commits import delta, managed_tables
-from commits.delta_wire import integer
 from commits.delta_v1.wire import (
-    UnsupportedTableFormat, check_contract, json_object, millis, parse_columns, parse_domains,
-    parse_protocol, parse_uniform, render_columns, render_uniform, storage_credentials, string_list, string_map,
+    DeltaCreateTableRequest, UnsupportedTableFormat, check_contract, json_object, millis, parse_uniform,
+    render_columns, render_uniform, storage_credentials,
 )
 from commits.formats import delta_log
 from commits.formats import delta_protocol as dp
 from commits.models import DeltaCommit
 from commits.ratification import is_catalog_managed
+from ucweb.bodies import read
 from ucweb.errors import InvalidParameter, TableAlreadyExists, TableDoesNotExist, TemporarilyUnavailable
 from ucweb.ids import parse_uuid
 
@@ -256,30 +255,16 @@ def create_staging_table(*, caller: Principal, catalog: str, schema: str, body: 
 
 
 def create_table(*, caller: Principal, catalog: str, schema: str, body: dict) -> dict:
-    name = body.get("name")
-    validate_name(name)
-    table_type = body.get("table-type")
-    if table_type not in (TableType.MANAGED, TableType.EXTERNAL):
-        raise InvalidParameter("table-type must be MANAGED or EXTERNAL.")
-    location = body.get("location")
-    if not isinstance(location, str) or not location:
-        raise InvalidParameter("location is required.")
-    partitions = string_list(body.get("partition-columns", []), "partition-columns")
-    columns = parse_columns(body.get("columns"), partitions)
-    properties = string_map(body.get("properties"), "properties")
-    protocol = parse_protocol(body.get("protocol"))
-    domains = parse_domains(body.get("domain-metadata"), "domain-metadata") if body.get("domain-metadata") else {}
-    timestamp = integer(body.get("last-commit-timestamp-ms"), "last-commit-timestamp-ms", minimum=0)
-    comment = validate_comment(body.get("comment"))
-    synthetic = sorted(key for key in properties if dp.is_synthetic(key) and not key.startswith(dp.FEATURE_PREFIX))
-    if synthetic:
-        raise InvalidParameter(f"properties must not carry server-derived keys: {', '.join(synthetic)}.")
-    stored = {**properties, **dp.protocol_properties(protocol),
+    request = read(DeltaCreateTableRequest, body)
+    name, location, columns, comment = request.name, request.location, request.columns, request.comment
+    protocol = request.protocol.model_dump(by_alias=True)
+    domains = request.domain_metadata.stored() if request.domain_metadata else {}
+    stored = {**request.properties, **dp.protocol_properties(protocol),
               **{dp.DOMAINS[domain]: value for domain, value in domains.items()},
-              dp.LAST_UPDATE_VERSION: "0", dp.LAST_COMMIT_TIMESTAMP: str(timestamp)}
+              dp.LAST_UPDATE_VERSION: "0", dp.LAST_COMMIT_TIMESTAMP: str(request.last_commit_timestamp_ms)}
 
     with transaction.atomic():
-        if table_type == TableType.EXTERNAL:
+        if request.table_type == TableType.EXTERNAL:
             table = tables.create_table(
                 caller=caller, name=name, catalog_name=catalog, schema_name=schema, table_type=TableType.EXTERNAL,
                 data_source_format=DataSourceFormat.DELTA, columns=columns, storage_location=location,
@@ -295,7 +280,7 @@ def create_table(*, caller: Principal, catalog: str, schema: str, body: dict) ->
                 resolve.schema(caller, catalog, schema)
                 raise TableDoesNotExist(f"No staging table has the location {location}.")
             check_contract(staging.id, stored, protocol)
-            uniform = parse_uniform(body.get("uniform"), location=staging_location)
+            uniform = parse_uniform(request.uniform, location=staging_location)
             if dp.uniform_enabled(stored) != (uniform is not None):
                 raise InvalidParameter("uniform is required exactly when the properties enable UniForm "
                                        f"({dp.UNIFORM_PROPERTY} includes iceberg).")

@@ -33,38 +33,40 @@ from catalog.services import tables
 from commits import publication
 from commits.delta_v1.tables import describe, etag, require, require_delta, table_for
 from commits.delta_v1.wire import (
-    LOG_REPRESENTED, CommitVersionConflict, RequirementFailed, Update, check_contract, millis, parse_columns,
-    parse_update_request, parse_uniform, render_columns,
+    LOG_REPRESENTED, CommitVersionConflict, DeltaUpdates, DeltaUpdateTableRequest, RequirementFailed, check_contract,
+    millis, parse_columns, parse_uniform, render_columns,
 )
 from commits.formats import delta_protocol as dp
 from commits.models import DeltaCommit
 from commits.ratification import Ratification, definition_of, is_catalog_managed, require_definition_rights
 from commits.staged import StagedCommit, read_staged_commit
+from ucweb.bodies import read
 from ucweb.errors import AlreadyExists, InvalidParameter
 
 
-def _apply_metadata(table: Table, update: Update, access: authz.Access, *, version: int, timestamp: int) -> list[str]:
+def _apply_metadata(table: Table, update: DeltaUpdates, access: authz.Access, *, version: int,
+                    timestamp: int) -> list[str]:
     properties = dict(table.properties or {})
     changed = []
     if update.set_properties:
-        properties.update(update.set_properties)
-    for key in update.remove_properties or []:
+        properties.update(update.set_properties.updates)
+    for key in update.remove_properties.removals if update.remove_properties else []:
         properties.pop(key, None)
     if update.protocol is not None:
         dp.set_protocol(properties, update.protocol)
-    for domain, value in (update.set_domains or {}).items():
+    for domain, value in (update.set_domain_metadata.updates.stored() if update.set_domain_metadata else {}).items():
         properties[dp.DOMAINS[domain]] = value
-    for domain in update.remove_domains or []:
+    for domain in update.remove_domain_metadata.domains if update.remove_domain_metadata else []:
         properties.pop(dp.DOMAINS[domain], None)
-    if update.columns_value is not None or update.partitions is not None:
+    if update.set_columns or update.set_partition_columns:
         columns_now, partitions_now = render_columns(table)
-        partitions = update.partitions if update.partitions is not None else partitions_now
-        columns = parse_columns(update.columns_value if update.columns_value is not None else columns_now,
+        partitions = update.set_partition_columns.partition_columns if update.set_partition_columns else partitions_now
+        columns = parse_columns(update.set_columns.columns if update.set_columns else columns_now,
                                 partitions, field="set-columns.columns")
         tables.replace_columns(table, columns)
         table._prefetched_objects_cache = {}
-    if update.comment is not None:
-        table.comment = update.comment
+    if update.set_table_comment:
+        table.comment = update.set_table_comment.comment
         changed.append("comment")
     policy_properties.require_unchanged_or_owner(access, table.properties or {}, properties)
     properties[dp.LAST_UPDATE_VERSION] = str(version)
@@ -106,8 +108,8 @@ def _ratified_once(table: Table, txn_id: str | None, version: int) -> None:
         )
 
 
-def _check_uniform(table: Table, update: Update) -> dict | None:
-    uniform = parse_uniform(update.uniform_value, location=table.storage_location, field="add-commit.uniform")
+def _check_uniform(table: Table, update: DeltaUpdates) -> dict | None:
+    uniform = parse_uniform(update.add_commit.uniform, location=table.storage_location, field="add-commit.uniform")
     if dp.uniform_enabled(table.properties or {}) != (uniform is not None):
         raise InvalidParameter("add-commit.uniform is required exactly when the table's properties after "
                                f"this request enable UniForm ({dp.UNIFORM_PROPERTY} includes iceberg).")
@@ -120,7 +122,7 @@ def _check_uniform(table: Table, update: Update) -> dict | None:
     return uniform
 
 
-def _check_actions(table: Table, update: Update, asserted: dict) -> bool:
+def _check_actions(table: Table, update: DeltaUpdates, asserted: dict) -> bool:
     """The requirements and the actions' fit to the table; returns whether it is catalog-managed."""
     if str(table.id) != asserted["assert-table-uuid"]:
         raise RequirementFailed(f"assert-table-uuid failed: table {table.full_name} is {table.id}.")
@@ -131,7 +133,7 @@ def _check_actions(table: Table, update: Update, asserted: dict) -> bool:
     if managed and update.snapshot is not None:
         raise InvalidParameter("update-metadata-snapshot-version is for external tables only.")
     if managed and update.commit is None:
-        lone = [a for a in LOG_REPRESENTED if a in update.actions]
+        lone = [a for a in LOG_REPRESENTED if a in update.names]
         if lone:
             raise InvalidParameter(f"{', '.join(lone)} must travel with the add-commit whose staged commit "
                                    "writes the same change to the Delta log.")
@@ -143,7 +145,7 @@ def _check_etag(table: Table, asserted: dict) -> None:
         raise RequirementFailed(f"assert-etag failed: the metadata of table {table.full_name} changed.")
 
 
-def _before_the_lock(caller: Principal, catalog: str, schema: str, name: str, update: Update,
+def _before_the_lock(caller: Principal, catalog: str, schema: str, name: str, update: DeltaUpdates,
                      asserted: dict) -> tuple[StagedCommit, Table | None]:
     """An add-commit's work that the row lock does not protect, done before it is taken: on the
     row read without the lock, the checks the locked path makes first, then a version taken
@@ -174,7 +176,7 @@ def _refuse_a_taken_version(ratification: Ratification, commit) -> None:
         raise CommitVersionConflict(exc.message) from None
 
 
-def _locked_table(caller: Principal, catalog: str, schema: str, name: str, update: Update,
+def _locked_table(caller: Principal, catalog: str, schema: str, name: str, update: DeltaUpdates,
                   before: Table | None) -> Table:
     """The table row, locked, with its unpublished commits. An add-commit of the next version of
     the row read without the lock (`before`) locks the row at that version
@@ -190,8 +192,8 @@ def _locked_table(caller: Principal, catalog: str, schema: str, name: str, updat
 
 
 def update_table(*, caller: Principal, catalog: str, schema: str, name: str, body: dict) -> dict:
-    asserted, actions = parse_update_request(body)
-    update = Update(actions)
+    request = read(DeltaUpdateTableRequest, body)
+    asserted, update = request.requirements, request.updates
     staged, before = (_before_the_lock(caller, catalog, schema, name, update, asserted) if update.commit is not None
                       else (None, None))
     with transaction.atomic():
@@ -233,7 +235,7 @@ def update_table(*, caller: Principal, catalog: str, schema: str, name: str, bod
                 table.uniform_iceberg = uniform
                 ratification.change("uniform_iceberg")
         ratification.save(action="updateDeltaTable", details={
-            "actions": sorted(actions), "version": update.commit.version if update.commit else None,
+            "actions": sorted(update.names), "version": update.commit.version if update.commit else None,
             "backfilled": update.backfilled})
         table.pending = ratification.pending()
     return _after(table)

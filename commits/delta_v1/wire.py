@@ -9,27 +9,21 @@ from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from django.utils import timezone
-from pydantic import Field, WithJsonSchema
+from pydantic import BeforeValidator, Field, ValidationError, WithJsonSchema, field_validator, model_validator
 
 from catalog import locations
 from catalog.models import Table
+from catalog.names import validate_name
 from catalog.services.tables import validate_columns
 from commits.delta_wire import DeltaCommit, integer
 from commits.formats import delta_log, delta_types
 from commits.formats import delta_protocol as dp
-from ucweb.bodies import Hyphenated, NonEmpty, read
+from ucweb.bodies import (
+    PATH, Hyphenated, HyphenatedAbsentAsNull, Int64, NonEmpty, hyphenated, placed_at_root, read, refusal, refusing,
+    worded,
+)
 from ucweb.errors import AlreadyExists, CatalogError, InvalidParameter
 from ucweb.ids import parse_uuid
-
-ACTIONS = (
-    "set-properties", "remove-properties", "set-protocol", "set-columns", "set-partition-columns",
-    "set-table-comment", "set-domain-metadata", "remove-domain-metadata", "set-latest-backfilled-version",
-    "add-commit", "update-metadata-snapshot-version",
-)
-# Changes with a Delta log representation travel with the add-commit that writes them.
-LOG_REPRESENTED = ("set-protocol", "set-columns", "set-partition-columns", "set-domain-metadata",
-                   "remove-domain-metadata")
-
 
 
 # -- errors of this API without a Unity Catalog twin -----------------------------------------------
@@ -57,8 +51,7 @@ def millis(moment) -> int:
 
 
 # -- the bodies of the OpenAPI document ---------------------------------------------------------------
-# Requests are read by the functions below (their refusals name this API's members); these models
-# describe the bodies for the document, in this API's spelling.
+# Each model both reads its request and describes it in the document, in this API's spelling.
 Json = Annotated[Any, WithJsonSchema({})]
 StructType = Annotated[Any, WithJsonSchema({"description": "DeltaStructType"})]
 
@@ -115,28 +108,6 @@ class DeltaStagingTableResponse(Hyphenated):
     suggested_properties: Json
 
 
-class DeltaCreateTableRequest(Hyphenated):
-    name: NonEmpty
-    table_type: Literal["MANAGED", "EXTERNAL"]
-    location: NonEmpty
-    comment: NonEmpty = None
-    columns: StructType
-    partition_columns: list[NonEmpty] = None
-    properties: dict[str, NonEmpty]
-    protocol: Json
-    domain_metadata: Json = None
-    last_commit_timestamp_ms: int
-    uniform: Json = None
-
-
-class DeltaUpdateTableRequest(Hyphenated):
-    requirements: list[dict] = Field(description="assert-table-uuid (required), assert-etag")
-    updates: list[dict] = Field(description=(
-        "add-commit, set-latest-backfilled-version, set-properties, remove-properties, set-protocol, "
-        "set-columns, set-partition-columns, set-table-comment, set-domain-metadata, "
-        "remove-domain-metadata, update-metadata-snapshot-version (external tables)"))
-
-
 class DeltaRenameTableRequest(Hyphenated):
     new_name: NonEmpty
 
@@ -158,20 +129,6 @@ def json_object(value, field: str, *, required: bool = True) -> dict | None:
     if not isinstance(value, dict):
         raise InvalidParameter(f"{field} must be an object.")
     return value
-
-
-def string_list(value, field: str) -> list[str]:
-    if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
-        raise InvalidParameter(f"{field} must be an array of strings.")
-    return list(value)
-
-
-def string_map(value, field: str) -> dict[str, str]:
-    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
-        raise InvalidParameter(f"{field} must map strings to strings.")
-    return dict(value)
-
-
 
 
 def parse_columns(value, partition_columns: list[str], field: str = "columns") -> list[dict]:
@@ -214,39 +171,6 @@ def render_columns(table: Table) -> tuple[dict, list[str]]:
     partitions = sorted((c.partition_index, c.name) for c in columns if c.partition_index is not None)
     return ({"type": "struct", "fields": [delta_types.column_to_field(c) for c in columns]},
             [name for _, name in partitions])
-
-
-# -- protocol, domain metadata and properties ------------------------------------------------------
-def parse_protocol(value, field: str = "protocol") -> dict:
-    protocol = json_object(value, field)
-    return {
-        "min-reader-version": integer(protocol.get("min-reader-version"), f"{field}.min-reader-version", minimum=1),
-        "min-writer-version": integer(protocol.get("min-writer-version"), f"{field}.min-writer-version", minimum=1),
-        "reader-features": string_list(protocol.get("reader-features", []), f"{field}.reader-features"),
-        "writer-features": string_list(protocol.get("writer-features", []), f"{field}.writer-features"),
-    }
-
-
-
-def parse_domains(value, field: str) -> dict:
-    domains = json_object(value, field)
-    clean = {}
-    for name, config in domains.items():
-        if name not in dp.DOMAINS:
-            raise InvalidParameter(f"{field}: unknown domain {name!r} (known: {', '.join(sorted(dp.DOMAINS))}).")
-        config = json_object(config, f"{field}.{name}")
-        if name == "delta.clustering":
-            paths = config.get("clusteringColumns")
-            if not isinstance(paths, list) or not all(
-                isinstance(p, list) and p and all(isinstance(part, str) for part in p) for p in paths
-            ):
-                raise InvalidParameter(f"{field}.delta.clustering.clusteringColumns must be an array of paths.")
-            clean[name] = json.dumps(paths, separators=(",", ":"))
-        else:
-            clean[name] = str(integer(config.get("rowIdHighWaterMark"), f"{field}.delta.rowTracking.rowIdHighWaterMark",
-                                   minimum=-1))
-    return clean
-
 
 
 def check_contract(table_id, properties: dict, protocol: dict | None = None) -> None:
@@ -305,90 +229,314 @@ def render_uniform(stored: dict | None, location: str) -> dict | None:
 
 
 
-# -- updateTable -----------------------------------------------------------------------------------
-def parse_update_request(body: dict) -> tuple[dict, dict]:
-    requirements, updates = body.get("requirements"), body.get("updates")
-    if not isinstance(requirements, list) or not isinstance(updates, list):
-        raise BadRequest("requirements and updates must be arrays.")
-    if not updates:
-        raise InvalidParameter("updates must contain at least one action.")
+# -- the createTable and updateTable requests -------------------------------------------------------
+# Each member is checked in the order below, which is the order its refusals have always come in;
+# what depends on the table (its partitions for set-columns, its location for uniform) is the
+# services' (commits.delta_v1.update, commits.delta_v1.tables), on the members read here.
+Strings = worded(list[NonEmpty], f"{PATH} must be an array of strings.")
+StringMap = worded(dict[str, str], f"{PATH} must map strings to strings.")
+
+
+def _object(kind):
+    return worded(kind, f"{PATH} must be an object.", null_only=True)
+
+
+class DeltaProtocol(Hyphenated):
+    min_reader_version: Int64(1)
+    min_writer_version: Int64(1)
+    reader_features: Strings = Field(default_factory=list)
+    writer_features: Strings = Field(default_factory=list)
+
+
+class DeltaClustering(HyphenatedAbsentAsNull):
+    clustering_columns: worded(list[Annotated[list[str], Field(min_length=1)]],
+                               f"{PATH} must be an array of paths.") = Field(alias="clusteringColumns")
+
+
+class DeltaRowTracking(Hyphenated):
+    row_id_high_water_mark: Int64(-1) = Field(alias="rowIdHighWaterMark")
+
+
+class DeltaDomainMetadata(Hyphenated):
+    """The domain metadata the catalog keeps, by domain (delta_protocol.DOMAINS)."""
+
+    clustering: _object(DeltaClustering) = Field(None, alias="delta.clustering")
+    row_tracking: _object(DeltaRowTracking) = Field(None, alias="delta.rowTracking")
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _known(cls, data, handler):
+        """An unknown domain is refused where it stands among the domains sent: a wrong one before
+        it is named first."""
+        if not isinstance(data, dict):
+            return handler(data)
+        try:
+            domains = handler(data)
+            wrong = None
+        except ValidationError as exc:
+            domains, wrong = exc, exc.errors()[0]["loc"][0]
+        for name in data:
+            if name == wrong:
+                break
+            if name not in dp.DOMAINS:
+                raise refusal(f"{PATH}: unknown domain {name!r} (known: {', '.join(sorted(dp.DOMAINS))}).")
+        if wrong is not None:
+            raise domains
+        return domains
+
+    def stored(self) -> dict[str, str]:
+        """Each domain sent, as its property's value (delta_protocol.DOMAINS)."""
+        values = {}
+        if self.clustering is not None:
+            values["delta.clustering"] = json.dumps(self.clustering.clustering_columns, separators=(",", ":"))
+        if self.row_tracking is not None:
+            values["delta.rowTracking"] = str(self.row_tracking.row_id_high_water_mark)
+        return values
+
+
+def _no_domain_metadata(value):
+    return value or None  # an empty (or false) domain-metadata declares none
+
+
+class DeltaCreateTableRequest(HyphenatedAbsentAsNull):
+    name: Annotated[NonEmpty, BeforeValidator(lambda value: refusing(validate_name, value))]
+    table_type: worded(Literal["MANAGED", "EXTERNAL"], f"{PATH} must be MANAGED or EXTERNAL.")
+    location: worded(NonEmpty, f"{PATH} is required.")
+    partition_columns: Strings = Field(default_factory=list)
+    columns: StructType
+    properties: StringMap
+    protocol: _object(DeltaProtocol)
+    domain_metadata: Annotated[DeltaDomainMetadata | None, BeforeValidator(_no_domain_metadata)] = None
+    last_commit_timestamp_ms: Int64(0)
+    comment: str | None = None
+    uniform: Json = Field(None, description="Required when the properties enable UniForm; "
+                                            "its metadata-location lies inside the table's location.")
+
+    @field_validator("columns")
+    @classmethod
+    def _columns(cls, value, info):
+        if "partition_columns" not in info.data:
+            return value  # refused already
+        return refusing(parse_columns, value, info.data["partition_columns"])
+
+    @model_validator(mode="after")
+    def _not_derived(self) -> DeltaCreateTableRequest:
+        synthetic = sorted(key for key in self.properties
+                           if dp.is_synthetic(key) and not key.startswith(dp.FEATURE_PREFIX))
+        if synthetic:
+            raise refusal(f"properties must not carry server-derived keys: {', '.join(synthetic)}.")
+        return self
+
+
+# updateTable's requirements, each a tagged object.
+class DeltaAssertTableUuid(HyphenatedAbsentAsNull):
+    type: Literal["assert-table-uuid"]
+    uuid: worded(NonEmpty, f"{PATH} is required.")
+
+
+class DeltaAssertEtag(HyphenatedAbsentAsNull):
+    type: Literal["assert-etag"]
+    etag: worded(NonEmpty, f"{PATH} is required.")
+
+
+REQUIREMENTS = {"assert-table-uuid": DeltaAssertTableUuid, "assert-etag": DeltaAssertEtag}
+
+
+def _by_kind(requirements: list) -> dict[str, str]:
+    """The requirements by kind: the asserted table id (canonical) and, if sent, the etag."""
     asserted = {}
     for index, item in enumerate(requirements):
         kind = item.get("type") if isinstance(item, dict) else None
-        if kind not in ("assert-table-uuid", "assert-etag"):
-            raise BadRequest(f"requirements[{index}].type must be assert-table-uuid or assert-etag.")
+        if not isinstance(kind, str) or kind not in REQUIREMENTS:
+            raise refusal(f"requirements[{index}].type must be assert-table-uuid or assert-etag.", BadRequest)
         if kind in asserted:
-            raise InvalidParameter(f"At most one {kind} requirement per request.")
-        key = "uuid" if kind == "assert-table-uuid" else "etag"
-        if not isinstance(item.get(key), str) or not item[key]:
-            raise InvalidParameter(f"requirements[{index}].{key} is required.")
-        asserted[kind] = item[key]
+            raise refusal(f"At most one {kind} requirement per request.")
+        model = refusing(read, REQUIREMENTS[kind], item, f"requirements[{index}]")
+        asserted[kind] = model.uuid if kind == "assert-table-uuid" else model.etag
     if "assert-table-uuid" not in asserted:
-        raise InvalidParameter("Every update needs an assert-table-uuid requirement.")
-    asserted["assert-table-uuid"] = str(parse_uuid(asserted["assert-table-uuid"], field="assert-table-uuid.uuid"))
+        raise refusal("Every update needs an assert-table-uuid requirement.")
+    asserted["assert-table-uuid"] = str(refusing(parse_uuid, asserted["assert-table-uuid"],
+                                                 field="assert-table-uuid.uuid"))
+    return asserted
+
+
+# updateTable's actions, each a tagged object.
+class DeltaSetProperties(HyphenatedAbsentAsNull):
+    action: Literal["set-properties"]
+    updates: StringMap
+
+
+class DeltaRemoveProperties(HyphenatedAbsentAsNull):
+    action: Literal["remove-properties"]
+    removals: Strings
+
+
+class DeltaSetProtocol(HyphenatedAbsentAsNull):
+    action: Literal["set-protocol"]
+    protocol: _object(DeltaProtocol)
+
+
+class DeltaSetPartitionColumns(HyphenatedAbsentAsNull):
+    action: Literal["set-partition-columns"]
+    partition_columns: Strings
+
+
+class DeltaSetColumns(Hyphenated):
+    action: Literal["set-columns"]
+    columns: worded(StructType, f"{PATH} is required.", null_only=True) = Field(
+        description="Read with the table's partition columns unless the request sets them.")
+
+
+class DeltaSetTableComment(HyphenatedAbsentAsNull):
+    action: Literal["set-table-comment"]
+    comment: worded(str, f"{PATH} must be a string.")
+
+
+class DeltaSetDomainMetadata(HyphenatedAbsentAsNull):
+    action: Literal["set-domain-metadata"]
+    updates: _object(DeltaDomainMetadata)
+
+
+class DeltaRemoveDomainMetadata(HyphenatedAbsentAsNull):
+    action: Literal["remove-domain-metadata"]
+    domains: Strings
+
+
+class DeltaAddCommit(HyphenatedAbsentAsNull):
+    action: Literal["add-commit"]
+    commit: _object(DeltaCommit)
+    uniform: Json = Field(None, description="Required when the table's properties enable UniForm; "
+                                            "its metadata-location lies inside the table's location.")
+
+
+class DeltaSetLatestBackfilledVersion(Hyphenated):
+    action: Literal["set-latest-backfilled-version"]
+    latest_published_version: Int64(0)
+
+
+class DeltaUpdateMetadataSnapshotVersion(Hyphenated):
+    """For external tables."""
+
+    action: Literal["update-metadata-snapshot-version"]
+    last_commit_version: Int64(0)
+    last_commit_timestamp_ms: Int64(0)
+
+
+METADATA_ACTIONS = ("set-properties", "remove-properties", "set-protocol", "set-columns", "set-partition-columns",
+                    "set-table-comment", "set-domain-metadata", "remove-domain-metadata")
+
+
+class DeltaUpdates(Hyphenated):
+    """The actions of one updateTable request by name, checked in this order."""
+
+    set_properties: DeltaSetProperties | None = None
+    remove_properties: DeltaRemoveProperties | None = Field(None, validate_default=True)
+    set_protocol: DeltaSetProtocol | None = None
+    set_partition_columns: DeltaSetPartitionColumns | None = None
+    set_columns: DeltaSetColumns | None = None
+    set_table_comment: DeltaSetTableComment | None = None
+    set_domain_metadata: DeltaSetDomainMetadata | None = None
+    remove_domain_metadata: DeltaRemoveDomainMetadata | None = None
+    add_commit: DeltaAddCommit | None = None
+    set_latest_backfilled_version: DeltaSetLatestBackfilledVersion | None = None
+    # Its members are named from the body's root, as they always were.
+    update_metadata_snapshot_version: placed_at_root(DeltaUpdateMetadataSnapshotVersion | None) = None
+
+    @field_validator("remove_properties")
+    @classmethod
+    def _properties(cls, removing, info):
+        setting = info.data.get("set_properties")
+        keys = (setting.updates if setting else {}, removing.removals if removing else [])
+        for touched in keys:
+            synthetic = sorted(key for key in touched if dp.is_synthetic(key))
+            if synthetic:
+                raise refusal(f"Server-derived properties cannot be set or removed: {', '.join(synthetic)}.")
+        if all(keys) and set(keys[0]) & set(keys[1]):
+            raise refusal("set-properties and remove-properties touch the same key.")
+        return removing
+
+    @field_validator("remove_domain_metadata")
+    @classmethod
+    def _domains(cls, removing, info):
+        if removing is None or not removing.domains:
+            return removing
+        if any(domain not in dp.DOMAINS for domain in removing.domains):
+            raise refusal(f"remove-domain-metadata: known domains are {', '.join(sorted(dp.DOMAINS))}.")
+        setting = info.data.get("set_domain_metadata")
+        if setting and set(setting.updates.stored()) & set(removing.domains):
+            raise refusal("set-domain-metadata and remove-domain-metadata touch the same domain.")
+        return removing
+
+    @property
+    def names(self) -> list[str]:
+        """The actions sent, by name."""
+        return [hyphenated(name) for name in self.model_fields_set]
+
+    @property
+    def commit(self) -> DeltaCommit | None:
+        return self.add_commit.commit if self.add_commit else None
+
+    @property
+    def backfilled(self) -> int | None:
+        return self.set_latest_backfilled_version.latest_published_version \
+            if self.set_latest_backfilled_version else None
+
+    @property
+    def snapshot(self) -> tuple[int, int] | None:
+        """The external table's version and its timestamp, as update-metadata-snapshot-version sets them."""
+        item = self.update_metadata_snapshot_version
+        return (item.last_commit_version, item.last_commit_timestamp_ms) if item else None
+
+    @property
+    def protocol(self) -> dict | None:
+        """The protocol set, as delta_protocol takes it."""
+        return self.set_protocol.protocol.model_dump(by_alias=True) if self.set_protocol else None
+
+    @property
+    def changes_metadata(self) -> bool:
+        return any(name in METADATA_ACTIONS for name in self.names)
+
+
+ACTIONS = tuple(hyphenated(name) for name in DeltaUpdates.model_fields)
+# Changes with a Delta log representation travel with the add-commit that writes them.
+LOG_REPRESENTED = ("set-protocol", "set-columns", "set-partition-columns", "set-domain-metadata",
+                   "remove-domain-metadata")
+
+
+def _by_action(updates: list) -> DeltaUpdates:
     actions = {}
     for index, item in enumerate(updates):
         action = item.get("action") if isinstance(item, dict) else None
         if action not in ACTIONS:
-            raise BadRequest(f"updates[{index}].action {action!r} is not an action of this API.")
+            raise refusal(f"updates[{index}].action {action!r} is not an action of this API.", BadRequest)
         if action in actions:
-            raise InvalidParameter(f"At most one {action} action per request.")
+            raise refusal(f"At most one {action} action per request.")
         actions[action] = item
-    return asserted, actions
+    return refusing(read, DeltaUpdates, actions)
 
 
-class Update:
-    """The parsed actions of one updateTable request (shape checked before any lock is taken)."""
+Action = Annotated[
+    DeltaSetProperties | DeltaRemoveProperties | DeltaSetProtocol | DeltaSetPartitionColumns | DeltaSetColumns
+    | DeltaSetTableComment | DeltaSetDomainMetadata | DeltaRemoveDomainMetadata | DeltaAddCommit
+    | DeltaSetLatestBackfilledVersion | DeltaUpdateMetadataSnapshotVersion,
+    Field(discriminator="action")]
 
-    def __init__(self, actions: dict):
-        self.actions = actions
-        get = actions.get
-        self.set_properties = string_map(get("set-properties").get("updates"), "set-properties.updates") \
-            if "set-properties" in actions else None
-        self.remove_properties = string_list(get("remove-properties").get("removals"), "remove-properties.removals") \
-            if "remove-properties" in actions else None
-        for keys in (self.set_properties or {}, self.remove_properties or []):
-            synthetic = sorted(k for k in keys if dp.is_synthetic(k))
-            if synthetic:
-                raise InvalidParameter(f"Server-derived properties cannot be set or removed: {', '.join(synthetic)}.")
-        if self.set_properties and self.remove_properties and set(self.set_properties) & set(self.remove_properties):
-            raise InvalidParameter("set-properties and remove-properties touch the same key.")
-        self.protocol = parse_protocol(get("set-protocol").get("protocol"), "set-protocol.protocol") \
-            if "set-protocol" in actions else None
-        self.partitions = string_list(get("set-partition-columns").get("partition-columns"),
-                                   "set-partition-columns.partition-columns") \
-            if "set-partition-columns" in actions else None
-        self.columns_value = get("set-columns").get("columns") if "set-columns" in actions else None
-        if "set-columns" in actions and self.columns_value is None:
-            raise InvalidParameter("set-columns.columns is required.")
-        self.comment = None
-        if "set-table-comment" in actions:
-            self.comment = get("set-table-comment").get("comment")
-            if not isinstance(self.comment, str):
-                raise InvalidParameter("set-table-comment.comment must be a string.")
-        self.set_domains = parse_domains(get("set-domain-metadata").get("updates"), "set-domain-metadata.updates") \
-            if "set-domain-metadata" in actions else None
-        self.remove_domains = string_list(get("remove-domain-metadata").get("domains"), "remove-domain-metadata.domains") \
-            if "remove-domain-metadata" in actions else None
-        if self.remove_domains and any(d not in dp.DOMAINS for d in self.remove_domains):
-            raise InvalidParameter(f"remove-domain-metadata: known domains are {', '.join(sorted(dp.DOMAINS))}.")
-        if self.set_domains and self.remove_domains and set(self.set_domains) & set(self.remove_domains):
-            raise InvalidParameter("set-domain-metadata and remove-domain-metadata touch the same domain.")
-        self.commit = None
-        if "add-commit" in actions:
-            self.commit = read(DeltaCommit, get("add-commit").get("commit"), "add-commit.commit")
-            self.uniform_value = get("add-commit").get("uniform")
-        self.backfilled = integer(get("set-latest-backfilled-version").get("latest-published-version"),
-                               "set-latest-backfilled-version.latest-published-version", minimum=0) \
-            if "set-latest-backfilled-version" in actions else None
-        self.snapshot = None
-        if "update-metadata-snapshot-version" in actions:
-            item = get("update-metadata-snapshot-version")
-            self.snapshot = (integer(item.get("last-commit-version"), "last-commit-version", minimum=0),
-                             integer(item.get("last-commit-timestamp-ms"), "last-commit-timestamp-ms", minimum=0))
-        self.changes_metadata = any(a in actions for a in (
-            "set-properties", "remove-properties", "set-protocol", "set-columns", "set-partition-columns",
-            "set-table-comment", "set-domain-metadata", "remove-domain-metadata"))
+
+class DeltaUpdateTableRequest(Hyphenated):
+    requirements: Annotated[dict[str, str], BeforeValidator(
+        _by_kind, json_schema_input_type=list[Annotated[DeltaAssertTableUuid | DeltaAssertEtag,
+                                                        Field(discriminator="type")]])] = Field(
+        description="assert-table-uuid (required), assert-etag")
+    updates: Annotated[DeltaUpdates, BeforeValidator(_by_action, json_schema_input_type=list[Action])]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _arrays(cls, data):
+        if not isinstance(data.get("requirements"), list) or not isinstance(data.get("updates"), list):
+            raise refusal("requirements and updates must be arrays.", BadRequest)
+        if not data["updates"]:
+            raise refusal("updates must contain at least one action.")
+        return data
 
 
 def storage_credentials(answer: dict, operation: str) -> dict:
