@@ -545,3 +545,9 @@ def test_group_pages_members_grants_and_reach(governance, namespace):
     erin.post(f"/admin/catalog/group/{group.pk}/members/", {"member": "principal:erin"})
     assert groups.member_names(group) == ([], ["interns"])
     assert inner.name in groups.member_names(group)[1]
+
+
+def test_the_console_without_its_slash_is_sent_to_it(client):
+    response = client.get("/admin")
+    assert response.status_code == 302 and response["Location"] == "/admin/"
+    assert client.get("/admin", follow=True).redirect_chain[-1][0].startswith("/admin/login/")

@@ -1,5 +1,6 @@
 from django.contrib import admin
 from django.urls import include, path
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from catalog.admin import sign_in
@@ -17,6 +18,9 @@ iceberg_mounts = [
 ]
 
 urlpatterns = [
+    # APPEND_SLASH is off (the APIs' routes end without one), so the console's address as people
+    # type it is sent where it lives instead of to a 404.
+    path("admin", RedirectView.as_view(url="/admin/", permanent=False)),
     path("admin/", admin.site.admin_view(console_home)),
     path("admin/sign-in/<str:name>/", sign_in.sign_in, name="console-sign-in"),
     path("admin/sign-in/<str:name>/callback", sign_in.callback, name="console-sign-in-callback"),
