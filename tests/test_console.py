@@ -551,3 +551,18 @@ def test_the_console_without_its_slash_is_sent_to_it(client):
     response = client.get("/admin")
     assert response.status_code == 302 and response["Location"] == "/admin/"
     assert client.get("/admin", follow=True).redirect_chain[-1][0].startswith("/admin/login/")
+
+
+def test_console_writes_times_sizes_and_counts_one_way():
+    from datetime import UTC, datetime, timedelta
+
+    from catalog.templatetags import console_format
+
+    moment = datetime(2026, 11, 27, 1, 45, 7, tzinfo=UTC)
+    assert console_format.utc_text(moment) == "2026-11-27 01:45:07 UTC"
+    assert console_format.utc_text(int(moment.timestamp() * 1000)) == "2026-11-27 01:45:07 UTC"
+    assert console_format.ago_text(moment, now=moment + timedelta(minutes=3, seconds=5)) == "3 min ago"
+    assert console_format.ago_text(moment, now=moment + timedelta(days=2)) == "2 d ago"
+    assert 'datetime="2026-11-27T01:45:07+00:00"' in console_format.moment(moment)
+    assert console_format.size(1536) == "1.5 KiB" and console_format.size(None) == "—"
+    assert console_format.count(1234567) == "1,234,567"

@@ -187,6 +187,7 @@ DATABASES["default"]["CONN_HEALTH_CHECKS"] = bool(
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 USE_TZ = True
 TIME_ZONE = "UTC"
+FORMAT_MODULE_PATH = ["ucweb.formats"]
 LANGUAGE_CODE = "en-us"
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
