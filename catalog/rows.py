@@ -71,11 +71,18 @@ def by_names(count: int, *, iceberg_tables: bool = False) -> str:
     return f"{condition} AND {_ICEBERG_TABLES}" if iceberg_tables else condition
 
 
+@lru_cache(maxsize=64)
+def by_ids(count: int) -> str:
+    """The condition on `count` table ids (a multi-table Delta transaction locks its tables by it,
+    in the order of their ids as every locking read here does)."""
+    return f'"{_TABLE}"."id" IN ({", ".join(["%s"] * count)})'
+
+
 def _is_condition(where: str) -> bool:
     """`where` is one of this module's conditions: it is part of the statement's cache key and of
     its SQL."""
     placeholders = where.count("%s")
-    if where in (BY_ID, BY_ID_AT_VERSION) or where == by_name(placeholders - 2):
+    if where in (BY_ID, BY_ID_AT_VERSION) or where == by_name(placeholders - 2) or where == by_ids(placeholders):
         return True
     pairs = placeholders // 2
     return placeholders % 2 == 1 and where in (by_names(pairs), by_names(pairs, iceberg_tables=True))
@@ -149,7 +156,7 @@ def _attnames(model: type[Model]) -> tuple[str, ...]:
 
 def tables(caller: Principal, where: str, params: list, *, for_update: bool = False,
            pending: bool = False, iceberg: bool = False) -> list[Table]:
-    """The tables matching `where` (BY_ID, by_name(...) or by_names(...), with its params), in
+    """The tables matching `where` (BY_ID, by_ids(...), by_name(...) or by_names(...), with its params), in
     the order of their ids, each with its schema and catalog and the caller's privileges on the
     three. With `for_update` the table rows (only they) are locked, in that order; with `pending`,
     `table.pending` lists the commits after latest_published_version, newest first; with

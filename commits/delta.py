@@ -43,10 +43,10 @@ def _table(caller: Principal, table_id: str, privilege: str, *, for_update: bool
     """The table and the caller's access to it, in one query. A table the caller may not see
     answers as one that does not exist (catalog.resolve)."""
     found = rows.tables(caller, rows.BY_ID, [rows.table_id(table_id)], for_update=for_update)
-    return _access(caller, table_id, privilege, found)
+    return access_to(caller, table_id, privilege, found)
 
 
-def _access(caller: Principal, table_id: str, privilege: str, found: list[Table]) -> tuple[Table, authz.Access]:
+def access_to(caller: Principal, table_id: str, privilege: str, found: list[Table]) -> tuple[Table, authz.Access]:
     missing = TableDoesNotExist(f"Table {table_id} does not exist.")
     if not found:
         raise missing
@@ -57,58 +57,77 @@ def _access(caller: Principal, table_id: str, privilege: str, found: list[Table]
 
 
 # -- write commit ------------------------------------------------------------------------------------
+class Proposal:
+    """A commit request read and checked for itself (before any table is read): what `apply`
+    then does to the table under its lock."""
+
+    def __init__(self, body: dict, where: str = ""):
+        self.request = request = read(wire.DeltaCommitRequest, body, where)
+        self.commit, self.metadata = request.commit_info, request.metadata
+        self.uniform = request.uniform.stored() if request.uniform is not None else None
+        self.published = _published(request, body)
+        if self.commit is None and self.published is None:
+            raise InvalidParameter("At least one of commit_info and latest_published_version is required.")
+        if self.commit is None and (self.metadata is not None or self.uniform is not None):
+            raise InvalidParameter("metadata and uniform need a commit_info: a backfill carries no metadata.")
+
+    def staged(self):
+        """The staged file, read before the table is locked (it is named by the client), from the
+        location the request names; under the lock that location is checked to be the table's, so
+        the bytes read here are the ones being ratified (their digest is recorded with the commit)."""
+        commit = self.commit
+        return read_staged_commit(self.request.table_uri, commit.file_name) if commit is not None else None
+
+
 def write_commit(*, caller: Principal, body: dict, by_catalog: bool = False) -> None:
     """Ratify and/or backfill. `by_catalog` is the catalog's own maintenance commit (OPTIMIZE,
     VACUUM): the same lock, version rule and audit as a client's, without the client maintenance
     policy, which reserves exactly those operations for the catalog. No API view passes it."""
-    request = read(wire.DeltaCommitRequest, body)
-    commit, metadata = request.commit_info, request.metadata
-    uniform = request.uniform.stored() if request.uniform is not None else None
-    published = _published(request, body)
-    if commit is None and published is None:
-        raise InvalidParameter("At least one of commit_info and latest_published_version is required.")
-    if commit is None and (metadata is not None or uniform is not None):
-        raise InvalidParameter("metadata and uniform need a commit_info: a backfill carries no metadata.")
-
+    proposal = Proposal(body)
+    commit = proposal.commit
     before = None
-    if commit is not None and published is None:
+    if commit is not None and proposal.published is None:
         # A version taken already is refused before the lock (Ratification.refuse_a_taken_version),
         # after the checks the locked path makes first, and before the staged file is read.
-        before, _ = _managed_table(caller, request.table_id, request.table_uri)
+        before, _ = _managed_table(caller, proposal.request.table_id, proposal.request.table_uri)
         Ratification(before, caller).refuse_a_taken_version(commit)
-    # The staged file is read before the table is locked (it is named by the client), from the
-    # location the request names; under the lock that location is checked to be the table's, so
-    # the bytes read here are the ones being ratified (their digest is recorded with the commit).
-    staged = read_staged_commit(request.table_uri, commit.file_name) if commit is not None else None
-
+    staged = proposal.staged()
     with transaction.atomic():
-        table, access = _locked_table(caller, request, commit, before)
+        table, access = _locked_table(caller, proposal.request, commit, before)
+        apply(caller, table, access, proposal, staged, by_catalog=by_catalog)
+
+
+def apply(caller: Principal, table: Table, access: authz.Access, proposal: Proposal, staged, *,
+          by_catalog: bool = False, details: dict | None = None) -> None:
+    """Ratifies and/or backfills `proposal` on `table`, whose row the caller's transaction holds
+    locked (the one request's row, or each table of a multi-table transaction)."""
+    commit, metadata, uniform, published = proposal.commit, proposal.metadata, proposal.uniform, proposal.published
+    if uniform is not None:
+        uniform["metadata_location"] = locations.file_inside_table(
+            uniform["metadata_location"], table.storage_location, field="uniform.iceberg.metadata_location")
+    ratification = Ratification(table, caller)
+    if published is not None:
+        ratification.backfill(published)
+    if commit is not None and not ratification.is_replay(commit):
+        before = definition_of(table) if metadata is not None else None
+        ratification.ratify(commit, staged, by_catalog=by_catalog)
+        if metadata is not None:
+            _apply_metadata(ratification, metadata, access)
+        require_definition_rights(access, staged, before)
         if uniform is not None:
-            uniform["metadata_location"] = locations.file_inside_table(
-                uniform["metadata_location"], table.storage_location, field="uniform.iceberg.metadata_location")
-        ratification = Ratification(table, caller)
-        if published is not None:
-            ratification.backfill(published)
-        if commit is not None and not ratification.is_replay(commit):
-            before = definition_of(table) if metadata is not None else None
-            ratification.ratify(commit, staged, by_catalog=by_catalog)
-            if metadata is not None:
-                _apply_metadata(ratification, metadata, access)
-            require_definition_rights(access, staged, before)
-            if uniform is not None:
-                table.uniform_iceberg = uniform
-                ratification.change("uniform_iceberg")
-        ratification.save(action="commitDelta",
-                          details={"version": commit.version if commit else None, "published": published})
+            table.uniform_iceberg = uniform
+            ratification.change("uniform_iceberg")
+    ratification.save(action="commitDelta", details={
+        "version": commit.version if commit else None, "published": published, **(details or {})})
 
 
 def _managed_table(caller: Principal, table_id: str, table_uri: str, *, for_update: bool = False):
     table, access = _table(caller, table_id, Privilege.MODIFY, for_update=for_update)
-    _check_managed(table, table_uri)
+    check_managed(table, table_uri)
     return table, access
 
 
-def _check_managed(table: Table, table_uri: str) -> None:
+def check_managed(table: Table, table_uri: str) -> None:
     if not is_catalog_managed(table):
         raise InvalidParameter(f"Table {table.full_name} is not a catalog-managed Delta table.")
     _same_location(table, table_uri)
@@ -122,8 +141,8 @@ def _locked_table(caller: Principal, request: wire.DeltaCommitRequest, commit, b
         at_version = [rows.table_id(before.id), before.latest_version]
         found = rows.tables(caller, rows.BY_ID_AT_VERSION, at_version, for_update=True)
         if found:
-            table, access = _access(caller, request.table_id, Privilege.MODIFY, found)
-            _check_managed(table, request.table_uri)
+            table, access = access_to(caller, request.table_id, Privilege.MODIFY, found)
+            check_managed(table, request.table_uri)
             return table, access
         moved, _ = _managed_table(caller, request.table_id, request.table_uri)
         Ratification(moved, caller).refuse_a_taken_version(commit)  # a retry of the winner goes on

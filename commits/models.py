@@ -112,3 +112,24 @@ class IdempotencyKey(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["principal", "key"], name="uniq_idempotency_key")]
+
+
+class DeltaTransaction(models.Model):
+    """A multi-table Delta transaction that was committed (commits.delta_transactions): the
+    client's transaction id, a digest of its body and the answer, per principal and API. Written
+    in the transaction that ratifies the commits, so it exists exactly when they do; the same id
+    sent again is answered from it (the same body) or refused (another body)."""
+
+    principal = models.CharField(max_length=255)
+    api = models.CharField(max_length=16)  # "preview" (seed 000) or "v1" (managed tables spec 1.0)
+    transaction_id = models.CharField(max_length=255)
+    body_sha256 = models.CharField(max_length=64)
+    response = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["principal", "api", "transaction_id"],
+                                               name="uniq_delta_transaction")]
+
+    def __str__(self):
+        return f"{self.api} transaction {self.transaction_id} of {self.principal}"

@@ -47,6 +47,7 @@ ENDPOINTS = [
     "POST /v1/catalogs/{catalog}/schemas/{schema}/tables/{table}/metrics",
     "GET /v1/staging-tables/{table_id}/credentials",
     "GET /v1/temporary-path-credentials",
+    "POST /v1/transactions/commit",
 ]
 
 # What createStagingTable advertises: what the server checks (delta_log.validate_catalog_managed)

@@ -198,47 +198,56 @@ def update_table(*, caller: Principal, catalog: str, schema: str, name: str, bod
                       else (None, None))
     with transaction.atomic():
         table = _locked_table(caller, catalog, schema, name, update, before)
-        access = require(caller, table, Privilege.MODIFY)
-        require_delta(table)
-        managed = _check_actions(table, update, asserted)
-        ratification = Ratification(table, caller)
-        if update.commit is not None and ratification.is_replay(update.commit):
-            return _after(table)  # an add-commit that was accepted already: the whole request is a no-op
-        _check_etag(table, asserted)
-        ratification.touch()
-        version = update.commit.version if update.commit else (table.latest_version or 0)
-        timestamp = update.commit.timestamp if update.commit else millis(timezone.now())
-        if update.snapshot is not None:
-            version, timestamp = update.snapshot
-        before_definition = definition_of(table) if update.changes_metadata else None
-        if update.changes_metadata:
-            projected = dp.MIN_READER in (table.properties or {})
-            ratification.change(*_apply_metadata(table, update, access, version=version, timestamp=timestamp))
-            if managed and (projected or update.protocol is not None):
-                check_contract(table.id, table.properties, update.protocol)
-        elif update.snapshot is not None:
-            table.properties = {**(table.properties or {}), dp.LAST_UPDATE_VERSION: str(version),
-                                dp.LAST_COMMIT_TIMESTAMP: str(timestamp)}
-            ratification.change("properties")
-        require_definition_rights(access, staged, before_definition)
-        uniform = _check_uniform(table, update) if update.commit is not None else None
-        if update.backfilled is not None:
-            _check_backfill(table, update.backfilled)
-            ratification.backfill(update.backfilled)
-        if update.commit is not None:
-            _ratified_once(table, staged.txn_id, update.commit.version)
-            try:
-                ratification.ratify(update.commit, staged, txn_id=staged.txn_id)
-            except AlreadyExists as exc:
-                raise CommitVersionConflict(exc.message) from None
-            if uniform is not None:
-                table.uniform_iceberg = uniform
-                ratification.change("uniform_iceberg")
-        ratification.save(action="updateDeltaTable", details={
-            "actions": sorted(update.names), "version": update.commit.version if update.commit else None,
-            "backfilled": update.backfilled})
-        table.pending = ratification.pending()
+        apply(caller, table, request, staged)
     return _after(table)
+
+
+def apply(caller: Principal, table: Table, request: DeltaUpdateTableRequest, staged: StagedCommit | None, *,
+          details: dict | None = None) -> None:
+    """The requirements and updates of `request` on `table`, whose row (read with its pending
+    commits) the caller's transaction holds locked: the one request's row, or each table of a
+    multi-table transaction. A replay of an accepted add-commit changes nothing."""
+    asserted, update = request.requirements, request.updates
+    access = require(caller, table, Privilege.MODIFY)
+    require_delta(table)
+    managed = _check_actions(table, update, asserted)
+    ratification = Ratification(table, caller)
+    if update.commit is not None and ratification.is_replay(update.commit):
+        return  # an add-commit that was accepted already: the whole request is a no-op
+    _check_etag(table, asserted)
+    ratification.touch()
+    version = update.commit.version if update.commit else (table.latest_version or 0)
+    timestamp = update.commit.timestamp if update.commit else millis(timezone.now())
+    if update.snapshot is not None:
+        version, timestamp = update.snapshot
+    before_definition = definition_of(table) if update.changes_metadata else None
+    if update.changes_metadata:
+        projected = dp.MIN_READER in (table.properties or {})
+        ratification.change(*_apply_metadata(table, update, access, version=version, timestamp=timestamp))
+        if managed and (projected or update.protocol is not None):
+            check_contract(table.id, table.properties, update.protocol)
+    elif update.snapshot is not None:
+        table.properties = {**(table.properties or {}), dp.LAST_UPDATE_VERSION: str(version),
+                            dp.LAST_COMMIT_TIMESTAMP: str(timestamp)}
+        ratification.change("properties")
+    require_definition_rights(access, staged, before_definition)
+    uniform = _check_uniform(table, update) if update.commit is not None else None
+    if update.backfilled is not None:
+        _check_backfill(table, update.backfilled)
+        ratification.backfill(update.backfilled)
+    if update.commit is not None:
+        _ratified_once(table, staged.txn_id, update.commit.version)
+        try:
+            ratification.ratify(update.commit, staged, txn_id=staged.txn_id)
+        except AlreadyExists as exc:
+            raise CommitVersionConflict(exc.message) from None
+        if uniform is not None:
+            table.uniform_iceberg = uniform
+            ratification.change("uniform_iceberg")
+    ratification.save(action="updateDeltaTable", details={
+        "actions": sorted(update.names), "version": update.commit.version if update.commit else None,
+        "backfilled": update.backfilled, **(details or {})})
+    table.pending = ratification.pending()
 
 
 def _after(table: Table) -> dict:

@@ -15,4 +15,5 @@ urlpatterns = [
     path(f"{TABLE}/rename", views.RenameView.as_view()),
     path("staging-tables/<str:table_id>/credentials", views.StagingCredentialsView.as_view()),
     path("temporary-path-credentials", views.PathCredentialsView.as_view()),
+    path("transactions/commit", views.TransactionView.as_view()),
 ]

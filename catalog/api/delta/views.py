@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from catalog.choices import AuditAction
 from catalog.api.base import CatalogAPIView
 from catalog.api.delta import errors
-from commits import delta_v1
+from commits import delta_transactions, delta_v1, transaction_wire
 from commits.delta_v1 import wire as bodies
 
 TAGS = ["Delta REST API (managed tables spec 1.0)"]
@@ -150,3 +150,18 @@ class PathCredentialsView(DeltaView):
     def get(self, request):
         return Response(delta_v1.path_credentials(caller=request.user, location=request.query_params.get("location"),
                                                   operation=request.query_params.get("operation")))
+
+
+class TransactionView(DeltaView):
+    audit_securable_type = ""
+    audit_actions = {"POST": AuditAction.COMMIT_DELTA_TRANSACTION}
+
+    @extend_schema(operation_id="deltaCommitTransaction", tags=TAGS, request=transaction_wire.DeltaCommitTransactionRequest,
+                   responses=answers(transaction_wire.DeltaCommitTransactionResponse, 400, 403, 404, 409, 429),
+        description="updateTable requests for up to 1000 tables, applied in one database transaction: every "
+        "table's requirements and checks apply, and any refusal (named `table-changes[i] (<catalog>.<schema>."
+        "<table>): ...`) leaves every table as it was. The same table twice, or more than 1000 tables, is 400. "
+        "The same transaction-id with the same body is answered as the first time and changes nothing again; "
+        "with another body it is 409. See docs/unity-catalog.md.")
+    def post(self, request):
+        return Response(delta_transactions.commit_v1(caller=request.user, body=self.body(request)))

@@ -7,7 +7,7 @@ from rest_framework.response import Response
 from catalog.choices import AuditAction
 from catalog.api.base import CatalogAPIView
 from catalog.api.uc.serializers import Empty
-from commits import delta, delta_wire
+from commits import delta, delta_transactions, delta_wire, transaction_wire
 from ucweb.openapi import query_parameters
 
 class DeltaCommitsView(CatalogAPIView):
@@ -40,6 +40,24 @@ class DeltaCommitsView(CatalogAPIView):
     def post(self, request):
         delta.write_commit(caller=request.user, body=self.body(request))
         return Response({})
+
+
+class DeltaTransactionView(CatalogAPIView):
+    """POST ratifies commits to several tables: all of them or none."""
+
+    audit_actions = {"POST": AuditAction.COMMIT_DELTA_TRANSACTION}
+
+    @extend_schema(
+        operation_id="commitDeltaTransaction", tags=["DeltaCommits"], request=transaction_wire.DeltaTransactionRequest,
+        responses=transaction_wire.DeltaTransactionResponse,
+        description="Ratifies a commit request (as POST /delta/preview/commits takes it) for each of up to 1000 "
+        "tables, all in one database transaction: every table's checks apply, and any refusal (named "
+        "`commits[i] (table <id>): ...`) leaves every table as it was. The same table twice, or more than "
+        "1000 tables, is 400. The same transaction_id with the same body is answered as the first time "
+        "and ratifies nothing again; with another body it is 409 ABORTED. See docs/unity-catalog.md.",
+    )
+    def post(self, request):
+        return Response(delta_transactions.commit_preview(caller=request.user, body=self.body(request)))
 
 
 class DeltaMetricsView(CatalogAPIView):

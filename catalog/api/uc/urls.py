@@ -41,6 +41,7 @@ urlpatterns = [
     path("delta/commits", delta_commits.DeltaCommitsView.as_view()),
     path("delta/commit", delta_commits.DeltaCommitsView.as_view()),
     path("delta/preview/commits", delta_commits.DeltaCommitsView.as_view()),
+    path("delta/preview/transactions/commit", delta_commits.DeltaTransactionView.as_view()),
     path("delta/metrics", delta_commits.DeltaMetricsView.as_view()),
     path("delta/preview/metrics", delta_commits.DeltaMetricsView.as_view()),
 ]
