@@ -16,6 +16,7 @@ policy, contract and definition checks). What a transaction adds:
   the same id waits for it): the same id with the same body is answered as the first time and
   nothing is ratified again; with another body it is refused (409). A refused transaction
   records nothing, so its id may be sent again;
+- a transaction id is kept for UCWEB_IDEMPOTENCY_LIFETIME_SECONDS (as an Iceberg Idempotency-Key);
 - at most MOST_TABLES_PER_TRANSACTION tables, each at most once (400 otherwise);
 - one audit event per table (the API's own, with the transaction id) and one for the transaction.
 
@@ -35,8 +36,11 @@ from __future__ import annotations
 import hashlib
 import json
 from contextlib import contextmanager
+from datetime import timedelta
 
-from django.db import IntegrityError, transaction
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
 
 from catalog import lookup_errors, rows
 from catalog.choices import AuditAction, Privilege
@@ -80,11 +84,24 @@ def _no_table_twice(keys: list, labels: list[str]) -> None:
         seen[key] = index
 
 
+def _forget_old() -> None:
+    """Forgets (up to 100) transaction ids older than UCWEB_IDEMPOTENCY_LIFETIME_SECONDS, skipping
+    any another request holds: the cleanup never waits on, nor deadlocks with, another request."""
+    cutoff = timezone.now() - timedelta(seconds=settings.UCWEB_IDEMPOTENCY_LIFETIME_SECONDS)
+    old = DeltaTransaction.objects.filter(created_at__lt=cutoff).order_by("pk")
+    if connection.features.has_select_for_update_skip_locked:
+        old = old.select_for_update(skip_locked=True)
+    ids = list(old.values_list("pk", flat=True)[:100])
+    if ids:
+        DeltaTransaction.objects.filter(pk__in=ids).delete()
+
+
 def _once(caller: Principal, api: str, transaction_id: str, body: dict, run) -> dict:
     """`run()` in a database transaction that first records the transaction id; the stored answer
     when the id was committed already with the same body."""
     digest = _digest(body)
     with transaction.atomic():
+        _forget_old()
         try:
             with transaction.atomic():
                 record = DeltaTransaction.objects.create(principal=caller.name, api=api, transaction_id=transaction_id,

@@ -6,8 +6,10 @@ cases, on the real server process, are in tests/test_delta_transactions_storm.py
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from catalog.models import AuditEvent, Table
 from commits.models import DeltaCommit, DeltaTransaction
@@ -150,6 +152,8 @@ def test_the_same_transaction_id_is_answered_once(api, tables, admin_client, mak
     other = body_of([item(a, 2), item(b, 2)], transaction_id=body.get("transaction_id") or body["transaction-id"])
     response = admin_client.post(path, other, format="json")
     assert response.status_code == 409 and "committed already with another body" in message(response)
+    kind = response.json()["error_code"] if api == "preview" else response.json()["error"]["type"]
+    assert kind == ("ABORTED" if api == "preview" else "UpdateRequirementConflictException")
     assert everything(tables) == after_first
 
     # Another principal's transaction ids are its own.
@@ -157,6 +161,17 @@ def test_the_same_transaction_id_is_answered_once(api, tables, admin_client, mak
     response = make_client("bob").post(path, other, format="json")
     assert response.status_code == 200, response.content
     assert versions(a, b) == [2, 2]
+
+
+def test_a_transaction_id_is_forgotten_after_its_lifetime(tables, admin_client):
+    a = tables["a"]
+    body = preview_body([preview_item(a, 1)])
+    assert admin_client.post(PREVIEW, body, format="json").status_code == 200
+    DeltaTransaction.objects.update(created_at=timezone.now() - timedelta(seconds=1801))
+    again = preview_body([preview_item(a, 2)], transaction_id=body["transaction_id"])
+    response = admin_client.post(PREVIEW, again, format="json")
+    assert response.status_code == 200, response.content
+    assert versions(a) == [2] and DeltaTransaction.objects.count() == 1
 
 
 def test_a_backfill_and_metadata_travel_in_a_transaction(tables, admin_client):

@@ -9,19 +9,8 @@ from __future__ import annotations
 import pytest
 
 from commits.models import DeltaCommit
-from tests.test_sail import (  # noqa: F401 - the Sail fixtures
-    connect,
-    local_path,
-    managed,
-    recorder,
-    rows,
-    sail,
-    sail_catalog,
-    sail_log,
-    sail_storage,
-    sail_token,
-    spark,
-)
+from tests.test_sail import connect, local_path, managed, recorder, rows, sail, sail_catalog  # noqa: F401
+from tests.test_sail import sail_log, sail_storage, sail_token, spark  # noqa: F401 - the Sail fixtures
 from ucweb_client.delta_transactions import DeltaTransaction, TransactionFailed, files_under
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.spark, pytest.mark.xdist_group("sail")]

@@ -105,8 +105,8 @@ class Writer(threading.Thread):
         table = self.tables[name]
         version = self.latest(name) + 1
         file_name, size, now = stage_commit(table["location"], version, f"{txn}-{name}.parquet", txn_id=txn)
-        os.rename(Path(urlparse(table["location"]).path) / "_delta_log" / "_staged_commits" / file_name,
-                  Path(urlparse(table["location"]).path) / "_delta_log" / "_staged_commits" / f"{version:020d}.{txn}.json")
+        staged = Path(urlparse(table["location"]).path) / "_delta_log" / "_staged_commits"
+        (staged / file_name).rename(staged / f"{version:020d}.{txn}.json")  # the transaction, in its name
         commit = {"version": version, "timestamp": now, "file_name": f"{version:020d}.{txn}.json", "file_size": size,
                   "file_modification_timestamp": now}
         if self.api == "preview":
@@ -128,6 +128,12 @@ class Writer(threading.Thread):
                 time.sleep(0.05)  # the server's workers are being replaced
             self.resent += 1
 
+    def settle(self, txn, names, body) -> int:
+        status, answer = self.post(body)
+        with self.lock:
+            self.outcomes.append((txn, names, status, answer))
+        return status
+
     def run(self):
         try:
             for _ in range(self.count):
@@ -139,10 +145,7 @@ class Writer(threading.Thread):
                     items = [self.item(name, txn) for name in names]
                     body = ({"transaction-id": txn, "table-changes": items} if self.api == "v1"
                             else {"transaction_id": txn, "commits": items})
-                    status, answer = self.post(body)
-                    with self.lock:
-                        self.outcomes.append((txn, names, status, answer))
-                    if status == 200:
+                    if self.settle(txn, names, body) == 200:
                         break
         except BaseException as exc:  # reported by the test, not lost in a thread
             self.error = exc
