@@ -217,6 +217,8 @@ def test_tables_in_two_catalogs_the_caller_can_write_only_one_of(api, tables, ma
     assert hidden.status_code == missing.status_code == 404, (hidden.content, missing.content)
     if api == "v1":
         assert message(hidden).replace(".c", ".ghost").replace("'c'", "'ghost'") == message(missing)
+    else:
+        assert message(hidden).replace(c["id"], "<id>") == message(missing).replace(ghost["id"], "<id>")
     assert everything(tables) == before
 
 
