@@ -163,3 +163,40 @@ def test_polaris_load_policy_and_applicable_policies(reader, admin_client, ice):
     assert_query_count("polaris load policy", count(reader, "get", f"{POLARIS}/namespaces/default/policies/expiry"))
     assert_query_count("polaris applicable policies", count(
         reader, "get", f"{POLARIS}/applicable-policies", data={"namespace": "default", "target-name": "ice"}))
+
+
+def test_delta_transaction_of_two_tables(reader, managed, delta):
+    """Both Delta APIs' transactions over the same two tables: per table, its API's own commit
+    path, and one locking read for all of them."""
+    import uuid
+
+    from tests.delta_client import write_staged
+
+    other = delta.create_table("unity", "default", "events_2")
+    tables = [(managed, "events"), (other, "events_2")]
+    versions = iter(range(1, 20))
+
+    def commit(table, version):
+        file_name = f"{version:020d}.{uuid.uuid4()}.json"
+        size = write_staged(table.storage_location, file_name)
+        return {"version": version + 2 if table is managed else version, "timestamp": 1, "file_name": file_name,
+                "file_size": size, "file_modification_timestamp": 1}
+
+    def preview():
+        version = next(versions)
+        return reader.post(f"{UC}/delta/preview/transactions/commit", {
+            "transaction_id": str(uuid.uuid4()), "commits": [
+                {"table_id": table.table_id, "table_uri": table.storage_location, "commit_info": commit(table, version)}
+                for table, _ in tables]}, format="json")
+
+    def v1():
+        version = next(versions)
+        return reader.post(f"{UC}/delta/v1/transactions/commit", {"transaction-id": str(uuid.uuid4()), "table-changes": [
+            {"identifier": {"catalog": "unity", "schema": "default", "name": name},
+             "requirements": [{"type": "assert-table-uuid", "uuid": table.table_id}],
+             "updates": [{"action": "add-commit", "commit": {
+                 key.replace("_", "-"): value for key, value in commit(table, version).items()}}]}
+            for table, name in tables]}, format="json")
+
+    assert_query_count("delta transaction of two tables", measure(preview, 200))
+    assert_query_count("delta v1 transaction of two tables", measure(v1, 200))
