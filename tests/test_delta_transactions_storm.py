@@ -6,6 +6,8 @@ Every staged commit of transaction T is named `<v>.<T>.json` and carries `commit
 so every reader path tells which transaction a version belongs to. A writer reads each table's
 latest version, stages the next ones and posts; a 409 sends it back to read again, and a dropped
 connection or a 5xx makes it send the very same request (same transaction id, same body) again.
+Solo writers commit to the same tables one at a time through each API's one-table commit, which
+locks one row: they too must never deadlock with the transactions.
 
 While they run, a reader compares two rounds of reads of every table through loadTable, GET
 commits and the published `_delta_log` (a publisher in this process runs the worker's
@@ -73,8 +75,9 @@ def txn_of(file_name: str) -> str:
 
 
 class Writer(threading.Thread):
-    def __init__(self, index, base, token, tables, plans, outcomes, lock, *, count, sizes):
+    def __init__(self, index, base, token, tables, plans, outcomes, lock, *, count, sizes, solo=False):
         super().__init__(daemon=True)
+        self.solo, self.solos = solo, []  # a solo writer commits one table at a time, without a transaction
         self.index, self.base, self.tables, self.count, self.sizes = index, base, tables, count, sizes
         self.api = "v1" if index % 2 == 0 else "preview"
         self.session = requests.Session()
@@ -115,9 +118,8 @@ class Writer(threading.Thread):
                 "requirements": [{"type": "assert-table-uuid", "uuid": table["id"]}],
                 "updates": [{"action": "add-commit", "commit": {k.replace("_", "-"): v for k, v in commit.items()}}]}
 
-    def post(self, body):
+    def post(self, body, path):
         """The final answer: 200 or 409, sending the same request again after a lost answer."""
-        path = "/delta/v1/transactions/commit" if self.api == "v1" else "/delta/preview/transactions/commit"
         while True:
             try:
                 response = self.session.post(f"{self.base}{UC}{path}", json=body, timeout=120)
@@ -129,7 +131,18 @@ class Writer(threading.Thread):
             self.resent += 1
 
     def settle(self, txn, names, body) -> int:
-        status, answer = self.post(body)
+        if self.solo:  # the one-table commit of its API
+            name, item = names[0], body
+            if self.api == "v1":
+                item = {key: value for key, value in body.items() if key != "identifier"}
+                status, _ = self.post(item, f"/delta/v1/catalogs/unity/schemas/default/tables/{name}")
+            else:
+                status, _ = self.post(item, "/delta/commit")
+            if status == 200:
+                self.solos.append((txn, name, item))
+            return status
+        path = "/delta/v1/transactions/commit" if self.api == "v1" else "/delta/preview/transactions/commit"
+        status, answer = self.post(body, path)
         with self.lock:
             self.outcomes.append((txn, names, status, answer))
         return status
@@ -138,13 +151,14 @@ class Writer(threading.Thread):
         try:
             for _ in range(self.count):
                 while True:
-                    names = self.random.sample(NAMES, self.random.choice(self.sizes))
+                    names = self.random.sample(NAMES, 1 if self.solo else self.random.choice(self.sizes))
                     txn = str(uuid.uuid4())
-                    with self.lock:
-                        self.plans[txn] = names
+                    if not self.solo:
+                        with self.lock:
+                            self.plans[txn] = names
                     items = [self.item(name, txn) for name in names]
-                    body = ({"transaction-id": txn, "table-changes": items} if self.api == "v1"
-                            else {"transaction_id": txn, "commits": items})
+                    body = (items[0] if self.solo else {"transaction-id": txn, "table-changes": items}
+                            if self.api == "v1" else {"transaction_id": txn, "commits": items})
                     if self.settle(txn, names, body) == 200:
                         break
         except BaseException as exc:  # reported by the test, not lost in a thread
@@ -205,7 +219,7 @@ class Reader(threading.Thread):
                 for path, txns in paths.items():
                     for txn in txns:
                         self.seen += 1
-                        for other in plans[txn]:
+                        for other in plans.get(txn, ()):  # a solo writer's commit has no others
                             if (txn not in second[other]["loadTable"] | second[other]["_delta_log"]
                                     or txn not in second[other]["commits"] | second[other]["_delta_log"]):
                                 self.partial.append((txn, name, path, other))
@@ -221,10 +235,12 @@ def publisher(tables, stop: threading.Event):
         connection.close()
 
 
-def run_writers(server, token, tables, *, writers, count, sizes, faults=None):
+def run_writers(server, token, tables, *, writers, count, sizes, faults=None, solos=0):
+    """`writers` writers of transactions (half through each API) and `solos` writers of one-table
+    commits, on the same tables."""
     plans, outcomes, lock = {}, [], threading.Lock()
-    crew = [Writer(i, server.url, token, tables, plans, outcomes, lock, count=count, sizes=sizes)
-            for i in range(writers)]
+    crew = [Writer(i, server.url, token, tables, plans, outcomes, lock, count=count, sizes=sizes, solo=i >= writers)
+            for i in range(writers + solos)]
     reader = Reader(server.url, token, tables, plans, lock)
     stop = threading.Event()
     publishing = threading.Thread(target=publisher, args=(tables, stop), daemon=True)
@@ -242,7 +258,7 @@ def run_writers(server, token, tables, *, writers, count, sizes, faults=None):
     assert not any(writer.is_alive() for writer in crew), "every writer finished"
     errors = [writer.error for writer in crew if writer.error is not None]
     assert not errors, errors
-    return plans, outcomes, reader, sum(writer.resent for writer in crew)
+    return plans, outcomes, reader, sum(writer.resent for writer in crew), [s for w in crew for s in w.solos]
 
 
 def answered(answer, tables) -> dict:
@@ -271,15 +287,19 @@ def check_all_or_nothing(tables, plans, outcomes):
     lost = {txn for txn, _, status, _ in outcomes if status == 409}
     assert not lost & set(holding), "a refused transaction left no version"
     committed = set(DeltaTransaction.objects.values_list("transaction_id", flat=True))
-    assert committed == set(holding), "the transaction ids recorded are those of the transactions ratified"
+    assert committed == set(holding) & set(plans), "the transaction ids recorded are those of the transactions ratified"
     return won
 
 
-def test_overlapping_transactions_through_both_apis(server, lake):
+def test_overlapping_transactions_and_one_table_commits_through_both_apis(server, lake):
     token, tables = lake
-    plans, outcomes, reader, _ = run_writers(server, token, tables, writers=4, count=6, sizes=(2, 3))
+    plans, outcomes, reader, _, solos = run_writers(server, token, tables, writers=4, count=6, sizes=(2, 3), solos=2)
     won = check_all_or_nothing(tables, plans, outcomes)
-    assert len(won) == 24
+    assert len(won) == 24 and len(solos) == 12
+    for txn, name, item in solos:
+        version = (item.get("commit_info") or item["updates"][0]["commit"])["version"]
+        assert DeltaCommit.objects.filter(table_id=tables[name]["id"], version=version,
+                                          file_name__contains=txn).exists(), "each one-table commit told 200 landed"
     assert reader.rounds >= 3 and reader.seen > 0, (reader.rounds, reader.seen)
     assert not reader.partial, f"a transaction seen on one table and not on another: {reader.partial[:5]}"
     assert "deadlock" not in server.log().lower()
@@ -305,7 +325,7 @@ def test_a_killed_worker_leaves_every_transaction_whole(server, lake):
             kills.append(victims)
             wait_for(lambda: len(server.workers()) == 2 and not set(server.workers()) & set(victims), timeout=120)
 
-    plans, outcomes, reader, resent = run_writers(server, token, tables, writers=4, count=4, sizes=(3, 4),
+    plans, outcomes, reader, resent, _ = run_writers(server, token, tables, writers=4, count=4, sizes=(3, 4),
                                                   faults=kill_twice)
     assert len(kills) == 2 and all(kills)
     check_all_or_nothing(tables, plans, outcomes)
