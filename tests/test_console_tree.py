@@ -300,7 +300,7 @@ def test_in_the_browser_an_admin_browses_creates_and_searches(browser, world):
     console.css(".messagelist .success")
     assert "Created schema sales.events." in console.text()
     events = Schema.objects.get(name="events")
-    console.css(f"li[data-name='sales.events'] > a.uc-toggle").click()
+    assert console.css("li[data-name='sales.events'] > a.uc-toggle").text.startswith("▾")  # opened
     console.css(f"#create-volume-{events.id} summary").click()
     console.css(f"#create-volume-{events.id} input[name=name]").send_keys("uploads")
     console.css(f"#create-volume-{events.id} button").click()

@@ -136,7 +136,7 @@ class Node:
         row = self.row
         if self.kind in ("table", "view"):
             if row.table_type == TableType.VIEW:
-                return "view"
+                return ""  # its kind says it
             return " ".join(part for part in (row.table_type, row.data_source_format) if part).lower()
         if self.kind == "volume":
             return f"{row.volume_type.lower()} volume"
