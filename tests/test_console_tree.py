@@ -362,3 +362,111 @@ def test_in_the_browser_a_select_only_principal_sees_and_finds_only_its_table(br
     console.open(f"{SEARCH}?q=order_total", expect="#search-results")
     assert [e.get_attribute("data-name") for e in console.all("tr.uc-hit")] == ["sales.orders.ext_orders"]
     console.shot("tree-09-select-only-search-column")
+
+
+# -- maintenance from a table's page, run by a real worker ---------------------------------------------------
+@pytest.fixture
+def celery_worker(tmp_path, settings):
+    """A Celery worker on its own Redis and the test database; the live server sends to it (tasks
+    are not run inline)."""
+    from kombu import pools
+
+    from tests.celery_worker import Redis, Worker
+    from ucweb.celery import app
+
+    if connection.vendor != "postgresql":
+        pytest.skip("the worker shares the database with the test, which needs PostgreSQL")
+    redis = Redis(tmp_path)
+    redis.start()
+    previous = app.conf.broker_url, app.conf.broker_transport_options, app.conf.broker_transport
+
+    def forget():
+        if app._pool is not None:
+            app._pool.force_close_all()
+        app._pool = None
+        app.amqp._producer_pool = None
+        pools.reset()
+
+    app.conf.broker_url, app.conf.broker_transport_options, app.conf.broker_transport = redis.url, {"max_retries": 0}, None
+    forget()
+    worker = Worker(redis.url, {"UCWEB_STORAGE_ROOT": settings.UCWEB_STORAGE_ROOT}, tmp_path / "worker.log")
+    app.conf.task_always_eager = False
+    worker.start()
+    yield worker
+    worker.stop()
+    redis.stop()
+    app.conf.task_always_eager = True
+    app.conf.broker_url, app.conf.broker_transport_options, app.conf.broker_transport = previous
+    forget()
+    print((tmp_path / "worker.log").read_text()[-3000:])
+
+
+def test_in_the_browser_run_now_on_a_table_page_is_run_by_a_worker(driver, live_server, delta,  # noqa: F811
+                                                                    celery_worker):
+    """An OPTIMIZE asked for on a managed Delta table's page (12 small files written through the
+    Delta test client) is run by the worker; the page shows the run with its outcome and what it
+    did. A principal with SELECT only is offered no "Run now", and its forged request is refused
+    and audited; a writer's is not."""
+    from maintenance.models import MaintenancePlan
+    from tests.helpers import wait_for
+    from tests.maintenance_delta_support import live_files, make_table
+
+    table_id, location = make_table(delta, 12)
+    for name in ("admin", "sam"):
+        principals.ensure_principal(name=name)
+        get_user_model().objects.create_superuser(name, f"{name}@example.com", PASSWORD)
+    grant("sam", "catalog", "unity", "USE CATALOG")
+    grant("sam", "schema", "unity.default", "USE SCHEMA")
+    grant("sam", "table", "unity.default.events", "SELECT")
+
+    console = Console(driver, live_server.url)
+    driver.delete_all_cookies()
+    console.login("sam")
+    console.open(f"/admin/catalog/table/{table_id}/change/", expect="#maintenance")
+    assert not console.all("#run-now") and "needs MODIFY" in console.css("#maintenance").text
+    console.driver.execute_script("""
+        const form = document.createElement('form');
+        form.method = 'post'; form.action = arguments[0];
+        for (const [name, value] of [['csrfmiddlewaretoken', arguments[1]], ['operation', 'OPTIMIZE']]) {
+          const input = document.createElement('input'); input.name = name; input.value = value; form.appendChild(input);
+        }
+        document.body.appendChild(form); form.submit();
+    """, f"/admin/maintenance/maintenanceplan/run/{table_id}/", driver.get_cookie("csrftoken")["value"])
+    console.css(".messagelist .error")
+    assert "Missing MODIFY on table unity.default.events" in console.text()
+    assert not MaintenancePlan.objects.exists()
+    assert AuditEvent.objects.get(action="requestMaintenance", principal="sam").outcome == "DENIED"
+    console.shot("maintenance-01-select-only-refused")
+
+    driver.delete_all_cookies()
+    console.login("admin")
+    console.open(f"/admin/catalog/table/{table_id}/change/", expect="#run-now")
+    console.select("#id_run_operation", "OPTIMIZE")
+    console.css("#run-now button").click()
+    console.css(".messagelist .success")
+    assert "OPTIMIZE of unity.default.events planned." in console.text()
+    plan = wait_for(lambda: MaintenancePlan.objects.filter(table_id=table_id, status="SUCCEEDED").first(),
+                    timeout=120)
+    assert plan.requested_by == "admin" and plan.before["files"] == 12 and plan.after["files"] == 1
+    assert len(live_files(delta, table_id, location)) == 1
+    console.open(f"/admin/catalog/table/{table_id}/change/", expect="#maintenance-runs")
+    row = console.css("#maintenance-runs tr.uc-run[data-operation='OPTIMIZE']")
+    assert row.get_attribute("data-status") == "SUCCEEDED"
+    assert "succeeded" in row.text and "rewrote 12 files into 1" in row.text and "12 → 1" in row.text
+    assert "KiB" in row.text and "UTC" in row.text and "admin" in row.text
+    assert AuditEvent.objects.filter(action="requestMaintenance", principal="admin", outcome="SUCCESS",
+                                     securable_id=table_id).count() == 1
+    assert AuditEvent.objects.filter(action="maintenanceOptimize", outcome="SUCCESS").count() == 1
+    console.shot("maintenance-02-run-succeeded")
+
+    # A run with nothing to do ends SKIPPED, and the page says why.
+    console.select("#id_run_operation", "CHECKPOINT")
+    console.css("#run-now button").click()
+    console.css(".messagelist .success")
+    checkpoint = wait_for(lambda: MaintenancePlan.objects.filter(
+        table_id=table_id, operation="CHECKPOINT").exclude(status__in=("PLANNED", "RUNNING")).first(), timeout=120)
+    console.open(f"/admin/catalog/table/{table_id}/change/", expect="#maintenance-runs")
+    row = console.css("#maintenance-runs tr.uc-run[data-operation='CHECKPOINT']")
+    assert row.get_attribute("data-status") == checkpoint.status
+    assert checkpoint.outcome and checkpoint.outcome[:30] in row.text
+    console.shot("maintenance-03-second-run")
