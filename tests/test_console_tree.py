@@ -369,9 +369,8 @@ def test_in_the_browser_a_select_only_principal_sees_and_finds_only_its_table(br
 def celery_worker(tmp_path, settings):
     """A Celery worker on its own Redis and the test database; the live server sends to it (tasks
     are not run inline)."""
-    from kombu import pools
-
     from tests.celery_worker import Redis, Worker
+    from tests.test_workers import forget_connections
     from ucweb.celery import app
 
     if connection.vendor != "postgresql":
@@ -379,16 +378,8 @@ def celery_worker(tmp_path, settings):
     redis = Redis(tmp_path)
     redis.start()
     previous = app.conf.broker_url, app.conf.broker_transport_options, app.conf.broker_transport
-
-    def forget():
-        if app._pool is not None:
-            app._pool.force_close_all()
-        app._pool = None
-        app.amqp._producer_pool = None
-        pools.reset()
-
     app.conf.broker_url, app.conf.broker_transport_options, app.conf.broker_transport = redis.url, {"max_retries": 0}, None
-    forget()
+    forget_connections(app)
     worker = Worker(redis.url, {"UCWEB_STORAGE_ROOT": settings.UCWEB_STORAGE_ROOT}, tmp_path / "worker.log")
     app.conf.task_always_eager = False
     worker.start()
@@ -397,7 +388,7 @@ def celery_worker(tmp_path, settings):
     redis.stop()
     app.conf.task_always_eager = True
     app.conf.broker_url, app.conf.broker_transport_options, app.conf.broker_transport = previous
-    forget()
+    forget_connections(app)
     print((tmp_path / "worker.log").read_text()[-3000:])
 
 
