@@ -61,17 +61,41 @@ class MaintenancePlanAdmin(OfVisibleTables, admin.ModelAdmin):
         return self.readonly_fields + (("table", "operation", "reason") if obj else ())
 
     def get_urls(self):
-        return [path("run/<uuid:table_id>/", self.admin_site.admin_view(self.run_table_view),
-                     name="maintenance_maintenanceplan_run")] + super().get_urls()
+        wrap = self.admin_site.admin_view
+        return [path("run/<uuid:table_id>/", wrap(self.run_table_view), name="maintenance_maintenanceplan_run"),
+                path("policy/<uuid:table_id>/", wrap(self.policy_view), name="maintenance_maintenanceplan_policy"),
+                ] + super().get_urls()
 
-    def run_table_view(self, request, table_id):
-        """"Run now" from a table's page: the run asked for through the service (MODIFY, audited
-        as requestMaintenance) and handed to a worker; back to the table's page."""
+    @staticmethod
+    def _visible_table(request, table_id):
         table = authz.visible(Table.objects.select_related("schema__catalog").filter(id=table_id),
                               console.console_principal(request)).first()
         if table is None:  # missing or hidden: the same answer
             raise Http404
-        back = HttpResponseRedirect(reverse("admin:catalog_table_change", args=[table.pk]) + "#maintenance")
+        return table, HttpResponseRedirect(reverse("admin:catalog_table_change", args=[table.pk]) + "#maintenance")
+
+    def policy_view(self, request, table_id):
+        """A table's maintenance policy property set or removed through the commit path of its
+        format (maintenance.policy_changes): the owner's alone, audited as that commit."""
+        from maintenance import policy_changes
+
+        table, back = self._visible_table(request, table_id)
+        if request.method != "POST":
+            return back
+        key, value = request.POST.get("key", ""), request.POST.get("value", "")
+        name = f"ucweb.maintenance.{key}"
+        done = f"Maintenance policy of {table.full_name}: " + (
+            f"{name} is now {value.strip()}." if value.strip() else f"{name} was removed.")
+        console.run(request, lambda caller: policy_changes.change_policy(caller=caller, table=table, key=key,
+                                                                          value=value),
+                    success=done, action=policy_changes.audit_action(table), securable_type="table",
+                    securable_name=table.full_name, securable_id=table.id)
+        return back
+
+    def run_table_view(self, request, table_id):
+        """"Run now" from a table's page: the run asked for through the service (MODIFY, audited
+        as requestMaintenance) and handed to a worker; back to the table's page."""
+        table, back = self._visible_table(request, table_id)
         operation = request.POST.get("operation", "")
         if request.method != "POST":
             return back

@@ -461,3 +461,97 @@ def test_in_the_browser_run_now_on_a_table_page_is_run_by_a_worker(driver, live_
     assert row.get_attribute("data-status") == checkpoint.status
     assert checkpoint.outcome and checkpoint.outcome[:30] in row.text
     console.shot("maintenance-03-second-run")
+
+
+# -- a table's maintenance policy, changed from its page ----------------------------------------------------
+def storage_tree(location) -> dict:
+    import hashlib
+
+    from catalog.storage import storage_for
+
+    storage = storage_for(location)
+    return {item.url: hashlib.sha256(storage.read(item.url)).hexdigest() for item in storage.list(location)}
+
+
+def policy_state(table_id, location):
+    from commits.models import DeltaCommit
+
+    row = Table.objects.get(id=table_id)
+    return row.latest_version, row.properties, DeltaCommit.objects.filter(table=row).count(), storage_tree(location)
+
+
+@pytest.fixture
+def writer(bootstrap):
+    """wally: every privilege on unity.default.events but ownership (MODIFY and MANAGE too), with a
+    console login; and the admin's login."""
+    for name in ("admin", "wally"):
+        principals.ensure_principal(name=name)
+        get_user_model().objects.create_superuser(name, f"{name}@example.com", PASSWORD)
+    grant("wally", "catalog", "unity", "USE CATALOG")
+    grant("wally", "schema", "unity.default", "USE SCHEMA")
+
+
+def test_the_owner_changes_a_delta_tables_policy_a_writer_is_refused(delta, writer):
+    from maintenance import policy as policies
+    from tests.maintenance_delta_support import live_files, make_table
+
+    table_id, location = make_table(delta, 3)
+    grant("wally", "table", "unity.default.events", "SELECT", "MODIFY", "MANAGE")
+    url = f"/admin/maintenance/maintenanceplan/policy/{table_id}/"
+    wally = client_of("wally")
+    page = text_of(wally.get(f"/admin/catalog/table/{table_id}/change/"))
+    assert "Only the table's owner" in page and 'id="policy-form"' not in wally.get(
+        f"/admin/catalog/table/{table_id}/change/").content.decode()
+    before = policy_state(table_id, location)
+    answer = text_of(wally.post(url, {"key": "enabled", "value": "false"}, follow=True))
+    assert "Only the owner of unity.default.events or a metastore admin may change its ucweb.maintenance.*" in answer
+    assert policy_state(table_id, location) == before, "neither the catalog nor storage changed"
+    refusal = AuditEvent.objects.get(principal="wally", action="commitDelta")
+    assert (refusal.outcome, refusal.securable_id) == ("DENIED", uuid.UUID(table_id))
+
+    admin = client_of("admin")
+    for fields, message in (({"key": "nonsense", "value": "1"}, "Choose one of ucweb.maintenance.enabled"),
+                            ({"key": "enabled", "value": "x" * 1001}, "at most 1000 characters")):
+        assert message in text_of(admin.post(url, fields, follow=True))
+    assert policy_state(table_id, location) == before
+    commits_audited = AuditEvent.objects.filter(principal="admin", action="commitDelta", outcome="SUCCESS").count()
+    answer = text_of(admin.post(url, {"key": "enabled", "value": "false"}, follow=True))
+    assert "Maintenance policy of unity.default.events: ucweb.maintenance.enabled is now false." in answer
+    table = Table.objects.get(id=table_id)
+    assert table.properties["ucweb.maintenance.enabled"] == "false" and table.latest_version == 4
+    assert policies.for_table(table).enabled is False
+    assert len(live_files(delta, table_id, location)) == 3  # the data is as it was
+    assert AuditEvent.objects.filter(principal="admin", action="commitDelta", outcome="SUCCESS").count() == \
+        commits_audited + 1
+    page = admin.get(f"/admin/catalog/table/{table_id}/change/").content.decode()
+    assert 'data-key="ucweb.maintenance.enabled"' in page
+    answer = text_of(admin.post(url, {"key": "enabled", "value": ""}, follow=True))
+    assert "Maintenance policy of unity.default.events: ucweb.maintenance.enabled was removed." in answer
+    assert "ucweb.maintenance.enabled" not in Table.objects.get(id=table_id).properties
+
+
+def test_the_owner_changes_an_iceberg_tables_policy_a_writer_is_refused(live_server, storage_root, writer):
+    from commits import iceberg as iceberg_commits
+    from commits.models import IcebergMetadata
+
+    iceberg_commits.create_table(caller=Principal.objects.get(name="admin"), prefix="unity", namespace="default",
+                                 body={"name": "trips", "schema": {"type": "struct", "schema-id": 0, "fields": [
+                                     {"id": 1, "name": "id", "type": "long", "required": False}]}})
+    table = Table.objects.get(name="trips")
+    grant("wally", "table", "unity.default.trips", "SELECT", "MODIFY", "MANAGE")
+    url = f"/admin/maintenance/maintenanceplan/policy/{table.id}/"
+
+    def state():
+        stored = IcebergMetadata.objects.get(table=table)
+        return stored.metadata_location, Table.objects.get(id=table.id).properties, storage_tree(table.storage_location)
+
+    before = state()
+    answer = text_of(client_of("wally").post(url, {"key": "min-input-files", "value": "8"}, follow=True))
+    assert "may change its ucweb.maintenance.*" in answer and state() == before
+    assert AuditEvent.objects.get(principal="wally", action="commitIcebergTable").outcome == "DENIED"
+    answer = text_of(client_of("admin").post(url, {"key": "min-input-files", "value": "8"}, follow=True))
+    assert "Maintenance policy of unity.default.trips: ucweb.maintenance.min-input-files is now 8." in answer
+    assert Table.objects.get(id=table.id).properties["ucweb.maintenance.min-input-files"] == "8"
+    stored = IcebergMetadata.objects.get(table=table)
+    assert stored.metadata_location != before[0]
+    assert '"ucweb.maintenance.min-input-files": "8"' in stored.metadata_json.replace('":"', '": "')

@@ -9,8 +9,9 @@ from django.urls import reverse
 
 from catalog import authz
 from catalog.admin import console
+from catalog.policy_properties import policy_properties
 from maintenance import policy as policies
-from maintenance import runs
+from maintenance import policy_changes, runs
 from maintenance.models import MaintenancePlan
 
 register = template.Library()
@@ -50,6 +51,7 @@ def table_maintenance(context, table):
     plans = MaintenancePlan.objects.filter(table=table).order_by("-created_at", "-id")[:RUNS_SHOWN]
     policy = policies.for_table(table)
     operations = sorted(runs.operations_for(table))
+    access = authz.Access.load(caller, table)
     return {
         "table": table,
         "runs": [run_row(plan) for plan in plans],
@@ -57,7 +59,13 @@ def table_maintenance(context, table):
         "policy": [(label, getattr(policy, name), kind) for name, label, kind in POLICY_FIGURES],
         "disabled": sorted(policy.disabled_operations),
         "operations": operations,
-        "may_run": bool(operations) and authz.allows(caller, table, authz.Action.WRITE),
+        "may_run": bool(operations) and authz.allows(caller, table, authz.Action.WRITE, access=access),
+        "own_policy": sorted(policy_properties(table.properties).items()),
+        "schema_policy": sorted(policy_properties(table.schema.properties).items()),
+        "may_edit": policy_changes.editable(table) and access.owns(),
+        "editable": policy_changes.editable(table),
+        "policy_keys": sorted(policy_changes.KEYS.items()),
+        "policy_url": reverse("admin:maintenance_maintenanceplan_policy", args=[table.pk]),
         "run_url": reverse("admin:maintenance_maintenanceplan_run", args=[table.pk]),
         "plans_url": reverse("admin:maintenance_maintenanceplan_changelist") + f"?q={table.name}",
         "csrf_token": context.get("csrf_token"),
