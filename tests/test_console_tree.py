@@ -462,6 +462,20 @@ def test_in_the_browser_run_now_on_a_table_page_is_run_by_a_worker(driver, live_
     assert checkpoint.outcome and checkpoint.outcome[:30] in row.text
     console.shot("maintenance-03-second-run")
 
+    # The owner turns the catalog's own runs off for the table: a commit of the table, shown at once.
+    console.select("#id_policy_key", "ucweb.maintenance.enabled")
+    console.css("#id_policy_value").send_keys("false")
+    console.css("#policy-form button").click()
+    console.css(".messagelist .success")
+    assert "ucweb.maintenance.enabled is now false." in console.text()
+    assert console.css("#maintenance-policy-properties tr[data-key='ucweb.maintenance.enabled']").text.endswith(
+        "false the table")
+    assert "catalog runs maintenance on its own no" in console.css("#maintenance-policy").text
+    assert Table.objects.get(id=table_id).properties["ucweb.maintenance.enabled"] == "false"
+    full = console.shot("maintenance-04-policy")
+    console.driver.execute_script("document.getElementById('maintenance-policy').scrollIntoView()")
+    console.driver.save_screenshot(str(full.with_name("maintenance-04-policy-view.png")))
+
 
 # -- a table's maintenance policy, changed from its page ----------------------------------------------------
 def storage_tree(location) -> dict:
