@@ -94,7 +94,7 @@ class Writer(threading.Thread):
                 if response.status_code == 200:
                     return response.json()
                 assert response.status_code >= 500, f"{response.status_code} {response.text}"
-            except (requests.ConnectionError, requests.Timeout):
+            except requests.RequestException:  # refused, reset, or cut off mid-answer
                 pass
 
     def latest(self, name) -> int:
@@ -126,7 +126,7 @@ class Writer(threading.Thread):
                 if response.status_code in (200, 409):
                     return response.status_code, response.json()
                 assert response.status_code >= 500, f"{response.status_code} {response.text}"
-            except (requests.ConnectionError, requests.Timeout):
+            except requests.RequestException:  # refused, reset, or cut off mid-answer
                 time.sleep(0.05)  # the server's workers are being replaced
             self.resent += 1
 

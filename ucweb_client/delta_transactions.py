@@ -158,7 +158,7 @@ class DeltaTransaction:
         for attempt in range(attempts):
             try:
                 return self._call("POST", path, json=self.body())
-            except requests.ConnectionError:
+            except requests.RequestException:  # refused, reset, timed out or cut off: the answer was lost
                 if attempt == attempts - 1:
                     raise
             except TransactionFailed as failed:
