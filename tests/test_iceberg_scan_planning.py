@@ -264,3 +264,29 @@ def test_an_unpartitioned_table_with_identity_columns_and_no_snapshot(connect, h
         assert on_server == on_client, row_filter
     pruned = http("POST", PLAN, {"filter": {"type": "lt", "term": "id", "value": 10}}).json()
     assert len(pruned["file-scan-tasks"]) == 1
+
+
+def test_kept_manifest_entries_are_bounded_and_keyed_by_their_root(settings):
+    from catalog.services.iceberg_scan_tasks import _ManifestEntries, common_folder
+
+    settings.UCWEB_SCAN_MANIFEST_CACHE_ENTRIES = 5
+    kept = _ManifestEntries()
+    kept.put(("file:///t1", "file:///t1/m1.avro"), [1, 2, 3])
+    kept.put(("file:///t1", "file:///t1/m2.avro"), [4, 5])
+    assert kept.get(("file:///t1", "file:///t1/m1.avro")) == [1, 2, 3]
+    assert kept.get(("file:///t2", "file:///t1/m1.avro")) is None  # read under another root: not kept for it
+    kept.put(("file:///t1", "file:///t1/m3.avro"), [6])  # over the bound: the least recently used goes
+    assert kept.get(("file:///t1", "file:///t1/m2.avro")) is None
+    assert kept.get(("file:///t1", "file:///t1/m1.avro")) == [1, 2, 3]
+    kept.put(("file:///t1", "file:///t1/big.avro"), list(range(6)))  # larger than the bound: not kept
+    assert kept.get(("file:///t1", "file:///t1/big.avro")) is None
+    settings.UCWEB_SCAN_MANIFEST_CACHE_ENTRIES = 0
+    kept.put(("file:///t1", "file:///t1/m4.avro"), [7])
+    assert kept.get(("file:///t1", "file:///t1/m4.avro")) is None
+
+    assert common_folder(["s3://b/t/data/a=1/x.parquet", "s3://b/t/data/a=1/y.parquet"]) == "s3://b/t/data/a=1"
+    assert common_folder(["s3://b/t/data/a=1/x.parquet", "s3://b/t/data/a=2/y.parquet"]) == "s3://b/t/data"
+    assert common_folder(["file:///r/t/data/x.parquet"]) == "file:///r/t/data"
+    assert common_folder(["s3://b/x.parquet", "file:///b/y.parquet"]) is None
+    assert common_folder(["s3://a/x.parquet", "s3://b/y.parquet"]) is None
+    assert common_folder([]) is None

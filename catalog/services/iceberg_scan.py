@@ -85,8 +85,8 @@ def plan_scan(*, caller: Principal, prefix: str, namespace: str, name: str, body
     metadata = TableMetadataUtil.parse_raw(loaded.metadata_json)
     scan = tasks.read_request(body, metadata)
     try:
-        io = ReadOnlyFileIO(storage_within(table.storage_location or metadata.location))
-        planned = tasks.plan(scan, io)
+        root = table.storage_location or metadata.location
+        planned = tasks.plan(scan, ReadOnlyFileIO(storage_within(root)), root)
     except (StorageError, OSError) as exc:
         raise TemporarilyUnavailable(f"The manifests of table {table.full_name} could not be read: {exc}") from None
     file_pages = tasks.pages(planned, max(settings.UCWEB_SCAN_PLAN_PAGE_SIZE, 1))

@@ -11,16 +11,24 @@ from __future__ import annotations
 
 import json
 import posixpath
+import threading
 import uuid
+from collections import OrderedDict
+from collections.abc import Iterator
 from decimal import Decimal
+
+from django.conf import settings
 
 from pydantic import ValidationError
 from pyiceberg.catalog.rest.scan_planning import PlanTableScanRequest
 from pyiceberg.expressions import AlwaysTrue, BooleanExpression
 from pyiceberg.expressions.visitors import bind
 from pyiceberg.io import FileIO
-from pyiceberg.manifest import DataFile, DataFileContent
+from pyiceberg.manifest import DataFile, DataFileContent, ManifestContent, ManifestEntry
 from pyiceberg.table import FileScanTask, ManifestGroupPlanner
+from pyiceberg.table.snapshots import INITIAL_SEQUENCE_NUMBER
+from pyiceberg.typedef import KeyDefaultDict
+from pyiceberg.utils.concurrent import ExecutorFactory
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.snapshots import Snapshot
 
@@ -106,13 +114,88 @@ def read_request(body: dict, metadata: TableMetadata) -> Scan:
     return Scan(metadata, snapshot, row_filter, request.case_sensitive)
 
 
-def plan(scan: Scan, io: FileIO) -> list[FileScanTask]:
+class _ManifestEntries:
+    """The live entries of manifests already read, least recently used dropped first past
+    UCWEB_SCAN_MANIFEST_CACHE_ENTRIES entries (0: none kept). A manifest is never rewritten in
+    place (Iceberg writes a new file for every change), so its path names its content; the key also
+    holds the root the read was confined to, so that a table whose metadata names another
+    table's manifest is refused the read as before, cache or not."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[tuple[str, str], list[ManifestEntry]] = OrderedDict()
+        self._size = 0
+
+    def get(self, key: tuple[str, str]) -> list[ManifestEntry] | None:
+        with self._lock:
+            entries = self._entries.get(key)
+            if entries is not None:
+                self._entries.move_to_end(key)
+            return entries
+
+    def put(self, key: tuple[str, str], entries: list[ManifestEntry]) -> None:
+        limit = settings.UCWEB_SCAN_MANIFEST_CACHE_ENTRIES
+        if len(entries) > limit:
+            return
+        with self._lock:
+            if key not in self._entries:
+                self._entries[key] = entries
+                self._size += len(entries)
+            while self._size > limit:
+                _, dropped = self._entries.popitem(last=False)
+                self._size -= len(dropped)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._size = 0
+
+
+manifest_entries = _ManifestEntries()
+
+
+class _Planner(ManifestGroupPlanner):
+    """pyiceberg's planner (its manifest, partition, metrics and residual evaluators, its delete
+    index), with the manifests' entries read once per process (`manifest_entries`)."""
+
+    def __init__(self, *, root: str, **kwargs):
+        super().__init__(**kwargs)
+        self.root = root
+
+    def _entries(self, manifest) -> list[ManifestEntry]:
+        key = (self.root, manifest.manifest_path)
+        entries = manifest_entries.get(key)
+        if entries is None:
+            entries = manifest.fetch_manifest_entry(self.io, discard_deleted=True)
+            manifest_entries.put(key, entries)
+        return entries
+
+    def plan_manifest_entries(self, manifests) -> Iterator[list[ManifestEntry]]:
+        manifest_evaluators = KeyDefaultDict(self._build_manifest_evaluator)
+        manifests = [manifest for manifest in manifests
+                     if manifest_evaluators[manifest.partition_spec_id](manifest)]
+        partition_evaluators = KeyDefaultDict(self._build_partition_evaluator)
+        metrics_evaluator = self._build_metrics_evaluator()
+        data_manifests = [manifest for manifest in manifests if manifest.content == ManifestContent.DATA]
+        min_sequence_number = min((manifest.min_sequence_number or INITIAL_SEQUENCE_NUMBER
+                                   for manifest in data_manifests), default=INITIAL_SEQUENCE_NUMBER)
+        wanted = [manifest for manifest in manifests if self._check_sequence_number(min_sequence_number, manifest)]
+
+        def matching(manifest) -> list[ManifestEntry]:
+            partition_evaluator = partition_evaluators[manifest.partition_spec_id]
+            return [entry for entry in self._entries(manifest)
+                    if partition_evaluator(entry.data_file) and metrics_evaluator(entry.data_file)]
+
+        return ExecutorFactory.get_or_create().map(matching, wanted)
+
+
+def plan(scan: Scan, io: FileIO, root: str) -> list[FileScanTask]:
     """The file scan tasks of the scan: pyiceberg's planner over the snapshot's manifests, read
-    through `io`."""
+    through `io` (confined to `root`)."""
     if scan.snapshot is None:
         return []
-    planner = ManifestGroupPlanner(table_metadata=scan.metadata, io=io, row_filter=scan.row_filter,
-                                   case_sensitive=scan.case_sensitive)
+    planner = _Planner(root=root, table_metadata=scan.metadata, io=io, row_filter=scan.row_filter,
+                       case_sensitive=scan.case_sensitive)
     try:
         return list(planner.plan_files(scan.snapshot.manifests(io)))
     except ValueError as exc:
