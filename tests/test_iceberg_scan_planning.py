@@ -165,11 +165,25 @@ def test_bad_scan_requests_are_refused_and_change_nothing(connect, http):
     for body in ({"filter": {"type": "nonsense"}}, {"filter": "id = 1"}, {"select": ["nope"]},
                  {"snapshot-id": 12345}, {"snapshot-id": "x"}, {"case-sensitive": "yes"},
                  {"filter": {"type": "lt", "term": "id", "value": "not a number"}},
+                 {"filter": {"type": "starts-with", "term": "ts", "value": 2**70}},
                  {"start-snapshot-id": 1}, [1, 2]):
         assert error_of(http("POST", PLAN, body)) == (400, "BadRequestException"), body
+    # A filter nested nearly as deeply as a body may be is read; one nested 2000 levels deep is refused.
+    deep = {"type": "eq", "term": "id", "value": 1}
+    for _ in range(97):
+        deep = {"type": "not", "child": deep}
+    assert http("POST", PLAN, {"filter": deep}).status_code == 200
+    ScanPlan.objects.all().delete()
+    before += 1  # that plan, the one request here that is no bad input
+    deeper = '{"type": "eq", "term": "id", "value": 1}'
+    for _ in range(2000):
+        deeper = '{"type": "not", "child": ' + deeper + "}"
+    too_deep = http.session.post(http.base + PLAN, data='{"filter": ' + deeper + "}",
+                                 headers={"Content-Type": "application/json"}, timeout=30)
+    assert error_of(too_deep) == (400, "BadRequestException")
     assert error_of(http("POST", PLAN, {"start-snapshot-id": 1, "end-snapshot-id": 2})) == (
         501, "UnsupportedOperationException")
-    for body in ({}, {"plan-task": 7}, {"plan-task": ""}):
+    for body in ({}, {"plan-task": 7}, {"plan-task": ""}, {"plan-task": "\x00.1"}, {"plan-task": "a\x00b.0"}):
         assert error_of(http("POST", TASKS, body)) == (400, "BadRequestException"), body
     for plan_task in ("x", "x.1", "x.-1", f"{'a' * 43}.99999999999999999999", "\u0661.\u0661"):
         assert error_of(http("POST", TASKS, {"plan-task": plan_task})) == (404, "NoSuchPlanTaskException"), plan_task

@@ -106,7 +106,7 @@ def plan_scan(*, caller: Principal, prefix: str, namespace: str, name: str, body
 
 
 def _live_plan(caller: Principal, table, plan_id) -> ScanPlan | None:
-    if not isinstance(plan_id, str) or not plan_id or len(plan_id) > 64:
+    if not isinstance(plan_id, str) or not plan_id or len(plan_id) > 64 or not plan_id.isprintable():
         return None
     return ScanPlan.objects.filter(id=plan_id, table=table, principal=caller.name,
                                    expires_at__gt=timezone.now()).first()
@@ -119,7 +119,9 @@ def fetch_plan(*, caller: Principal, prefix: str, namespace: str, name: str, pla
     plan = _live_plan(caller, loaded.table, plan_id)
     if plan is None:
         raise PlanDoesNotExist(f"Plan {plan_id[:64]} does not exist.")
-    first = ScanPlanPage.objects.get(plan=plan, number=0)
+    first = ScanPlanPage.objects.filter(plan=plan, number=0).first()
+    if first is None:  # cancelled meanwhile
+        raise PlanDoesNotExist(f"Plan {plan_id[:64]} does not exist.")
     with transaction.atomic():
         _record(caller, AuditAction.FETCH_ICEBERG_SCAN_PLAN, loaded.table, {"plan_id": plan.id})
     return _completed(plan, first.tasks, _credentials(loaded, plan, caller=caller, delegation=delegation))

@@ -32,6 +32,7 @@ from pyiceberg.utils.concurrent import ExecutorFactory
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.snapshots import Snapshot
 
+from catalog.storage import StorageError
 from ucweb.errors import InvalidParameter, NotImplementedYet
 
 CONTENT = {DataFileContent.DATA: "data", DataFileContent.POSITION_DELETES: "position-deletes",
@@ -89,7 +90,7 @@ def read_request(body: dict, metadata: TableMetadata) -> Scan:
         request = PlanTableScanRequest.model_validate(body)
     except ValidationError as exc:
         raise InvalidParameter(f"Invalid scan request: {_refusal(exc)}") from None
-    except (ValueError, TypeError, RecursionError) as exc:
+    except Exception as exc:  # noqa: BLE001 - pyiceberg's expression models raise what they meet; all are the body's fault
         raise InvalidParameter(f"Invalid scan request: {str(exc)[:500]}") from None
     if request.start_snapshot_id is not None or request.end_snapshot_id is not None:
         raise NotImplementedYet("Incremental scans (start-snapshot-id, end-snapshot-id) are planned by the client.")
@@ -104,7 +105,7 @@ def read_request(body: dict, metadata: TableMetadata) -> Scan:
     row_filter = request.filter if request.filter is not None else AlwaysTrue()
     try:
         bind(schema, row_filter, case_sensitive=request.case_sensitive)
-    except (ValueError, TypeError, RecursionError) as exc:
+    except Exception as exc:  # noqa: BLE001 - as above: binding fails only on what the filter says
         raise InvalidParameter(f"Invalid scan filter: {str(exc)[:500]}") from None
     for name in request.select or ():
         try:
@@ -198,10 +199,13 @@ def plan(scan: Scan, io: FileIO, root: str) -> list[FileScanTask]:
                        case_sensitive=scan.case_sensitive)
     try:
         return list(planner.plan_files(scan.snapshot.manifests(io)))
-    except ValueError as exc:
+    except StorageError:
+        raise
+    except (ValueError, TypeError) as exc:
         if "equality deletes" in str(exc):
             raise NotImplementedYet("Tables with equality deletes are not planned by the server.") from None
-        raise
+        # A filter that binds but that pyiceberg's evaluators cannot apply (starts-with on a timestamp).
+        raise InvalidParameter(f"The scan filter cannot be evaluated on this table: {str(exc)[:300]}") from None
 
 
 def _value(value):
