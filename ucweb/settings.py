@@ -255,8 +255,9 @@ UCWEB_OAUTH_TOKEN_SECONDS = env_int("UCWEB_OAUTH_TOKEN_SECONDS", 3600)
 # and how many file scan tasks one page (the inline answer, or one plan task) holds.
 UCWEB_SCAN_PLAN_LIFETIME_SECONDS = env_int("UCWEB_SCAN_PLAN_LIFETIME_SECONDS", 3600)
 UCWEB_SCAN_PLAN_PAGE_SIZE = env_int("UCWEB_SCAN_PLAN_PAGE_SIZE", 1000)
-# The entries of manifests read for planning, kept per server process (about 1 KB each).
-UCWEB_SCAN_MANIFEST_CACHE_ENTRIES = env_int("UCWEB_SCAN_MANIFEST_CACHE_ENTRIES", 200_000)
+# The entries of manifests read for planning, kept per server process (about 2.4 KB each for a
+# table of three columns, more with more columns: 50,000 entries are about 120 MB).
+UCWEB_SCAN_MANIFEST_CACHE_ENTRIES = env_int("UCWEB_SCAN_MANIFEST_CACHE_ENTRIES", 50_000)
 
 
 # OpenID Connect providers (docs/security.md): their tokens are accepted on every API and
