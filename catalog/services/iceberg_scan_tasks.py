@@ -1,7 +1,8 @@
 """Scan planning without the database: the planTableScan request read and checked against the
 table's metadata, the manifests read and pruned by pyiceberg's own planner (partition summaries,
 partition values, then column statistics, and the position deletes that apply to each data file),
-and the file scan tasks written in the REST spec's shape, in pages.
+and the file scan tasks written in the REST spec's shape, in pages. The entries of the manifests
+read are kept per process (`manifest_entries`), so that later plans only evaluate the filter.
 
 A page is the spec's ScanTasks object: `file-scan-tasks` and the `delete-files` they reference by
 index, each page with its own delete files so that it can be read alone (a delete file that
@@ -15,10 +16,10 @@ import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Iterator
+from dataclasses import dataclass
 from decimal import Decimal
 
 from django.conf import settings
-
 from pydantic import ValidationError
 from pyiceberg.catalog.rest.scan_planning import PlanTableScanRequest
 from pyiceberg.expressions import AlwaysTrue, BooleanExpression
@@ -26,11 +27,10 @@ from pyiceberg.expressions.visitors import bind
 from pyiceberg.io import FileIO
 from pyiceberg.manifest import DataFile, DataFileContent, ManifestContent, ManifestEntry
 from pyiceberg.table import FileScanTask, ManifestGroupPlanner
-from pyiceberg.table.snapshots import INITIAL_SEQUENCE_NUMBER
+from pyiceberg.table.metadata import TableMetadata
+from pyiceberg.table.snapshots import INITIAL_SEQUENCE_NUMBER, Snapshot
 from pyiceberg.typedef import KeyDefaultDict
 from pyiceberg.utils.concurrent import ExecutorFactory
-from pyiceberg.table.metadata import TableMetadata
-from pyiceberg.table.snapshots import Snapshot
 
 from catalog.storage import StorageError
 from ucweb.errors import InvalidParameter, NotImplementedYet
@@ -41,14 +41,15 @@ COUNTS = ("column-sizes", "column_sizes"), ("value-counts", "value_counts"), \
     ("null-value-counts", "null_value_counts"), ("nan-value-counts", "nan_value_counts")
 
 
+@dataclass
 class Scan:
     """A checked request: the snapshot to scan (None: the table has none), the filter and the
     metadata whose schema binds it."""
 
-    def __init__(self, metadata: TableMetadata, snapshot: Snapshot | None, row_filter: BooleanExpression,
-                 case_sensitive: bool):
-        self.metadata, self.snapshot = metadata, snapshot
-        self.row_filter, self.case_sensitive = row_filter, case_sensitive
+    metadata: TableMetadata
+    snapshot: Snapshot | None
+    row_filter: BooleanExpression
+    case_sensitive: bool
 
 
 def _refusal(exc: ValidationError) -> str:
