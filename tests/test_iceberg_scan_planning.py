@@ -37,7 +37,8 @@ def both_ways(client_catalog, server_catalog, row_filter=AlwaysTrue(), name="eve
     on_client = client_catalog.load_table(("default", name)).scan(row_filter=row_filter, **scan)
     on_server = server_catalog.load_table(("default", name)).scan(row_filter=row_filter, **scan)
     assert server_catalog.supports_server_side_planning() and not client_catalog.supports_server_side_planning()
-    return (sorted_rows(on_client.to_arrow()), on_client.count()), (sorted_rows(on_server.to_arrow()), on_server.count())
+    return ((sorted_rows(on_client.to_arrow()), on_client.count()),
+            (sorted_rows(on_server.to_arrow()), on_server.count()))
 
 
 def data_files(table) -> list[str]:
@@ -91,7 +92,8 @@ def test_server_planning_reads_the_rows_client_planning_reads(connect, http, sto
     assert [row["id"] for row in on_server[0]] == [1, 2] and on_server == on_client
 
     # Pruning: one day's partition, then column statistics within the partitions.
-    by_day = http("POST", PLAN, {"filter": json.loads(GreaterThanOrEqual("ts", "2024-01-04T00:00:00").model_dump_json())})
+    last_day = json.loads(GreaterThanOrEqual("ts", "2024-01-04T00:00:00").model_dump_json())
+    by_day = http("POST", PLAN, {"filter": last_day})
     assert by_day.status_code == 200, by_day.text
     answer = by_day.json()
     assert answer["status"] == "completed" and "plan-tasks" not in answer
@@ -237,7 +239,8 @@ def test_a_plan_answers_only_its_principal_and_only_until_it_expires(connect, ht
     assert bob("DELETE", f"{PLAN}/{plan_id}").status_code == 204
     assert error_of(bob("GET", f"{PLAN}/{plan_id}")) == (404, "NoSuchPlanIdException")
     assert error_of(bob("POST", TASKS, {"plan-task": plan_task})) == (404, "NoSuchPlanTaskException")
-    assert not ScanPlan.objects.filter(id=plan_id).exists() and not ScanPlanPage.objects.filter(plan_id=plan_id).exists()
+    assert not ScanPlan.objects.filter(id=plan_id).exists()
+    assert not ScanPlanPage.objects.filter(plan_id=plan_id).exists()
 
     # Expired (a lifetime of 0 seconds), a plan answers as one that does not exist.
     settings.UCWEB_SCAN_PLAN_LIFETIME_SECONDS = 0
@@ -269,7 +272,8 @@ def test_an_unpartitioned_table_with_identity_columns_and_no_snapshot(connect, h
     assert empty["status"] == "completed" and empty["file-scan-tasks"] == []
     assert server.load_table(("default", "events")).scan().to_arrow().num_rows == 0
     for start in range(0, 40, 10):
-        table.append(rows(*[(i, f"2024-01-0{1 + i % 5}T10:00", f"c{i % 3}", float(i)) for i in range(start, start + 10)]))
+        table.append(rows(*[(i, f"2024-01-0{1 + i % 5}T10:00", f"c{i % 3}", float(i))
+                            for i in range(start, start + 10)]))
     with table.update_schema() as update:
         update.add_column("extra", LongType())
     for row_filter in (AlwaysTrue(), LessThan("id", 10), EqualTo("category", "c1"), IsNull("extra"),

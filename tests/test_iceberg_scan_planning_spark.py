@@ -42,8 +42,10 @@ def test_position_deletes_planned_by_the_server(spark, live_server):
         key = lambda row: row["id"]  # noqa: E731
         assert sorted(on_server.to_arrow().to_pylist(), key=key) == sorted(on_client.to_arrow().to_pylist(), key=key)
         assert on_server.count() == on_client.count(), row_filter
-        planned = {task.file.file_path: sorted(d.file_path for d in task.delete_files) for task in on_server.plan_files()}
-        local = {task.file.file_path: sorted(d.file_path for d in task.delete_files) for task in on_client.plan_files()}
+        planned = {task.file.file_path: sorted(d.file_path for d in task.delete_files)
+                   for task in on_server.plan_files()}
+        local = {task.file.file_path: sorted(d.file_path for d in task.delete_files)
+                 for task in on_client.plan_files()}
         assert planned == local, row_filter
     assert sorted(row["id"] for row in server.load_table(("default", "orders")).scan().to_arrow().to_pylist()) == [
         1, 3, 5, 6, 7, 8]

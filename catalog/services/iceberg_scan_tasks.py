@@ -91,7 +91,8 @@ def read_request(body: dict, metadata: TableMetadata) -> Scan:
         request = PlanTableScanRequest.model_validate(body)
     except ValidationError as exc:
         raise InvalidParameter(f"Invalid scan request: {_refusal(exc)}") from None
-    except Exception as exc:  # noqa: BLE001 - pyiceberg's expression models raise what they meet; all are the body's fault
+    # pyiceberg's expression models raise what they meet (TypeError, KeyError...): all the body's fault.
+    except Exception as exc:  # noqa: BLE001
         raise InvalidParameter(f"Invalid scan request: {str(exc)[:500]}") from None
     if request.start_snapshot_id is not None or request.end_snapshot_id is not None:
         raise NotImplementedYet("Incremental scans (start-snapshot-id, end-snapshot-id) are planned by the client.")
