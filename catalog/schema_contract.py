@@ -35,12 +35,13 @@ PROPERTY = "ucweb.schema-contract"
 ADDITIVE_ONLY = "additive-only"
 CONTRACTS = (ADDITIVE_ONLY,)
 WHERE = "catalog-managed Delta tables and Iceberg tables"
+_LENGTH = len(PROPERTY)
 
 
 def contract_of(properties: Mapping | None) -> str | None:
     """The contract `properties` hold (the key compared in lower case, as Spark spells keys), or None."""
     for key, value in (properties or {}).items():
-        if key.lower() == PROPERTY:
+        if len(key) == _LENGTH and key.lower() == PROPERTY:  # the length first: every commit asks
             return value
     return None
 
