@@ -12,6 +12,7 @@ import pytest
 from django.utils import timezone
 
 from catalog.models import AuditEvent, Table
+from catalog.schema_contract import PROPERTY
 from commits.models import DeltaCommit, DeltaTransaction
 from tests.delta_client import stage_commit
 from tests.delta_v1_client import DeltaV1Client
@@ -188,6 +189,25 @@ def test_a_backfill_and_metadata_travel_in_a_transaction(tables, admin_client):
     assert [c["latest_table_version"] for c in response.json()["commits"]] == [1, 1]
     assert Table.objects.get(id=a["id"]).latest_published_version == 1
     assert Table.objects.get(id=b["id"]).comment == "totals"
+
+
+def test_a_tables_schema_contract_holds_in_a_transaction(tables, admin_client):
+    """Each table's own checks run in a transaction: one table's contract refuses its narrowing,
+    and the other table's commit does not land either."""
+    a, b = tables["a"], tables["b"]
+    path = f"{UC}/delta/v1/catalogs/unity/schemas/default/tables/a"
+    attach = {"requirements": [{"type": "assert-table-uuid", "uuid": a["id"]}],
+              "updates": [{"action": "set-properties", "updates": {PROPERTY: "additive-only"}}]}
+    assert admin_client.post(path, attach, format="json").status_code == 200
+    before = everything(tables)
+    narrowing = v1_item(a, 1)
+    narrowing["updates"].append({"action": "set-columns", "columns": {"type": "struct", "fields": [
+        {"name": "id", "type": "long", "nullable": False, "metadata": {}}]}})
+    response = admin_client.post(V1, v1_body([v1_item(b, 1), narrowing]), format="json")
+    assert response.status_code == 400, response.content
+    assert message(response).startswith("table-changes[1] (unity.default.a)") and "drops column city" in message(
+        response)
+    assert everything(tables) == before
 
 
 # -- authorization -------------------------------------------------------------------------------------
