@@ -191,7 +191,8 @@ def test_delta_transaction_of_two_tables(reader, managed, delta):
 
     def v1():
         version = next(versions)
-        return reader.post(f"{UC}/delta/v1/transactions/commit", {"transaction-id": str(uuid.uuid4()), "table-changes": [
+        path = f"{UC}/delta/v1/transactions/commit"
+        return reader.post(path, {"transaction-id": str(uuid.uuid4()), "table-changes": [
             {"identifier": {"catalog": "unity", "schema": "default", "name": name},
              "requirements": [{"type": "assert-table-uuid", "uuid": table.table_id}],
              "updates": [{"action": "add-commit", "commit": {

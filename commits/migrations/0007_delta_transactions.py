@@ -22,7 +22,8 @@ class Migration(migrations.Migration):
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('principal', 'api', 'transaction_id'), name='uniq_delta_transaction')],
+                'constraints': [models.UniqueConstraint(fields=('principal', 'api', 'transaction_id'),
+                                                        name='uniq_delta_transaction')],
             },
         ),
     ]

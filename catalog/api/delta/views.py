@@ -156,7 +156,8 @@ class TransactionView(DeltaView):
     audit_securable_type = ""
     audit_actions = {"POST": AuditAction.COMMIT_DELTA_TRANSACTION}
 
-    @extend_schema(operation_id="deltaCommitTransaction", tags=TAGS, request=transaction_wire.DeltaCommitTransactionRequest,
+    @extend_schema(operation_id="deltaCommitTransaction", tags=TAGS,
+                   request=transaction_wire.DeltaCommitTransactionRequest,
                    responses=answers(transaction_wire.DeltaCommitTransactionResponse, 400, 403, 404, 409, 429),
         description="updateTable requests for up to 1000 tables, applied in one database transaction: every "
         "table's requirements and checks apply, and any refusal (named `table-changes[i] (<catalog>.<schema>."
