@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from catalog import authz
 from catalog.models import Principal, Table
+from commits.models import DeltaCommit
 from maintenance.models import MaintenancePlan, TableAlert, TableHealth
 
 LIMIT = 20
@@ -56,12 +57,15 @@ def _unhealthy_rows(visible, now) -> list[dict]:
         rows.append({"table": health.table.full_name, "table_id": health.table_id, "problem": "small files",
                      "detail": f"{health.small_file_share:.0%} of {health.files_live:,} live files are smaller "
                                f"than the small-file size", "when": health.updated_at})
-    stuck = Table.objects.filter(id__in=visible, delta_commits__published_at__isnull=True) \
-        .annotate(commits=Count("delta_commits"), oldest=Min("delta_commits__ratified_at")) \
-        .filter(oldest__lte=now - UNPUBLISHED_AFTER).select_related("schema__catalog").order_by("oldest")[:LIMIT]
-    for table in stuck:
-        rows.append({"table": table.full_name, "table_id": table.id, "problem": "unpublished commits",
-                     "detail": f"{table.commits:,} ratified commit(s) not published", "when": table.oldest})
+    stuck = list(DeltaCommit.objects.filter(table_id__in=visible, published_at__isnull=True).values("table_id")
+                 .annotate(commits=Count("version"), oldest=Min("ratified_at"))
+                 .filter(oldest__lte=now - UNPUBLISHED_AFTER).order_by("oldest")[:LIMIT])
+    names = {table.id: table.full_name for table in Table.objects.filter(
+        id__in=[row["table_id"] for row in stuck]).select_related("schema__catalog")} if stuck else {}
+    for row in stuck:
+        rows.append({"table": names.get(row["table_id"], ""), "table_id": row["table_id"],
+                     "problem": "unpublished commits",
+                     "detail": f"{row['commits']:,} ratified commit(s) not published", "when": row["oldest"]})
     due = MaintenancePlan.objects.filter(
         table_id__in=visible, operation=MaintenancePlan.Operation.CHECKPOINT, status=MaintenancePlan.Status.PLANNED,
     ).select_related("table__schema__catalog").order_by("created_at")[:LIMIT]
