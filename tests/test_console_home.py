@@ -181,7 +181,10 @@ def test_audit_trail_to_the_second_event_page_and_csv(console, governed):
     console.open("/admin/catalog/auditevent/?outcome__exact=DENIED&principal=mallory", expect="#result_list")
     rows = console.all("#result_list tbody tr")
     assert len(rows) == 3 and all(SECOND.search(row.text) for row in rows)
+    # Nothing is cut off at 1440 px: neither the page nor the list scrolls sideways.
     assert console.driver.execute_script("return document.documentElement.scrollWidth") <= WIDTH
+    assert console.driver.execute_script(
+        "const r = document.querySelector('#changelist .results'); return r.scrollWidth <= r.clientWidth;")
     console.shot("audit-01-list-filtered")
 
     exported = list(csv.reader(io.StringIO(_fetch(console, console.css("#audit-export").get_attribute("href")))))
@@ -264,3 +267,24 @@ def test_home_query_count_does_not_grow_with_tables(governed):
     # The owner-less list stays capped, and says how many there are.
     text = re.sub(r"\s+", " ", owner_client.get("/admin/").content.decode())
     assert "Tables without a live owner: 5,001" in text
+
+
+def test_lists_write_sizes_counts_and_times_for_people(governed):
+    client = Client()
+    client.force_login(get_user_model().objects.get(username="admin"))
+    health = re.sub(r"\s+", " ", client.get("/admin/maintenance/tablehealth/").content.decode())
+    assert "3 MiB" in health and "1,200" in health and "3145728" not in health
+    grants = re.sub(r"\s+", " ", client.get("/admin/catalog/grant/").content.decode())
+    assert SECOND.search(grants) and " ago</time>" in grants and "a.m." not in grants and "p.m." not in grants
+
+
+def test_a_csv_export_with_a_filter_that_does_not_apply_is_refused(governed):
+    client = Client()
+    client.force_login(get_user_model().objects.get(username="admin"))
+    answer = client.get("/admin/catalog/auditevent/export.csv?no_such_field=1", follow=True)
+    assert answer.status_code == 200 and answer.redirect_chain[-1][0] == "/admin/catalog/auditevent/"
+    assert "Those filters do not apply to the audit trail; nothing was exported." in answer.content.decode()
+    exported = client.get("/admin/catalog/auditevent/export.csv?outcome__exact=DENIED")
+    assert exported["Content-Type"].startswith("text/csv")
+    rows = list(csv.reader(io.StringIO(b"".join(exported.streaming_content).decode())))
+    assert len(rows) == 1 + AuditEvent.objects.filter(outcome="DENIED").count() == 4

@@ -13,7 +13,8 @@ from django.contrib.admin.options import IncorrectLookupParameters
 from django.http import HttpResponseRedirect, StreamingHttpResponse
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import escape, format_html
+from django.utils.safestring import mark_safe
 
 from catalog.admin import console
 from catalog.admin.securables import ReadOnlyAdmin
@@ -105,8 +106,7 @@ class _Lines:
 @admin.register(AuditEvent)
 class AuditEventAdmin(ReadOnlyAdmin):
     change_list_template = "admin/catalog/auditevent_change_list.html"
-    list_display = ("created_at", "principal", "action", "securable_type", "securable_name", "outcome_badge",
-                    "summary")
+    list_display = ("created_at", "principal", "action", "on", "outcome_badge", "summary")
     search_fields = ("principal", "action", "securable_name")
     list_filter = ("outcome", PrincipalFilter, "action", "securable_type", SecurableFilter, "created_at")
     date_hierarchy = "created_at"
@@ -124,6 +124,11 @@ class AuditEventAdmin(ReadOnlyAdmin):
     def outcome_badge(self, obj):
         css = {AuditOutcome.SUCCESS: "uc-ok", AuditOutcome.DENIED: "uc-denied"}.get(obj.outcome, "uc-failed")
         return format_html('<span class="uc-badge {}">{}</span>', css, obj.outcome)
+
+    @admin.display(description="securable", ordering="securable_name")
+    def on(self, obj):
+        text = f"{obj.securable_type} {obj.securable_name}".strip() or "—"
+        return mark_safe(escape(text).replace(".", ".<wbr>"))  # noqa: S308 - escaped; breaks after dots
 
     @admin.display(description="details")
     def summary(self, obj):

@@ -250,7 +250,8 @@ class GrantAdmin(ReadOnlyAdmin):
     def revoke_view(self, request, object_id):
         grant = self._object(request, object_id)
         required = self.revoke_needs_name(grant)
-        form = RevokeForm(request.POST or None, name=grant.securable_name, required=required)
+        form = RevokeForm(request.POST if request.method == "POST" else None, name=grant.securable_name,
+                          required=required)
         if request.method == "POST":
             if form.is_valid():
                 self._revoke(request, grant)
