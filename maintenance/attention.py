@@ -43,6 +43,7 @@ def failed_runs(caller: Principal, visible, now) -> dict:
         "table": run.table.full_name, "operation": run.operation, "status": run.status,
         "when": run.finished_at or run.created_at, "why": run.outcome or run.reason,
         "url": reverse("admin:maintenance_maintenanceplan_change", args=[run.pk]),
+        "table_url": _table_url(run.table_id),
     } for run in runs.select_related("table__schema__catalog").order_by("-created_at")[:LIMIT]]
     return _section(rows, runs.count())
 
