@@ -5,6 +5,7 @@ from django.utils.safestring import mark_safe
 
 from catalog import authz
 from catalog.admin import charts, console
+from catalog.admin.columns import HumanColumns
 from catalog.admin.securables import OfVisible
 from catalog.models import Table
 
@@ -13,7 +14,8 @@ from maintenance.models import MaintenancePlan, PurgeRequest, TableAlert, TableH
 
 
 @admin.register(PurgeRequest)
-class PurgeRequestAdmin(admin.ModelAdmin):
+class PurgeRequestAdmin(HumanColumns, admin.ModelAdmin):
+    count_fields = ("attempts", "files_deleted")
     list_display = ("url", "reason", "requested_at", "attempts", "files_deleted", "done_at", "last_error")
     list_filter = (("done_at", admin.EmptyFieldListFilter),)
     search_fields = ("url", "reason", "requested_by")
@@ -31,7 +33,7 @@ class OfVisibleTables(OfVisible):
 
 
 @admin.register(TableAlert)
-class TableAlertAdmin(OfVisibleTables, admin.ModelAdmin):
+class TableAlertAdmin(HumanColumns, OfVisibleTables, admin.ModelAdmin):
     list_display = ("table", "version", "kind", "created_at", "resolved_at")
     list_filter = ("kind", ("resolved_at", admin.EmptyFieldListFilter))
     search_fields = ("table__name", "message")
@@ -43,7 +45,7 @@ class TableAlertAdmin(OfVisibleTables, admin.ModelAdmin):
 
 
 @admin.register(MaintenancePlan)
-class MaintenancePlanAdmin(OfVisibleTables, admin.ModelAdmin):
+class MaintenancePlanAdmin(HumanColumns, OfVisibleTables, admin.ModelAdmin):
     """Runs of a table with their before/after figures; "run now" hands the selected plans to a
     worker (the list shows each run's progress while it runs)."""
 
@@ -186,7 +188,9 @@ class MaintenancePlanAdmin(OfVisibleTables, admin.ModelAdmin):
 
 
 @admin.register(TableHealth)
-class TableHealthAdmin(OfVisibleTables, admin.ModelAdmin):
+class TableHealthAdmin(HumanColumns, OfVisibleTables, admin.ModelAdmin):
+    size_fields = ("bytes_live",)
+    count_fields = ("files_live", "commits_last_day")
     list_display = ("table", "files_live", "bytes_live", "small_file_share", "commits_last_day", "updated_at")
     search_fields = ("table__name",)
     readonly_fields = ("table", "files_live", "bytes_live", "small_file_share", "rows_inserted", "rows_removed",

@@ -17,9 +17,20 @@ def ready(request):
 
 
 def console_home(request):
-    """The console's home page: Django's, with the catalog's readiness above the model list (the
-    console's login guards it, see ucweb.urls)."""
-    return admin.site.index(request, extra_context={"readiness": readiness.report()})
+    """The console's home page (the console's login guards it, see ucweb.urls): the catalog's
+    readiness, then what needs a person (catalog.admin.home, maintenance.attention) as the
+    console user's principal may see it, then the catalog's pages; Django's and Celery's own
+    models are one small link, for admins."""
+    from catalog.admin import console, home
+    from maintenance import attention
+
+    caller = console.console_principal(request)
+    apps, internals = home.split_apps(admin.site.get_app_list(request))
+    return admin.site.index(request, extra_context={
+        "readiness": readiness.report(), "app_list": apps, "console_principal_name": caller.name,
+        "internal_apps": internals if caller.is_metastore_admin else [],
+        "attention": {**home.attention(caller), **attention.attention(caller)},
+    })
 
 
 def landing(request):

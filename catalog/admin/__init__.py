@@ -2,7 +2,7 @@
 the APIs use (their validation, authorization and audit event); the pages show who may access
 what and why, each table's history in its own format, and the audit trail."""
 
-from catalog.admin import assets, governance, namespace  # noqa: F401 - registers the pages
+from catalog.admin import assets, audit, governance, namespace  # noqa: F401 - registers the pages
 
 from django.contrib import admin as _admin  # noqa: E402
 

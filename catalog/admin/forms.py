@@ -134,6 +134,19 @@ class AdminFlagForm(ConfirmedByName):
         return bool(data.get("admin"))
 
 
+class RevokeForm(ConfirmedByName):
+    """Revoking is confirmed by the securable's name when the grant gives control (MANAGE) or is
+    held by the securable's own owner (see GrantAdmin.revoke_needs_name); other grants are
+    revoked with a click."""
+
+    def __init__(self, *args, required: bool, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.required = required
+
+    def needs_confirmation(self, data) -> bool:
+        return self.required
+
+
 class MemberForm(forms.Form):
     """A member to add to a group: a principal or another group, picked from the lists."""
 

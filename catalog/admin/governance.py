@@ -3,7 +3,6 @@ principal can reach, and "can X do Y on Z?" with the reason."""
 
 from __future__ import annotations
 
-import uuid
 from urllib.parse import urlencode
 
 from django.contrib import admin
@@ -13,10 +12,10 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from catalog.admin import console
-from catalog.admin.forms import AdminFlagForm, CheckForm, GrantForm, MemberForm
+from catalog.admin.forms import AdminFlagForm, CheckForm, GrantForm, MemberForm, RevokeForm
 from catalog.admin.securables import ReadOnlyAdmin
-from catalog.choices import AuditOutcome, SecurableType
-from catalog.models import AuditEvent, Grant, Group, Principal, Token
+from catalog.choices import Privilege, SecurableType
+from catalog.models import Grant, Group, Principal, Token
 from catalog.services import effective_access, groups, oversight, permissions, principals
 from ucweb.errors import CatalogError, PermissionDenied
 
@@ -235,18 +234,42 @@ class GrantAdmin(ReadOnlyAdmin):
             securable_id=grant.securable_id,
         )
 
+    @staticmethod
+    def revoke_needs_name(grant: Grant) -> bool:
+        """A revoke is confirmed by typing the securable's name when it takes away control of the
+        securable (MANAGE), or a grant its own owner holds (what the owner's access, and anything
+        set up on it, may rest on)."""
+        if grant.privilege == Privilege.MANAGE:
+            return True
+        try:
+            securable = effective_access.securable_by_id(grant.securable_type, grant.securable_id)
+        except CatalogError:
+            return False
+        return getattr(securable, "owner", None) == grant.principal
+
     def revoke_view(self, request, object_id):
         grant = self._object(request, object_id)
+        required = self.revoke_needs_name(grant)
+        form = RevokeForm(request.POST if request.method == "POST" else None, name=grant.securable_name,
+                          required=required)
         if request.method == "POST":
-            self._revoke(request, grant)
-            return HttpResponseRedirect(reverse("admin:catalog_grant_changelist"))
-        context = {**self.admin_site.each_context(request), "opts": self.opts, "grant": grant,
+            if form.is_valid():
+                self._revoke(request, grant)
+                return HttpResponseRedirect(reverse("admin:catalog_grant_changelist"))
+            self.message_user(request, " ".join(form.non_field_errors()) + " Nothing was revoked.", level="error")
+        context = {**self.admin_site.each_context(request), "opts": self.opts, "grant": grant, "form": form,
+                   "needs_name": required,
                    "title": f"Revoke {grant.privilege} on {grant.securable_name} from {grant.principal}?"}
         return TemplateResponse(request, "admin/catalog/revoke.html", context)
 
     @admin.action(description="Revoke the selected grants", permissions=["view"])
     def revoke_selected(self, request, queryset):
         for grant in list(queryset):
+            if self.revoke_needs_name(grant):
+                self.message_user(request, f"{grant.privilege} on {grant.securable_name} to {grant.principal} was "
+                                  "not revoked: revoke it on its own page, where its name is typed to confirm.",
+                                  level="warning")
+                continue
             self._revoke(request, grant)
 
     def add_view(self, request, form_url="", extra_context=None):
@@ -281,75 +304,3 @@ class GrantAdmin(ReadOnlyAdmin):
             "console_principal": console.console_principal(request),
         }
         return TemplateResponse(request, "admin/catalog/grant_form.html", context)
-
-
-
-class PrincipalFilter(admin.SimpleListFilter):
-    title = "principal"
-    parameter_name = "principal"
-
-    def lookups(self, request, model_admin):
-        names = model_admin.get_queryset(request).order_by().values_list("principal", flat=True).distinct()[:100]
-        return [(name, name) for name in sorted(names)]
-
-    def queryset(self, request, queryset):
-        return queryset.filter(principal=self.value()) if self.value() else queryset
-
-
-class SecurableFilter(admin.SimpleListFilter):
-    """Every event about one securable, by its id (names change with renames)."""
-
-    title = "securable"
-    parameter_name = "securable_id"
-
-    def lookups(self, request, model_admin):
-        value = self.value()
-        try:
-            securable_id = uuid.UUID(value or "")
-        except ValueError:
-            return []
-        event = model_admin.get_queryset(request).filter(securable_id=securable_id).exclude(securable_name="").first()
-        return [(value, event.securable_name if event else value)]
-
-    def queryset(self, request, queryset):
-        if not self.value():
-            return queryset
-        try:
-            return queryset.filter(securable_id=uuid.UUID(self.value()))
-        except ValueError:  # a malformed id matches nothing
-            return queryset.none()
-
-
-@admin.register(AuditEvent)
-class AuditEventAdmin(ReadOnlyAdmin):
-    list_display = ("created_at", "principal", "action", "securable_type", "securable_name", "outcome_badge",
-                    "summary")
-    search_fields = ("principal", "action", "securable_name")
-    list_filter = ("outcome", PrincipalFilter, "action", "securable_type", SecurableFilter, "created_at")
-    date_hierarchy = "created_at"
-    list_per_page = 50
-
-    def get_queryset(self, request):
-        return oversight.audit_seen_by(console.console_principal(request), super().get_queryset(request))
-
-    @admin.display(description="outcome", ordering="outcome")
-    def outcome_badge(self, obj):
-        css = {AuditOutcome.SUCCESS: "uc-ok", AuditOutcome.DENIED: "uc-denied"}.get(obj.outcome, "uc-failed")
-        return format_html('<span class="uc-badge {}">{}</span>', css, obj.outcome)
-
-    @admin.display(description="details")
-    def summary(self, obj):
-        details = obj.details or {}
-        text = details.get("message") or details.get("error") or ""
-        if isinstance(text, dict):  # an API error body
-            text = text.get("message") or (text.get("error") or {}).get("message") or str(text)
-        changes = details.get("changes")
-        if not text and isinstance(changes, list):
-            text = "; ".join(
-                f"{c.get('principal')}: " + " ".join([f"+{p}" for p in c.get("add") or []]
-                                                     + [f"−{p}" for p in c.get("remove") or []])
-                for c in changes if isinstance(c, dict))
-        if not text:
-            text = ", ".join(f"{k}: {v}" for k, v in details.items() if k not in ("status",))
-        text = str(text)
-        return text if len(text) <= 160 else text[:157] + "…"

@@ -15,6 +15,7 @@ from django.urls import path, reverse
 
 from catalog import authz
 from catalog.admin import console
+from catalog.admin.columns import HumanColumns
 from catalog.admin.forms import DropForm, OwnerForm, RenameForm
 from catalog.choices import SecurableType
 from catalog.models import Grant
@@ -26,8 +27,9 @@ def _takes(service, argument: str) -> bool:
     return service is not None and argument in inspect.signature(service).parameters
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Django's own add, change and delete are off: every change goes through a service."""
+class ReadOnlyAdmin(HumanColumns, admin.ModelAdmin):
+    """Django's own add, change and delete are off: every change goes through a service. Lists
+    write times, sizes and counts for people (catalog.admin.columns)."""
 
     def has_add_permission(self, request, obj=None):
         return False

@@ -10,11 +10,18 @@ from django import template
 from django.utils import timezone
 from django.utils.html import format_html
 
-from catalog.admin.charts import human_bytes
-
 register = template.Library()
 
 _AGO_STEPS = ((60, "s"), (60, "min"), (24, "h"), (None, "d"))
+
+
+def human_bytes(value: float) -> str:
+    """Bytes in B, KiB, MiB, GiB or TiB (also the charts' unit)."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "B" or value == int(value) else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} TiB"
 
 
 def as_datetime(value) -> datetime | None:
