@@ -128,7 +128,7 @@ def _size_figures(sizes: list[int], small_bytes: int) -> tuple[int, int, float]:
 
 def live_file_sizes(table: Table) -> tuple[int, int, float]:
     """Files, bytes and small-file share of a managed Delta table's live files, from its log."""
-    from maintenance.delta_log_state import read_state
+    from commits.delta_state import read_state
 
     if table.latest_version is None or not table.storage_location:
         return 0, 0, 0.0
