@@ -20,6 +20,7 @@ NOT_CHANGES = frozenset({
     AuditAction.VEND_ICEBERG_CREDENTIALS,
     AuditAction.SIGN_ICEBERG_REQUEST,
     AuditAction.REPORT_METRICS,
+    AuditAction.PREVIEW_TABLE,
 })
 
 
