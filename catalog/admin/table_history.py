@@ -72,7 +72,7 @@ def delta_timeline(table) -> list[dict]:
         info = (delta_log.first(actions, "commitInfo") if actions else None) or {}
         declared = info.get("operation") if actions else (row.operation if row else None)
         shown, derived = history.operation(declared, actions)
-        who = row.ratified_by if row is not None else None
+        who = row.ratified_by if row is not None else (table.created_by if version == 0 else None)
         entry = {
             "version": version, "key": str(version),
             "time": _when(delta_log.commit_timestamp(info)) or _when(row.timestamp if row else None),
@@ -197,10 +197,12 @@ def _iceberg_operation(before, after, snapshot, schema_diff, property_diff) -> s
 
 
 def _summary_figures(snapshot: dict | None) -> dict:
+    """A snapshot summary's figures: a count it leaves out is zero (Iceberg writes only what is
+    not); a version without a new snapshot added and removed nothing."""
     summary = (snapshot or {}).get("summary") or {}
 
     def number(key):
-        value = summary.get(key)
+        value = summary.get(key, "0")
         return int(value) if isinstance(value, str) and value.isdigit() else None
 
     return {"files_added": number("added-data-files"), "files_removed": number("deleted-data-files"),
