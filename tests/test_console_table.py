@@ -260,3 +260,46 @@ def test_the_generated_ddl_makes_the_same_table_in_sail(connect):  # noqa: F811
     assert described(copy) == described(table)
     assert {k: copy.properties.get(k) for k in ("quality", "delta.appendOnly")} == {
         "quality": "silver", "delta.appendOnly": "false"}
+
+
+# -- the page's queries do not grow with the catalog ---------------------------------------------
+def test_the_table_page_makes_as_many_queries_in_a_catalog_of_ten_thousand_tables(delta):
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    from catalog.models import Schema
+    from tests.query_pins import assert_query_count
+
+    created = delta.create_table("unity", "default", "events")
+    for version in (1, 2):
+        delta.append(created.table_id, created.storage_location, version, f"p{version}.parquet")
+    principals.ensure_principal(name="sam")
+    staff("sam")
+    views_on("events")
+    for securable_type, name, privilege in (("catalog", "unity", "USE CATALOG"), ("schema", "unity.default", "USE SCHEMA"),
+                                            ("table", "unity.default.events", "SELECT")):
+        grant(securable_type, name, "sam", privilege)
+    client = Client()
+    client.force_login(get_user_model().objects.get(username="sam"))
+    page = f"/admin/catalog/table/{created.table_id}/change/"
+
+    def measured() -> int:
+        client.get(page)  # the first request warms lazy imports and caches
+        with CaptureQueriesContext(connection) as queries:
+            response = client.get(page)
+        assert response.status_code == 200 and b'id="history"' in response.content
+        assert b"unity.default.daily" in response.content and b"secret_totals" not in response.content
+        return len(queries.captured_queries)
+
+    small = measured()
+    schema = Schema.objects.get(catalog__name="unity", name="default")
+    Table.objects.bulk_create(
+        Table(schema=schema, name=f"t{i:05}", owner="admin", created_by="admin",
+              table_type="VIEW" if i % 10 == 0 else "EXTERNAL", data_source_format="DELTA",
+              view_definition="SELECT * FROM unity.default.events" if i % 10 == 0 else None,
+              storage_location=None if i % 10 == 0 else f"file:///lake/t{i:05}")
+        for i in range(10_000))
+    assert Table.objects.count() > 10_000
+    assert measured() == small
+    assert_query_count("console table page", small)

@@ -132,7 +132,7 @@ def draw(table, upstream, downstream, writers: list[str]) -> str:
     parts = ['<defs><marker id="uc-arrow" markerWidth="8" markerHeight="8" refX="7" refY="3" orient="auto">'
              '<path d="M0,0 L7,3 L0,6 z" fill="#666"/></marker></defs>',
              '<text x="10" y="14" font-size="11" fill="#666">reads from, written by</text>',
-             f'<text x="{width - 10}" y="14" font-size="11" fill="#666" text-anchor="end">read by</text>',
+             f'<text x="{10 + 2 * (BOX_W + 120)}" y="14" font-size="11" fill="#666">read by</text>',
              _box(10 + BOX_W + 120, middle_y, _full(table), None, "table")]
     for index, (label, href, kind, dashed) in enumerate(left):
         y = 24 + GAP + index * (BOX_H + GAP)

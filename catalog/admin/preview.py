@@ -64,7 +64,8 @@ def _delta_rows(state, columns: list[str]) -> tuple[list[list[str]], list[str]]:
     physical = _physical_names(state.metadata)
     partitions = set(state.metadata.get("partitionColumns") or [])
     rows, notes = [], []
-    for path, add in sorted(state.live.items()):
+    # In the order they were written (then by name): the first rows are the oldest ones.
+    for path, add in sorted(state.live.items(), key=lambda item: (int(item[1].get("modificationTime") or 0), item[0])):
         if len(rows) >= ROWS:
             break
         url = state.resolve(path)
