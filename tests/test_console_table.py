@@ -277,7 +277,8 @@ def test_the_table_page_makes_as_many_queries_in_a_catalog_of_ten_thousand_table
     principals.ensure_principal(name="sam")
     staff("sam")
     views_on("events")
-    for securable_type, name, privilege in (("catalog", "unity", "USE CATALOG"), ("schema", "unity.default", "USE SCHEMA"),
+    for securable_type, name, privilege in (("catalog", "unity", "USE CATALOG"),
+                                            ("schema", "unity.default", "USE SCHEMA"),
                                             ("table", "unity.default.events", "SELECT")):
         grant(securable_type, name, "sam", privilege)
     client = Client()

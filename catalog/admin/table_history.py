@@ -122,10 +122,12 @@ def delta_compare(table, a: str, b: str) -> dict | None:
         return {"error": "The table's log could not be read at these versions."}
     added = {p: after.live[p] for p in after.live.keys() - before.live.keys()}
     removed = {p: before.live[p] for p in before.live.keys() - after.live.keys()}
+
+    def state(read):
+        return history.delta_columns(read.metadata), read.metadata.get("configuration") or {}, _live_figures(read.live)
+
     return _compared(
-        str(first), str(second),
-        (history.delta_columns(before.metadata), before.metadata.get("configuration") or {}, _live_figures(before.live)),
-        (history.delta_columns(after.metadata), after.metadata.get("configuration") or {}, _live_figures(after.live)),
+        str(first), str(second), state(before), state(after),
         {"files_added": len(added), "files_removed": len(removed),
          "bytes_added": sum(int(x.get("size") or 0) for x in added.values()),
          "bytes_removed": sum(int(x.get("size") or 0) for x in removed.values())})
@@ -227,8 +229,8 @@ def iceberg_timeline(table) -> list[dict]:
             previous = None
             continue
         snapshot = _new_snapshot(previous, metadata)
-        schema_diff = history.column_diff(
-            history.iceberg_columns(_schema(previous)) if previous else None, history.iceberg_columns(_schema(metadata)))
+        columns = history.iceberg_columns(_schema(metadata))
+        schema_diff = history.column_diff(history.iceberg_columns(_schema(previous)) if previous else None, columns)
         if previous is None and position > 0:
             schema_diff = []  # the version before is unknown: no diff to show
         property_diff = history.property_diff(previous.get("properties") if previous else None,
