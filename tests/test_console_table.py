@@ -10,8 +10,10 @@ import pyarrow as pa
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
+from django.core.management import call_command
 
 from catalog.models import AuditEvent, Column, Principal, Table
+from maintenance.models import MaintenancePlan
 from catalog.services import permissions, principals, schemas, tables
 from commits.models import DeltaCommit
 from tests.duckdb_sessions import unity_duckdb
@@ -89,8 +91,6 @@ def test_a_delta_table_page_as_four_principals(connect, driver, live_server, mak
     grant("table", "unity.default.cities", "wendy", "SELECT", "MODIFY")
     duck = unity_duckdb(live_server.url, make_token("wendy"))
     duck.execute("INSERT INTO lake.default.cities VALUES (5, 'Faro', 'PT')")
-    table.refresh_from_db()
-    assert table.latest_version == 3
     duck_commit = DeltaCommit.objects.get(table=table, version=3)
     # DuckDB's writer (delta-kernel) declares no operation of its own: UNKNOWN, or nothing at all.
     assert duck_commit.ratified_by == "wendy" and duck_commit.operation in ("UNKNOWN", "")
@@ -139,6 +139,18 @@ def test_a_delta_table_page_as_four_principals(connect, driver, live_server, mak
     assert "io.unitycatalog" not in ddl and "delta.feature" not in ddl  # the catalog's and the protocol's own
     console.shot("table-03-delta-preview-admin")
 
+    # The catalog's own runs: OPTIMIZE commits version 4, CHECKPOINT writes a checkpoint of it.
+    call_command("run_maintenance", "unity.default.cities", "--operation", "OPTIMIZE")
+    call_command("run_maintenance", "unity.default.cities", "--operation", "CHECKPOINT")
+    assert Table.objects.get(id=table.id).latest_version == 4
+    console.open(page, expect="#history")
+    optimized = console.css("#history tr[data-version='4']").text
+    assert "OPTIMIZE" in optimized and "catalog" in optimized and "checkpoint" in optimized
+    plan = MaintenancePlan.objects.get(operation="OPTIMIZE")  # each file rewritten on its own
+    assert (plan.before["files"], plan.after["files"]) == (3, 3)
+    assert "OPTIMIZE 5 / — 3 / 3" in optimized  # rows from the new files' statistics; removes carry none
+    console.shot("table-03b-delta-after-maintenance")
+
     # The DDL makes the same table under a fresh name.
     spark.sql(ddl.replace("`cities`", "`cities_again`"))
     again = managed("cities_again")
@@ -149,7 +161,7 @@ def test_a_delta_table_page_as_four_principals(connect, driver, live_server, mak
 
     console = as_viewer(driver, live_server, "olga")  # the schema's owner: everything, as its owner
     console.open(page, expect="#history")
-    assert len(console.all("#history tr.uc-version")) == 4
+    assert len(console.all("#history tr.uc-version")) == 5
     assert "unity.default.secret_totals" in console.css("#lineage").text
     console.css("#preview-link").click()
     assert len(console.all("#preview-rows tbody tr")) == 5
@@ -166,7 +178,7 @@ def test_a_delta_table_page_as_four_principals(connect, driver, live_server, mak
 
     console = as_viewer(driver, live_server, "nina")  # MODIFY, no SELECT: no rows, no statistics
     console.open(page, expect="#history")
-    assert len(console.all("#history tr.uc-version")) == 4
+    assert len(console.all("#history tr.uc-version")) == 5
     refused = console.css("#preview-refused").text
     assert "No preview" in refused and "SELECT" in refused
     assert not console.all("#preview-link") and not console.all("#preview-statistics")

@@ -65,6 +65,7 @@ def delta_timeline(table) -> list[dict]:
     rows = {c.version: c for c in table.delta_commits.filter(version__gte=oldest)}
     location = normalize(table.storage_location)
     storage = storage_within(location)
+    checkpoint = delta_state.last_checkpoint(location)
     entries, definition = [], None
     for version in range(oldest, latest + 1):
         row = rows.get(version)
@@ -79,7 +80,7 @@ def delta_timeline(table) -> list[dict]:
             "who": who, "engine": info.get("engineInfo") or (row.engine_info if row else "") or "",
             "operation": shown, "derived": derived, "declared": declared,
             "by_catalog": by_catalog(who, info.get("engineInfo")),
-            "published": row is None or row.published_at is not None,
+            "published": row is None or row.published_at is not None, "checkpoint": version == checkpoint,
             "unreadable": actions is None,
             "figures": history.delta_figures(actions or []),
             "schema_diff": [], "property_diff": [],
