@@ -61,20 +61,21 @@ def _view_sql(view) -> tuple[str, str, str]:
     if stored is not None:
         try:
             metadata = json.loads(stored.metadata_json)
-        except ValueError:
+            current = next((v for v in metadata.get("versions") or []
+                            if v.get("version-id") == metadata.get("current-version-id")), {})
+            namespace = current.get("default-namespace") or [schema]
+            sql = next((r.get("sql") for r in current.get("representations") or [] if r.get("type") == "sql"), "")
+            return str(sql or ""), str(current.get("default-catalog") or catalog), ".".join(map(str, namespace))
+        except (ValueError, AttributeError, TypeError):
             return "", catalog, schema
-        current = next((v for v in metadata.get("versions") or []
-                        if v.get("version-id") == metadata.get("current-version-id")), {})
-        namespace = current.get("default-namespace") or [schema]
-        sql = next((r.get("sql") for r in current.get("representations") or [] if r.get("type") == "sql"), "")
-        return sql or "", current.get("default-catalog") or catalog, ".".join(namespace)
     return view.view_definition or "", catalog, schema
 
 
 def reads_of(view) -> list[str]:
     """The full names a view reads: its declared dependencies, then what its SQL names."""
-    declared = [((d or {}).get("table") or {}).get("table_full_name")
-                for d in (view.view_dependencies or {}).get("dependencies") or [] if isinstance(d, dict)]
+    dependencies = view.view_dependencies.get("dependencies") if isinstance(view.view_dependencies, dict) else None
+    declared = [(d.get("table") or {}).get("table_full_name") for d in dependencies or []
+                if isinstance(d, dict) and isinstance(d.get("table"), dict)]
     return list(dict.fromkeys([n.lower() for n in declared if isinstance(n, str)] + referenced_names(*_view_sql(view))))
 
 

@@ -11,19 +11,21 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 
 from django.conf import settings
 
 from catalog import authz
 from catalog.authz import Action
-from catalog.choices import AuditOutcome, DataSourceFormat
+from catalog.choices import AuditOutcome, DataSourceFormat, TableType
 from catalog.services import audit
 from catalog.services.iceberg import storage_config
-from catalog.storage import StorageError, storage_within
+from catalog.storage import storage_within
 from commits import delta_state
 from commits.formats import history
 from ucweb.errors import CatalogError
 
+logger = logging.getLogger(__name__)
 ROWS = 20
 CELL_CHARS = 80
 # A data file is read whole through the storage interface: a larger one is not read for a preview.
@@ -169,6 +171,8 @@ def _iceberg(table) -> dict:
 
 # -- the page's section ---------------------------------------------------------------------------
 def readable(table) -> bool:
+    if table.table_type == TableType.VIEW:
+        return False
     is_iceberg = table.data_source_format == DataSourceFormat.ICEBERG and getattr(table, "iceberg", None) is not None
     return is_iceberg or (table.latest_version is not None and bool(table.storage_location))
 
@@ -191,7 +195,8 @@ def preview_section(caller, table, requested: bool) -> dict:
     is_iceberg = table.data_source_format == DataSourceFormat.ICEBERG
     try:
         shown = _iceberg(table) if is_iceberg else _delta(table)
-    except (StorageError, OSError, ValueError) as exc:
+    except Exception as exc:  # noqa: BLE001 - files another system wrote: any failure to read them is said, not a 500
+        logger.warning("preview of %s: %s", table.full_name, exc)
         audit.record(principal=caller.name, action="previewTable", securable_type="table",
                      securable_name=table.full_name, securable_id=table.id, outcome=AuditOutcome.FAILED,
                      details={"message": str(exc)[:500], "via": "console"})

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 
 from django.conf import settings
 
-from catalog.choices import AuditAction, DataSourceFormat
+from catalog.choices import AuditAction, DataSourceFormat, TableType
 from catalog.models import AuditEvent
 from catalog.storage import StorageError, normalize, storage_for, storage_within
 from commits import delta_state
@@ -284,6 +284,8 @@ def iceberg_compare(table, a: str, b: str) -> dict | None:
 def history_section(table, query) -> dict | None:
     """The timeline, and the comparison of the versions `a` and `b` the page's query names (None
     when it names none; an unknown version is said so, never an error page)."""
+    if table.table_type == TableType.VIEW:
+        return None
     if table.data_source_format == DataSourceFormat.ICEBERG and getattr(table, "iceberg", None) is not None:
         timeline, compare = iceberg_timeline(table), iceberg_compare
     elif table.latest_version is not None:

@@ -20,11 +20,13 @@ UNDECLARED_OPERATIONS = frozenset({"", "UNKNOWN"})
 
 # -- columns ----------------------------------------------------------------------------------------
 def delta_columns(metadata: dict) -> list[dict]:
-    """The columns of a Delta metaData action's schemaString."""
+    """The columns of a Delta metaData action's schemaString (none when it is not a struct)."""
     try:
         schema = json.loads(metadata.get("schemaString") or "{}")
     except (TypeError, ValueError):
-        raise DeltaLogError("metaData.schemaString is not JSON") from None
+        return []
+    if not isinstance(schema, dict) or not isinstance(schema.get("fields"), list):
+        return []
     columns = []
     for field in schema.get("fields") or []:
         if not isinstance(field, dict):
