@@ -180,7 +180,8 @@ def test_a_delta_table_page_as_four_principals(connect, driver, live_server, mak
     daily = Table.objects.get(name="daily")  # the view's page: what it reads, no rows of its own
     console.open(f"/admin/catalog/table/{daily.id}/change/", expect="#lineage")
     assert console.css("#lineage-upstream").text == "unity.default.cities"
-    assert "keeps no versions" in console.css("#history").text and not console.all("#ddl")
+    assert "A view has no versions" in console.css("#history").text and not console.all("#ddl")
+    assert "A view holds no data files" in console.css("#preview").text
     console.shot("table-05b-view-select-only")
 
     console = as_viewer(driver, live_server, "nina")  # MODIFY, no SELECT: no rows, no statistics

@@ -171,8 +171,6 @@ def _iceberg(table) -> dict:
 
 # -- the page's section ---------------------------------------------------------------------------
 def readable(table) -> bool:
-    if table.table_type == TableType.VIEW:
-        return False
     is_iceberg = table.data_source_format == DataSourceFormat.ICEBERG and getattr(table, "iceberg", None) is not None
     return is_iceberg or (table.latest_version is not None and bool(table.storage_location))
 
@@ -187,9 +185,11 @@ def preview_section(caller, table, requested: bool) -> dict:
                          securable_name=table.full_name, securable_id=table.id, outcome=AuditOutcome.DENIED,
                          details={"message": why, "via": "console"})
         return {"refused": why}
+    if table.table_type == TableType.VIEW:
+        return {"unavailable": "A view holds no data files of its own: preview the tables it reads (Lineage)."}
     if not readable(table):
-        return {"unavailable": "The catalog holds no data files for this table (a view, or a table whose data "
-                               "it does not track): there is nothing to preview."}
+        return {"unavailable": "The catalog does not track this table's data files (its commits are made "
+                               "elsewhere): there is nothing it can preview."}
     if not requested:
         return {"offer": True}
     is_iceberg = table.data_source_format == DataSourceFormat.ICEBERG
