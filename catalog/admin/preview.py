@@ -13,13 +13,11 @@ import io
 import json
 import logging
 
-from django.conf import settings
-
 from catalog import authz
 from catalog.authz import Action
 from catalog.choices import AuditOutcome, DataSourceFormat, TableType
 from catalog.services import audit
-from catalog.services.iceberg import storage_config
+from catalog.services.iceberg import server_storage_config
 from catalog.storage import storage_within
 from commits import delta_state
 from commits.formats import history
@@ -128,11 +126,7 @@ def _iceberg_table(table):
     from pyiceberg.table import StaticTable
 
     location = table.iceberg.metadata_location
-    properties = storage_config(location)
-    if settings.AWS_ACCESS_KEY_ID and properties:
-        properties |= {"s3.access-key-id": settings.AWS_ACCESS_KEY_ID,
-                       "s3.secret-access-key": settings.AWS_SECRET_ACCESS_KEY or ""}
-    return StaticTable.from_metadata(location, properties=properties)
+    return StaticTable.from_metadata(location, properties=server_storage_config(location))
 
 
 def _iceberg_statistics(files, columns: list[str]) -> list[dict]:
