@@ -314,6 +314,11 @@ def test_the_table_page_makes_as_many_queries_in_a_catalog_of_ten_thousand_table
         return len(queries.captured_queries)
 
     small = measured()
+    # The History button of a table sam may not see answers as that of a table that does not exist.
+    hidden = client.get(f"/admin/catalog/table/{Table.objects.get(name='secret_totals').id}/history/")
+    missing = client.get("/admin/catalog/table/00000000-0000-0000-0000-000000000007/history/")
+    assert hidden.status_code == missing.status_code == 404 and hidden.content == missing.content
+    assert client.get(page.replace("/change/", "/history/"))["Location"] == page + "#history"
     schema = Schema.objects.get(catalog__name="unity", name="default")
     Table.objects.bulk_create(
         Table(schema=schema, name=f"t{i:05}", owner="admin", created_by="admin",
