@@ -1,6 +1,6 @@
 from django.contrib import admin
-from django.http import HttpResponseRedirect
-from django.urls import reverse
+from django.http import Http404, HttpResponseRedirect
+from django.urls import path, reverse
 from django.utils.safestring import mark_safe
 
 from catalog import authz
@@ -59,6 +59,53 @@ class MaintenancePlanAdmin(OfVisibleTables, admin.ModelAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         return self.readonly_fields + (("table", "operation", "reason") if obj else ())
+
+    def get_urls(self):
+        wrap = self.admin_site.admin_view
+        return [path("run/<uuid:table_id>/", wrap(self.run_table_view), name="maintenance_maintenanceplan_run"),
+                path("policy/<uuid:table_id>/", wrap(self.policy_view), name="maintenance_maintenanceplan_policy"),
+                ] + super().get_urls()
+
+    @staticmethod
+    def _visible_table(request, table_id):
+        table = authz.visible(Table.objects.select_related("schema__catalog").filter(id=table_id),
+                              console.console_principal(request)).first()
+        if table is None:  # missing or hidden: the same answer
+            raise Http404
+        return table, HttpResponseRedirect(reverse("admin:catalog_table_change", args=[table.pk]) + "#maintenance")
+
+    def policy_view(self, request, table_id):
+        """A table's maintenance policy property set or removed through the commit path of its
+        format (maintenance.policy_changes): the owner's alone, audited as that commit."""
+        from maintenance import policy_changes
+
+        table, back = self._visible_table(request, table_id)
+        if request.method != "POST":
+            return back
+        key, value = request.POST.get("key", ""), request.POST.get("value", "")
+        name = f"ucweb.maintenance.{key}"
+        done = f"Maintenance policy of {table.full_name}: " + (
+            f"{name} is now {value.strip()}." if value.strip() else f"{name} was removed.")
+        console.run(request, lambda caller: policy_changes.change_policy(caller=caller, table=table, key=key,
+                                                                          value=value),
+                    success=done, action=policy_changes.audit_action(table), securable_type="table",
+                    securable_name=table.full_name, securable_id=table.id)
+        return back
+
+    def run_table_view(self, request, table_id):
+        """"Run now" from a table's page: the run asked for through the service (MODIFY, audited
+        as requestMaintenance) and handed to a worker; back to the table's page."""
+        table, back = self._visible_table(request, table_id)
+        operation = request.POST.get("operation", "")
+        if request.method != "POST":
+            return back
+        if operation not in MaintenancePlan.Operation.values:
+            self.message_user(request, "Choose an operation from the list; nothing was asked for.", level="error")
+            return back
+        planned = self._request(request, table, operation, "asked for on the table's page")
+        if planned is not None:
+            nudges.enqueue("maintenance.run_plan", planned.id)
+        return back
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         if db_field.name == "table":
@@ -120,9 +167,13 @@ class MaintenancePlanAdmin(OfVisibleTables, admin.ModelAdmin):
 
     @admin.action(description="Run now")
     def run_now(self, request, queryset):
+        """Each selected plan's operation asked for again through the service (refusals shown and
+        audited one by one) and handed to a worker; a run that is running now is left to end."""
         started = 0
         for plan in queryset.select_related("table__schema__catalog"):
             if plan.status == MaintenancePlan.Status.RUNNING:
+                self.message_user(request, f"{plan.operation} of {plan.table.full_name} is running now; "
+                                  "it was not asked for again.", level="warning")
                 continue
             planned = self._request(request, plan.table, plan.operation,
                                     f"run again from the console (after {plan.status})")
@@ -130,7 +181,8 @@ class MaintenancePlanAdmin(OfVisibleTables, admin.ModelAdmin):
                 continue
             nudges.enqueue("maintenance.run_plan", planned.id)
             started += 1
-        self.message_user(request, f"{started} run(s) handed to a worker; their progress shows in the list.")
+        if started:
+            self.message_user(request, f"{started} run(s) handed to a worker; their progress shows in the list.")
 
 
 @admin.register(TableHealth)

@@ -7,6 +7,7 @@ from django.urls import reverse
 from catalog.admin.dropped import DroppedPage
 from catalog.admin.securables import InSchemaAdmin, OfVisible, ReadOnlyAdmin, ReadOnlyInline, SecurableAdmin
 from catalog.admin.table_page import declared, page_sections
+from catalog.admin.tree import TreePages
 from catalog.models import Catalog, Column, Metastore, Schema, StagingTable, Table
 from catalog.services import catalogs, schemas, tables
 from commits.models import DeltaCommit
@@ -26,7 +27,7 @@ class SchemaInline(ReadOnlyInline):
 
 
 @admin.register(Catalog)
-class CatalogAdmin(SecurableAdmin):
+class CatalogAdmin(TreePages, SecurableAdmin):
     list_display = ("name", "owner", "comment", "storage_root", "created_at")
     search_fields = ("name", "owner", "comment")
     list_filter = ("owner",)
