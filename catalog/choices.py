@@ -162,6 +162,8 @@ AuditAction = _choices(
     "GENERATE_TEMPORARY_TABLE_CREDENTIALS GENERATE_TEMPORARY_VOLUME_CREDENTIALS "
     "GENERATE_TEMPORARY_PATH_CREDENTIALS GENERATE_TEMPORARY_MODEL_VERSION_CREDENTIALS "
     "VEND_ICEBERG_CREDENTIALS SIGN_ICEBERG_REQUEST "
+    # server-side scan planning: the files of a scan (and keys for them) read, a plan dropped
+    "PLAN_ICEBERG_SCAN FETCH_ICEBERG_SCAN_PLAN FETCH_ICEBERG_SCAN_TASKS CANCEL_ICEBERG_SCAN_PLAN "
     # rows of a table shown in the console
     "PREVIEW_TABLE "
     # groups and their members

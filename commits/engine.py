@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
-from catalog import authz, locations, policy_properties, resolve, rows
+from catalog import authz, locations, policy_properties, resolve, rows, schema_contract
 from catalog.authz import Action
 from catalog.choices import TableType
 from catalog.models import Catalog, Principal, Schema, Table
@@ -24,6 +24,7 @@ from catalog.services.iceberg import Loaded
 from catalog.names import namespace_levels, namespace_path, validate_name
 from commits.formats import definition
 from commits.formats import iceberg as formats
+from commits.formats.schema_evolution import iceberg_breaking_changes
 from commits.iceberg import SWAPPED_FIELDS, moved, new_row, prepare_location, row_id_for, swap
 from commits.one_statement import save_with
 from ucweb import metrics
@@ -99,7 +100,11 @@ def _plan(caller: Principal, prefix: str, change: Change, locked: dict) -> _Plan
     step = formats.next_metadata(table.iceberg.metadata_json, change.requirements, change.updates,
                                  metadata_location=table.iceberg.metadata_location)
     policy_properties.require_unchanged_or_owner(access, step.properties_before, step.metadata.properties)
-    authz.require_alter(access, definition.iceberg_changes(change.updates, step.properties_before))
+    changes = definition.iceberg_changes(change.updates, step.properties_before)
+    authz.require_alter(access, changes)
+    schema_contract.enforce(table, step.properties_before, step.metadata.properties, lambda: iceberg_breaking_changes(
+        formats.parse_metadata(table.iceberg.metadata_json), step.metadata.model) if "schema" in changes else [],
+        applies=True, table_format="iceberg")
     metadata = moved(caller, table, step.metadata)
     _require_files_inside(change.updates, metadata.location)
     return _Planned(change, table, None, metadata, columns=step.columns_changed)
@@ -121,6 +126,7 @@ def _plan_create(caller: Principal, catalog: Catalog, change: Change) -> _Planne
     if Table.objects.filter(schema=schema, name=change.name).exists():
         raise CommitFailed(f"Requirement failed: table {schema.full_name}.{change.name} already exists.")
     metadata = formats.Metadata(model=formats.apply_updates(None, change.updates, metadata_location=None))
+    schema_contract.require_settable(metadata.properties, applies=True, what=f"table {schema.full_name}.{change.name}")
     table_id = row_id_for(metadata.table_uuid)
     placed = locations.place_securable(caller=caller, schema=schema, value=metadata.location,
                                        securable_id=table_id)

@@ -11,7 +11,7 @@ import uuid
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from catalog import authz, locations, policy_properties, resolve
+from catalog import authz, locations, policy_properties, resolve, schema_contract
 from catalog.authz import Action
 from catalog.choices import AuditAction, DataSourceFormat, TableType
 from catalog.models import Grant, Principal, Schema, Table
@@ -150,6 +150,7 @@ def _create_table(*, caller: Principal, prefix: str, namespace: str, body: dict)
     if body.get("schema") is None:
         raise InvalidParameter("schema is required.")
     properties = validate_properties(body.get("properties"))
+    schema_contract.require_settable(properties, applies=True, what=f"table {name}")
     stage_only = body.get("stage-create", False)
     if not isinstance(stage_only, bool):
         raise InvalidParameter("stage-create must be a boolean.")
@@ -232,6 +233,7 @@ def _register_table(*, caller: Principal, prefix: str, namespace: str, body: dic
     require_free_name(schema, name)
     location = locations.registrable_metadata_file(caller=caller, value=location)
     text, metadata = _read_registered_metadata(location)
+    schema_contract.require_settable(metadata.properties, applies=True, what=f"table {name}")
     table_id = row_id_for(metadata.table_uuid)
     placed = locations.place_securable(caller=caller, schema=schema, value=metadata.location,
                                        securable_id=table_id, field="the metadata's location")
@@ -309,6 +311,7 @@ def create_view(*, caller: Principal, prefix: str, namespace: str, body: dict) -
     schema, access = resolve.namespace(caller, catalog, namespace)
     name = validate_name(body.get("name"), iceberg=True)
     properties = validate_properties(body.get("properties"))
+    schema_contract.require_settable(properties, applies=False, what=f"view {name}")
     authz.require(caller, schema, Action.CREATE_TABLE, access=access)
     view_id = uuid.uuid4()
     location, _ = _location_for(caller, schema, view_id, body.get("location"))
@@ -336,6 +339,8 @@ def replace_view(*, caller: Principal, prefix: str, namespace: str, name: str, b
         updated = iceberg_view.apply_view_updates(current, body.get("updates"))
         metadata = moved(caller, table, formats.Metadata(model=updated))
         policy_properties.require_unchanged_or_owner(access, current.properties, metadata.properties)
+        schema_contract.enforce(table, current.properties, metadata.properties, lambda: [], applies=False,
+                                table_format="iceberg")
         state = swap(table, metadata, table.iceberg)
         table.view_definition = formats.view_sql(metadata.model)
         table.updated_at = timezone.now()

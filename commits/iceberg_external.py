@@ -14,7 +14,7 @@ import uuid
 from django.db import transaction
 from django.utils import timezone
 
-from catalog import authz, locations, resolve
+from catalog import authz, locations, resolve, schema_contract
 from catalog.authz import Action
 from catalog.choices import DataSourceFormat, Privilege, TableType
 from catalog.models import Principal, Table
@@ -28,6 +28,7 @@ from catalog.storage import StorageError, storage_for
 from commits.formats import definition
 from commits.formats import iceberg as formats
 from commits.formats import iceberg_view
+from commits.formats.schema_evolution import iceberg_breaking_changes
 from commits.iceberg import new_row, require_files_inside, require_free_name, row_id_for
 from commits.models import IcebergMetadata
 from ucweb import client_json
@@ -66,6 +67,7 @@ def register_view(*, caller: Principal, prefix: str, namespace: str, body: dict)
         metadata = iceberg_view.parse_view_metadata(text)
     except ValueError as exc:
         raise InvalidParameter(f"{location} is not Iceberg view metadata: {exc}") from None
+    schema_contract.require_settable(metadata.properties, applies=False, what=f"view {name}")
     view_location = _placed(caller, schema, metadata.location)
     try:
         view_id = uuid.UUID(str(metadata.view_uuid))
@@ -156,6 +158,7 @@ def send_notification(*, caller: Principal, prefix: str, namespace: str, name: s
                 raise AlreadyExists(f"Table {schema.name}.{name} already exists.")
             text = _read(caller, location, field="payload.metadata-location")
             metadata = _parse_table(location, text, payload["table-uuid"])
+            schema_contract.require_settable(metadata.properties, applies=True, what=f"table {schema.full_name}.{name}")
             placed = _placed(caller, schema, metadata.location)
             table = new_row(caller=caller, schema=schema, name=name, table_id=row_id_for(metadata.table_uuid),
                              location=placed, table_type=TableType.EXTERNAL)
@@ -187,8 +190,11 @@ def send_notification(*, caller: Principal, prefix: str, namespace: str, name: s
                 return
             text = _read(caller, location, field="payload.metadata-location", own_id=table.id)
             metadata = _parse_table(location, text, payload["table-uuid"])
-            authz.require_alter(table_access, definition.iceberg_metadata_changes(
-                formats.parse_metadata(state.metadata_json), metadata))
+            before = formats.parse_metadata(state.metadata_json)
+            authz.require_alter(table_access, definition.iceberg_metadata_changes(before, metadata))
+            schema_contract.enforce(table, before.properties, metadata.properties,
+                                    lambda: iceberg_breaking_changes(before, metadata), applies=True,
+                                    table_format="iceberg")
             _apply(table, location, text, metadata, timestamp, _placed(caller, schema, metadata.location, table=table))
             table.updated_at = timezone.now()
             table.updated_by = caller.name

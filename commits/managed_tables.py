@@ -16,6 +16,7 @@ Two orders of creation are accepted:
 from django.db import transaction
 from django.utils import timezone
 
+from catalog import schema_contract
 from catalog.choices import DataSourceFormat, TableType
 from catalog.models import Principal, StagingTable, Table
 from catalog.services import audit
@@ -72,6 +73,7 @@ def create_managed_delta_table(
     columns = validate_columns(columns)
     comment = validate_comment(comment)
     properties = validate_properties(properties)
+    schema_contract.require_settable(properties, applies=True, what=f"table {catalog_name}.{schema_name}.{name}")
     schema = require_create_table(caller, catalog_name, schema_name)
     try:
         requested = normalize(storage_location)

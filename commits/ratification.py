@@ -34,14 +34,15 @@ from django.db import transaction
 from django.db.models import Model
 from django.utils import timezone
 
-from catalog import authz, rows
+from catalog import authz, rows, schema_contract
 from catalog.choices import TableType
 from catalog.models import Column, Principal, Table
 from catalog.services import audit
 from catalog.signals import publication_due
 from catalog.storage import StorageError, storage_for
 from commits import managed_tables, publication
-from commits.formats.definition import DeltaDefinition, delta_changes, staged_delta_changes
+from commits.formats.definition import DeltaDefinition, delta_changes, staged_delta_changes, staged_properties
+from commits.formats.schema_evolution import delta_breaking_changes, delta_schema_fields
 from commits.models import DeltaCommit
 from commits.one_statement import save_with
 from commits.staged import StagedCommit, check_maintenance_policy
@@ -68,21 +69,43 @@ def definition_of(table: Table) -> DeltaDefinition:
 
 def require_definition_rights(access: authz.Access, staged: StagedCommit | None,
                               before: DeltaDefinition | None = None) -> None:
-    """Refuses (403) a commit that changes the table's definition unless the caller may alter it
-    (authz.require_alter): what the request itself changed of it (`before`: its definition before
-    the request's metadata was applied to the row), and what the staged file's metaData or
-    protocol action would change (a change hidden in a commit that adds files). Called in the
-    transaction that applied the request, so a refusal leaves everything as it was. A data-only
-    commit costs nothing here: the definition is read only when something could change it."""
+    """Refuses a commit that changes the table's definition unless the caller may alter it (403,
+    authz.require_alter), and one whose schema change the table's schema contract forbids, whoever
+    the caller (400, catalog.schema_contract). Both look at what the request itself changed
+    (`before`: the definition before the request's metadata was applied to the row) and at what
+    the staged file's metaData or protocol action would change (a change hidden in a commit that
+    adds files). Called in the transaction that applied the request, so a refusal leaves
+    everything as it was. A data-only commit costs nothing here: the definition is read only when
+    something could change it."""
     hidden = staged is not None and (staged.metadata is not None or staged.protocol is not None)
     if not hidden and before is None:
         return
-    now = definition_of(access.chain[0])
+    table = access.chain[0]
+    now = definition_of(table)
     changes = delta_changes(before, now) if before is not None else []
     if hidden:
         changes += [change for change in staged_delta_changes(before or now, staged.metadata, staged.protocol)
                     if change not in changes]
     authz.require_alter(access, changes)
+    _keep_the_contract(table, before or now, now, staged.metadata if staged is not None else None)
+
+
+def _keep_the_contract(table: Table, before: DeltaDefinition, now: DeltaDefinition, metadata: dict | None) -> None:
+    """The schema contract, held before the commit or set by it, against the schemas the commit
+    leads to: the catalog's (`now`, after the request's metadata) and the staged metaData's."""
+    after = now.properties
+    if isinstance(metadata, dict):
+        after = staged_properties(now, metadata)
+
+    def breaking() -> list[str]:
+        found = delta_breaking_changes(before.schema, now.schema)
+        staged_fields = delta_schema_fields(metadata.get("schemaString")) if isinstance(metadata, dict) else None
+        if staged_fields is not None:
+            found += [change for change in delta_breaking_changes(before.schema, staged_fields) if change not in found]
+        return found
+
+    schema_contract.enforce(table, before.properties, after, breaking, applies=is_catalog_managed(table),
+                            table_format="delta")
 
 
 def is_catalog_managed(table: Table) -> bool:

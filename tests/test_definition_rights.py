@@ -6,10 +6,7 @@ nothing changed: no version ratified, no metadata file written, the table row as
 owner, a holder of MANAGE and a metastore admin may. Every commit path: the legacy Delta commit
 API, `/delta/v1` updateTable, Iceberg updateTable (pyiceberg) and transactions."""
 
-import hashlib
 import json
-import time
-import uuid
 
 import pytest
 import requests
@@ -17,86 +14,17 @@ from pyiceberg.exceptions import ForbiddenError
 from pyiceberg.types import StringType
 
 from catalog.models import AuditEvent, Column, Table
-from catalog.storage import join, storage_for
-from commits.models import DeltaCommit, IcebergMetadata
-from tests.delta_client import SCHEMA, DeltaClient, encode, protocol_action
+from commits.models import IcebergMetadata
+from tests.definition_support import WIDER, delta_state, metadata, stage, tree
+from tests.definition_support import legacy, people, v1  # noqa: F401 - the fixtures
+from tests.delta_client import SCHEMA, protocol_action
 from tests.delta_v1_client import DeltaV1Client, DeltaV1Error
 from tests.helpers import UC, grant
 from tests.pyiceberg_support import ICEBERG, error_of, file_only, new_table, rows
 from tests.pyiceberg_support import connect, storage  # noqa: F401 - the fixtures
+from tests.test_sail import recorder, sail, sail_catalog, sail_log, sail_storage, sail_token  # noqa: F401
 
 pytestmark = pytest.mark.django_db(transaction=True)
-WIDER = {"type": "struct", "fields": [*SCHEMA["fields"], {"name": "zip", "type": "string", "nullable": True,
-                                                          "metadata": {}}]}
-
-
-@pytest.fixture
-def people(bootstrap, make_token, storage_root):
-    """Tokens of: admin; olivia (creates, so owns, the tables); wally (MODIFY and SELECT on the
-    catalog, owner of nothing); mary (the same, and MANAGE on the catalog)."""
-    grant("olivia", "catalog", "unity", "USE CATALOG")
-    grant("olivia", "schema", "unity.default", "USE SCHEMA", "CREATE TABLE")
-    grant("wally", "catalog", "unity", "USE CATALOG", "USE SCHEMA", "SELECT", "MODIFY")
-    grant("mary", "catalog", "unity", "USE CATALOG", "USE SCHEMA", "SELECT", "MODIFY", "MANAGE")
-    return {name: make_token(name, admin=name == "admin") for name in ("admin", "olivia", "wally", "mary")}
-
-
-def tree(location):
-    storage = storage_for(location)
-    return {item.url: hashlib.sha256(storage.read(item.url)).hexdigest() for item in storage.list(location)}
-
-
-def delta_state(table_id):
-    row = Table.objects.get(id=table_id)
-    columns = list(Column.objects.filter(table=row).order_by("position").values_list("name", "type_text", "nullable"))
-    return (row.latest_version, row.properties, columns, row.updated_at,
-            list(DeltaCommit.objects.filter(table=row).values_list("version", "file_name")),
-            tree(row.storage_location))
-
-
-def stage(location, version, *extra):
-    """A staged commit of `version` that adds a data file, with `extra` actions (a metaData or a
-    protocol action: a definition change hidden in a data commit). (file name, size, timestamp)."""
-    now = int(time.time() * 1000)
-    payload = encode([
-        {"commitInfo": {"inCommitTimestamp": now, "operation": "WRITE", "txnId": str(uuid.uuid4())}},
-        *extra,
-        {"add": {"path": f"{uuid.uuid4()}.parquet", "size": 100, "modificationTime": now, "dataChange": True,
-                 "partitionValues": {}}},
-    ])
-    name = f"{version:020d}.{uuid.uuid4()}.json"
-    url = join(location, "_delta_log", "_staged_commits", name)
-    storage_for(url).put(url, payload)
-    return name, len(payload), now
-
-
-def metadata(table_id, schema, **configuration):
-    return {"metaData": {"id": str(uuid.uuid4()), "format": {"provider": "parquet", "options": {}},
-                         "schemaString": json.dumps(schema), "partitionColumns": [],
-                         "configuration": {"io.unitycatalog.tableId": table_id, **configuration},
-                         "createdTime": int(time.time() * 1000)}}
-
-
-# -- the legacy commit API (seed 000) ----------------------------------------------------------------
-@pytest.fixture
-def legacy(live_server, people):
-    """olivia's managed Delta table, its columns set by her first commit; a commit function."""
-    olivia = DeltaClient(f"{live_server.url}{UC}", people["olivia"])
-    created = olivia.create_table("unity", "default", "events")
-    table_id, location = created.table_id, created.storage_location
-
-    def commit(who, version, *extra, **body_metadata):
-        name, size, now = stage(location, version, *extra)
-        body = {"table_id": table_id, "table_uri": location, "commit_info": {
-            "version": version, "timestamp": now, "file_name": name, "file_size": size,
-            "file_modification_timestamp": now}}
-        if body_metadata:
-            body["metadata"] = body_metadata
-        return requests.post(f"{live_server.url}{UC}/delta/commit", json=body, timeout=30,
-                             headers={"Authorization": f"Bearer {people[who]}"})
-
-    assert commit("olivia", 1, schema=SCHEMA["fields"]).status_code == 200
-    return table_id, commit
 
 
 def refused(response, *parts):
@@ -162,14 +90,6 @@ def test_manage_on_the_table_alone_is_enough(legacy, live_server, people):
 
 
 # -- /delta/v1 updateTable ------------------------------------------------------------------------------
-@pytest.fixture
-def v1(live_server, people):
-    clients = {name: DeltaV1Client(f"{live_server.url}{UC}", token) for name, token in people.items()}
-    loaded = clients["olivia"].create_table("unity", "default", "events")
-    table = {"name": "events", "table-uuid": loaded["metadata"]["table-uuid"], "location": loaded["metadata"]["location"]}
-    return clients, table
-
-
 def v1_refused(call, *parts):
     with pytest.raises(DeltaV1Error) as raised:
         call()
@@ -266,3 +186,61 @@ def test_duckdb_inserts_with_modify_alone(live_server, people):
     assert sorted(con.execute("SELECT id FROM lake.default.events").fetchall()) == [(1,), (2,), (3,)]
     row = Table.objects.get(id=created["metadata"]["table-uuid"])
     assert row.latest_version == 2 and row.owner == "olivia"
+
+
+def test_setting_or_removing_the_schema_contract_is_a_definition_change(v1):
+    """The schema contract (tests/test_schema_contract.py) is a property outside the writer-safe set."""
+    clients, table = v1
+    contract = {"ucweb.schema-contract": "additive-only"}
+    v1_refused(lambda: clients["wally"].update(table, [{"action": "set-properties", "updates": contract}]),
+               "ucweb.schema-contract")
+    clients["mary"].update(table, [{"action": "set-properties", "updates": contract}])
+    v1_refused(lambda: clients["wally"].update(table, [{"action": "remove-properties",
+                                                         "removals": ["ucweb.schema-contract"]}]),
+               "ucweb.schema-contract")
+    assert Table.objects.get(id=table["table-uuid"]).properties["ucweb.schema-contract"] == "additive-only"
+
+
+@pytest.mark.spark
+@pytest.mark.xdist_group("sail")
+def test_sail_with_modify_alone_writes_data_not_the_schema(sail, sail_catalog, sail_token, recorder, sail_log):
+    """Sail acting for wally (MODIFY, no MANAGE) on the admin's table: its INSERTs are ratified, a
+    mergeSchema append that adds a column is refused (403) and nothing changes. Sail 0.7 does not
+    implement ALTER TABLE ... DROP COLUMN (nor ADD COLUMNS, SET TBLPROPERTIES) for catalog-managed
+    tables: it refuses them itself and the catalog never sees them."""
+    from pyspark.errors import PySparkException
+    from pyspark.sql.connect.session import SparkSession
+
+    from catalog.models import Token
+    from catalog.services import principals
+    from tests.delta_commit_support import COMMITS
+    from tests.test_sail import managed
+
+    spark = SparkSession.builder.remote(sail.remote).create()
+    try:
+        spark.sql("CREATE TABLE unity.default.readings (id INT, value DOUBLE) USING DELTA")
+        spark.sql("INSERT INTO unity.default.readings VALUES (1, 0.5)")
+        # Sail read its token once; the principal it stands for becomes wally.
+        grant("wally", "catalog", "unity", "USE CATALOG", "USE SCHEMA", "SELECT", "MODIFY")
+        wally = principals.ensure_principal(name="wally", admin=False)
+        Token.objects.filter(key_hash=principals._digest(sail_token)).update(principal=wally)
+        principals.forget_cached_tokens()  # the live server runs in this process
+
+        spark.sql("INSERT INTO unity.default.readings VALUES (2, 1.5)")
+        assert managed("readings").latest_version == 2
+        recorder.clear()
+        wider = spark.createDataFrame([(3, 2.5, "kPa")], "id INT, value DOUBLE, unit STRING")
+        with pytest.raises(PySparkException):
+            wider.write.format("delta").mode("append").option("mergeSchema", "true").saveAsTable(
+                "unity.default.readings")
+        (proposal,) = recorder.find("POST", COMMITS)
+        assert proposal.status == 403 and "MANAGE" in proposal.response["message"]
+        table = managed("readings")
+        assert table.latest_version == 2 and [c.name for c in table.columns.order_by("position")] == ["id", "value"]
+        with pytest.raises(PySparkException, match="unsupported ALTER TABLE operation"):
+            spark.sql("ALTER TABLE unity.default.readings DROP COLUMN value").collect()
+        assert len(recorder.find("POST", COMMITS)) == 1
+        assert AuditEvent.objects.filter(securable_id=table.id, action="commitDelta", outcome="DENIED",
+                                         principal="wally").exists()
+    finally:
+        spark.stop()

@@ -114,6 +114,10 @@ SchemaNotEmpty = _error("SchemaNotEmpty", 400, "SCHEMA_NOT_EMPTY", "NamespaceNot
 CommitFailed = _error("CommitFailed", 409, "ABORTED", "CommitFailedException")
 ViewDoesNotExist = _error("ViewDoesNotExist", 404, "TABLE_DOES_NOT_EXIST", "NoSuchViewException")
 UnprocessableEntity = _error("UnprocessableEntity", 422, "INVALID_PARAMETER_VALUE", "UnprocessableEntityException")
+# Server-side scan planning: a plan id or plan task that is unknown, expired, cancelled or another
+# principal's (all answer alike).
+PlanDoesNotExist = _error("PlanDoesNotExist", 404, "NOT_FOUND", "NoSuchPlanIdException")
+PlanTaskDoesNotExist = _error("PlanTaskDoesNotExist", 404, "NOT_FOUND", "NoSuchPlanTaskException")
 # Polaris-native API (policies, generic tables); the types are those of the Polaris spec.
 PolicyDoesNotExist = _error("PolicyDoesNotExist", 404, "NOT_FOUND", "NoSuchPolicyException")
 PolicyVersionMismatch = _error("PolicyVersionMismatch", 409, "ABORTED", "PolicyVersionMismatchException")

@@ -20,7 +20,8 @@ REQUEST_SECONDS = Histogram(
 
 # -- commits ---------------------------------------------------------------------------------------
 # outcome: ratified, conflict (a lost race: 409), refused_by_policy (the maintenance policy
-# reserves the operation for the catalog), throttled (429: too many unpublished commits).
+# reserves the operation for the catalog), refused_by_contract (the table's schema contract forbids
+# the commit's schema change: catalog.schema_contract), throttled (429: too many unpublished commits).
 COMMITS = Counter("ucweb_commits", "Commit proposals by table format and outcome.", ["format", "outcome"])
 
 # -- maintenance and background work ---------------------------------------------------------------

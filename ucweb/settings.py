@@ -251,6 +251,13 @@ UCWEB_DELTA_COMMITS_PAGE_SIZE = env_int("UCWEB_DELTA_COMMITS_PAGE_SIZE", 1000)
 UCWEB_DEFAULT_WAREHOUSE = os.environ.get("UCWEB_DEFAULT_WAREHOUSE", "unity")
 UCWEB_IDEMPOTENCY_LIFETIME_SECONDS = env_int("UCWEB_IDEMPOTENCY_LIFETIME_SECONDS", 1800)
 UCWEB_OAUTH_TOKEN_SECONDS = env_int("UCWEB_OAUTH_TOKEN_SECONDS", 3600)
+# Server-side scan planning (docs/iceberg.md): how long a plan id and its plan tasks are answered,
+# and how many file scan tasks one page (the inline answer, or one plan task) holds.
+UCWEB_SCAN_PLAN_LIFETIME_SECONDS = env_int("UCWEB_SCAN_PLAN_LIFETIME_SECONDS", 3600)
+UCWEB_SCAN_PLAN_PAGE_SIZE = env_int("UCWEB_SCAN_PLAN_PAGE_SIZE", 1000)
+# The entries of manifests read for planning, kept per server process (about 2.4 KB each for a
+# table of three columns, more with more columns: 50,000 entries are about 120 MB).
+UCWEB_SCAN_MANIFEST_CACHE_ENTRIES = env_int("UCWEB_SCAN_MANIFEST_CACHE_ENTRIES", 50_000)
 
 
 # OpenID Connect providers (docs/security.md): their tokens are accepted on every API and

@@ -3,6 +3,7 @@ from .events import ChangeEvent
 from .governance import AuditEvent, Grant, Group, GroupClosure, GroupMember, Principal, Token
 from .namespace import Catalog, Column, Metastore, Schema, StagingTable, Table
 from .policies import Policy, PolicyAttachment
+from .scans import ScanPlan, ScanPlanPage
 
 __all__ = [
     "AuditEvent",
@@ -22,6 +23,8 @@ __all__ = [
     "ModelVersion",
     "Principal",
     "RegisteredModel",
+    "ScanPlan",
+    "ScanPlanPage",
     "Schema",
     "StagingTable",
     "Table",

@@ -3,7 +3,7 @@ import hashlib
 from django.conf import settings
 from django.db import transaction
 
-from catalog import authz, resolve
+from catalog import authz, resolve, schema_contract
 from catalog.choices import Privilege, SecurableType
 from catalog.models import Catalog, Principal, Schema
 from catalog.services import grants, recipes
@@ -45,6 +45,7 @@ def create_catalog(*, caller: Principal, name, comment=None, properties=None, st
     validate_name(name)
     comment = validate_comment(comment)
     properties = validate_properties(properties)
+    schema_contract.require_settable(properties, applies=False, what=f"catalog {name}")
     storage_root = validate_storage_url(storage_root, field="storage_root")
     if not authz.has_metastore_privilege(caller, Privilege.CREATE_CATALOG):
         raise PermissionDenied("Missing CREATE CATALOG on the metastore.")

@@ -13,7 +13,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from catalog import authz, resolve
+from catalog import authz, resolve, schema_contract
 from catalog.authz import Action
 from catalog.choices import DataSourceFormat, Privilege, TableType
 from catalog.models import Principal, Table
@@ -64,6 +64,7 @@ def create_generic_table(*, caller: Principal, prefix: str, namespace: str, body
     if doc is not None and not isinstance(doc, str):
         raise InvalidParameter("doc must be a string.")
     properties = validate_properties(body.get("properties"))
+    schema_contract.require_settable(properties, applies=False, what=f"generic table {name}")
     location = validate_storage_url(body.get("base-location"), field="base-location")
     authz.require(caller, schema, Action.CREATE_TABLE, access=access)
     if location is not None:

@@ -13,7 +13,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from catalog import authz, locations, resolve, rows
+from catalog import authz, locations, resolve, rows, schema_contract
 from catalog import lookup_errors
 from catalog.authz import Access, Action
 from catalog.choices import DataSourceFormat, SecurableType, TableType
@@ -86,6 +86,7 @@ def update_namespace_properties(*, caller: Principal, prefix: str, namespace: st
     for key in removed:
         del properties[key]
     properties.update(updates)
+    schema_contract.require_settable(properties, applies=False, what=f"namespace {schema.name}")
     schema.properties = properties
     if "comment" in updates or "comment" in removed:
         schema.comment = updates.get("comment")

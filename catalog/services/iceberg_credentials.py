@@ -190,6 +190,21 @@ def load_credentials(*, caller: Principal, prefix: str, namespace: str, name: st
     return answer
 
 
+def scan_credentials(loaded: iceberg.Loaded, *, caller: Principal, delegation: Delegation, url: str) -> list | None:
+    """A scan plan's `storage-credentials`: read-only keys for `url` (the folder of the table that
+    holds the plan's files), when the client asked for vended credentials and the table is on S3;
+    None otherwise, or when the token service cannot vend (the loadTable keys still serve)."""
+    table = loaded.table
+    if not delegation.vended_credentials or not _is_s3(table.storage_location):
+        return None
+    try:
+        vended = _vend(caller, table.full_name, table, url, write=False)
+    except (TemporarilyUnavailable, PermissionDenied, InvalidParameter) as exc:
+        logger.warning("No credentials vended for the scan of Iceberg table %s: %s", table.full_name, exc)
+        return None
+    return [{"prefix": normalize(url), "config": {**loaded.config, **vended}}] if vended else None
+
+
 # -- remote signing -------------------------------------------------------------------------------
 def _headers(value) -> dict[str, str]:
     if value is None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from catalog import authz, locations, resolve
+from catalog import authz, locations, resolve, schema_contract
 from catalog.authz import Action
 from catalog.models import Principal
 from catalog.services import audit, grants
@@ -98,6 +98,7 @@ def apply_common_fields(row, fields: dict, kind: Updatable, *, caller: Principal
         row.comment = kind.comment(fields["comment"])
     if "properties" in fields and "properties" in kind.fields:
         row.properties = validate_properties(fields["properties"])
+        schema_contract.require_settable(row.properties, applies=False, what=f"{authz.kind_of(row)} {row.name}")
     owner = fields.get("owner")
     if "owner" in kind.fields and owner is not None and owner != row.owner:
         change_owner(row, owner, caller=caller, access=access)

@@ -1,6 +1,6 @@
 from django.db import transaction
 
-from catalog import authz, resolve
+from catalog import authz, resolve, schema_contract
 from catalog.choices import Privilege, SecurableType
 from catalog.models import Principal, Schema, Table
 from catalog.services import grants, recipes
@@ -35,6 +35,7 @@ def create_schema(
     validate_name(catalog_name, field="catalog_name")
     comment = validate_comment(comment)
     properties = validate_properties(properties)
+    schema_contract.require_settable(properties, applies=False, what=f"schema {name}")
     storage_root = validate_storage_url(storage_root, field="storage_root")
     catalog, access = resolve.catalog(caller, catalog_name)
     if parent is not None:

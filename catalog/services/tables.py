@@ -1,7 +1,7 @@
 from django.db import transaction
 from django.utils import timezone
 
-from catalog import authz, locations, resolve
+from catalog import authz, locations, resolve, schema_contract
 from catalog.choices import DataSourceFormat, Privilege, SecurableType, TableType
 from catalog.models import Principal, Table
 from catalog.services import dropped, recipes
@@ -81,6 +81,8 @@ def create_table(
     elif table_type in VIEW_TYPES and not view_definition:
         raise InvalidParameter(f"view_definition is required for a {table_type}.")
 
+    kind = table_type.lower().replace("_", " ") + (" table" if table_type == TableType.EXTERNAL else "")
+    schema_contract.require_settable(properties, applies=False, what=f"{kind} {catalog_name}.{schema_name}.{name}")
     schema = require_create_table(caller, catalog_name, schema_name)
     if Table.objects.filter(schema=schema, name=name).exists():
         raise TableAlreadyExists(f"Table '{catalog_name}.{schema_name}.{name}' already exists.")

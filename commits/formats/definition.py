@@ -72,6 +72,7 @@ class DeltaDefinition:
     fields: tuple
     partition_columns: tuple
     properties: Mapping
+    schema: tuple  # the fields whole, as the log spells them (commits.formats.schema_evolution)
 
     @classmethod
     def of(cls, columns: Iterable, properties: Mapping | None) -> DeltaDefinition:
@@ -82,12 +83,13 @@ class DeltaDefinition:
                 if isinstance(column, Mapping) else column for index, column in enumerate(columns)]
         rows.sort(key=lambda column: column.position)
         partitions = sorted((c.partition_index, c.name) for c in rows if c.partition_index is not None)
-        fields = tuple(_field_key(column_to_field(c), wire_to_log) for c in rows)
-        return cls(fields, tuple(name for _, name in partitions), dict(properties or {}))
+        schema = tuple({**field, "type": wire_to_log(field["type"])} for field in map(column_to_field, rows))
+        return cls(tuple(map(_field_key, schema)), tuple(name for _, name in partitions), dict(properties or {}),
+                   schema)
 
 
-def _field_key(field: dict, to_log=lambda kind: kind) -> tuple:
-    return field["name"], json.dumps(to_log(field["type"]), sort_keys=True), bool(field.get("nullable", True))
+def _field_key(field: dict) -> tuple:
+    return field["name"], json.dumps(field["type"], sort_keys=True), bool(field.get("nullable", True))
 
 
 def delta_changes(before: DeltaDefinition, after: DeltaDefinition) -> list[str]:
@@ -124,13 +126,17 @@ def staged_delta_changes(current: DeltaDefinition, metadata: dict | None, protoc
             changes.append("schema")
         if partitions != current.partition_columns:
             changes.append("partition columns")
-        configuration = metadata.get("configuration")
-        configuration = configuration if isinstance(configuration, dict) else {}
-        changes += property_changes(_plain(current.properties),
-                                    {**_plain(current.properties), **_plain(configuration)})
+        changes += property_changes(_plain(current.properties), _plain(staged_properties(current, metadata)))
     if isinstance(protocol, dict) and _raises(current.properties, protocol):
         changes.append("protocol")
     return changes
+
+
+def staged_properties(current: DeltaDefinition, metadata: dict) -> dict:
+    """The table's properties after a staged `metaData` action: the configuration keys it sets,
+    over the current ones (a writer's configuration need not repeat the catalog's own keys)."""
+    configuration = metadata.get("configuration")
+    return {**current.properties, **(configuration if isinstance(configuration, dict) else {})}
 
 
 def _protocol_keys(properties: Mapping) -> dict:

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from catalog.api.iceberg import config, credentials, namespaces, tables, transactions, views
+from catalog.api.iceberg import config, credentials, namespaces, scans, tables, transactions, views
 
 NS = "v1/<str:prefix>/namespaces/<str:namespace>"
 
@@ -17,6 +17,9 @@ urlpatterns = [
     path(f"{NS}/tables/<str:table>/undrop", tables.UndropTableView.as_view()),
     path(f"{NS}/tables/<str:table>/sign", credentials.SignView.as_view()),
     path(f"{NS}/tables/<str:table>/sign/<str:staged>", credentials.StagedSignView.as_view()),
+    path(f"{NS}/tables/<str:table>/plan", scans.PlanView.as_view()),
+    path(f"{NS}/tables/<str:table>/plan/<str:plan_id>", scans.PlanResultView.as_view()),
+    path(f"{NS}/tables/<str:table>/tasks", scans.TasksView.as_view()),
     path(f"{NS}/register", tables.RegisterTableView.as_view()),
     path(f"{NS}/register-view", views.RegisterViewView.as_view()),
     path(f"{NS}/tables/<str:table>/notifications", tables.NotificationsView.as_view()),

@@ -196,3 +196,36 @@ class RemoteSignRequest(Body):
 class RegisterViewRequest(Hyphenated):
     name: str
     metadata_location: str
+
+
+# -- server-side scan planning (catalog.services.iceberg_scan) -----------------------------------------
+class IcebergPlanTableScanRequest(Hyphenated):
+    snapshot_id: int = None
+    select: list[str] = None
+    filter: JsonObject = Field(None, description="An Iceberg expression; every field it names must exist.")
+    case_sensitive: bool = None
+    use_snapshot_schema: bool = None
+    start_snapshot_id: int = Field(None, description="Incremental scans are not planned by the server (501).")
+    end_snapshot_id: int = None
+    stats_fields: list[str] = None
+    min_rows_requested: int = None
+
+
+class IcebergContentFiles(Hyphenated):
+    delete_files: list[JsonObject] = None
+    file_scan_tasks: list[JsonObject] = None
+
+
+class IcebergPlanTableScanResult(IcebergContentFiles):
+    status: Literal["completed", "submitted", "cancelled", "failed"]
+    plan_id: str = None
+    plan_tasks: list[str] = None
+    storage_credentials: list[IcebergStorageCredential] = None
+
+
+class IcebergFetchScanTasksRequest(Hyphenated):
+    plan_task: str
+
+
+class IcebergFetchScanTasksResult(IcebergContentFiles):
+    plan_tasks: list[str] = None
