@@ -126,7 +126,7 @@ def delta_scan(table_id: str) -> tuple[float, int, tuple]:
     import pyarrow.dataset as ds
 
     from catalog.models import Table
-    from maintenance.delta_log_state import read_state
+    from commits.delta_state import read_state
 
     table = Table.objects.get(id=table_id)
     state = read_state(table)  # the log replay is the same work before and after: not timed

@@ -164,6 +164,8 @@ AuditAction = _choices(
     "VEND_ICEBERG_CREDENTIALS SIGN_ICEBERG_REQUEST "
     # server-side scan planning: the files of a scan (and keys for them) read, a plan dropped
     "PLAN_ICEBERG_SCAN FETCH_ICEBERG_SCAN_PLAN FETCH_ICEBERG_SCAN_TASKS CANCEL_ICEBERG_SCAN_PLAN "
+    # rows of a table shown in the console
+    "PREVIEW_TABLE "
     # groups and their members
     "CREATE_GROUP UPDATE_GROUP DELETE_GROUP "
     # principals and their keys

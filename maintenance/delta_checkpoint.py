@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 from catalog.storage import join, storage_within
 from commits.formats import delta_log
 from commits.formats.delta_checkpoint import CHECKPOINT_SCHEMA, checkpoint_row
-from maintenance.delta_log_state import DeltaState, checkpoint_url, now_ms, read_state
+from commits.delta_state import DeltaState, checkpoint_url, now_ms, read_state
 from maintenance.errors import Skip
 
 

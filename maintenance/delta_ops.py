@@ -29,7 +29,7 @@ from commits import delta as delta_commits
 from commits.formats import delta_log
 from commits.publication import staged_file
 from maintenance import delta_checkpoint, delta_vacuum, publish
-from maintenance.delta_log_state import DeltaState, commit_actions, commit_timestamp, now_ms, read_state
+from commits.delta_state import DeltaState, commit_actions, commit_timestamp, now_ms, read_state
 from maintenance.errors import Conflict, Skip
 from ucweb.errors import AlreadyExists, ResourceExhausted
 

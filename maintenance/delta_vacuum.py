@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from catalog.storage import storage_within
 from commits.formats import delta_log
-from maintenance.delta_log_state import DeltaState, now_ms, read_state
+from commits.delta_state import DeltaState, now_ms, read_state
 from maintenance.errors import Skip
 from maintenance.ownership import own_location
 

@@ -128,7 +128,7 @@ def _size_figures(sizes: list[int], small_bytes: int) -> tuple[int, int, float]:
 
 def live_file_sizes(table: Table) -> tuple[int, int, float]:
     """Files, bytes and small-file share of a managed Delta table's live files, from its log."""
-    from maintenance.delta_log_state import read_state
+    from commits.delta_state import read_state
 
     if table.latest_version is None or not table.storage_location:
         return 0, 0, 0.0
@@ -145,15 +145,11 @@ def iceberg_file_sizes(table: Table) -> list[int] | None:
     with the server's own storage access; None when they cannot be read."""
     from pyiceberg.table import StaticTable
 
-    from catalog.services.iceberg import storage_config
+    from catalog.services.iceberg import server_storage_config
 
     location = table.iceberg.metadata_location
-    properties = storage_config(location)
-    if settings.AWS_ACCESS_KEY_ID and properties:
-        properties |= {"s3.access-key-id": settings.AWS_ACCESS_KEY_ID,
-                       "s3.secret-access-key": settings.AWS_SECRET_ACCESS_KEY or ""}
     try:
-        files = StaticTable.from_metadata(location, properties=properties).inspect.data_files()
+        files = StaticTable.from_metadata(location, properties=server_storage_config(location)).inspect.data_files()
     except (OSError, ValueError) as exc:
         logger.warning("health of %s: its manifests could not be read: %s", table.full_name, exc)
         return None

@@ -23,7 +23,7 @@ from commits import engine
 from commits.formats import delta_log
 from commits.publication import staged_file
 from maintenance import publish
-from maintenance.delta_log_state import commit_timestamp, now_ms, read_state
+from commits.delta_state import commit_timestamp, now_ms, read_state
 from ucweb.errors import InvalidParameter
 
 # The keys the console offers (maintenance/policy.py and commits/staged.py read them).

@@ -3,7 +3,7 @@
 import pytest
 
 from maintenance import delta_vacuum
-from maintenance.delta_log_state import DeltaState
+from commits.delta_state import DeltaState
 from maintenance.policy import parse_interval_hours
 
 

@@ -1,10 +1,12 @@
 """Catalogs, schemas and tables, and what only the protocols write (staging tables, commits)."""
 
 from django.contrib import admin
+from django.http import HttpResponseRedirect
+from django.urls import reverse
 
 from catalog.admin.dropped import DroppedPage
 from catalog.admin.securables import InSchemaAdmin, OfVisible, ReadOnlyAdmin, ReadOnlyInline, SecurableAdmin
-from catalog.admin.table_page import declared, table_sections
+from catalog.admin.table_page import declared, page_sections
 from catalog.admin.tree import TreePages
 from catalog.models import Catalog, Column, Metastore, Schema, StagingTable, Table
 from catalog.services import catalogs, schemas, tables
@@ -83,7 +85,14 @@ class TableAdmin(DroppedPage, InSchemaAdmin):
     inlines = [ColumnInline]
 
     def console_context(self, request, obj):
-        return {**super().console_context(request, obj), **table_sections(obj)}
+        context = super().console_context(request, obj)
+        return {**context, **page_sections(context["console_principal"], obj, request.GET)}
+
+    def history_view(self, request, object_id, extra_context=None):
+        """Django's history lists changes made through its own forms, which the console does not
+        use: a table's history is its timeline, on its page."""
+        self._object(request, object_id)
+        return HttpResponseRedirect(reverse("admin:catalog_table_change", args=[object_id]) + "#history")
 
     update_service = staticmethod(tables.update_table)
     delete_service = staticmethod(tables.delete_table)

@@ -1,5 +1,7 @@
-"""What a table's console page shows: its history in its own format (Delta commits, or Iceberg
-snapshots, refs and metadata history), health and maintenance, and the policies that apply."""
+"""What a table's console page shows: its history as one timeline with any two versions compared
+(table_history), lineage, a preview of its rows for a principal that may read them, the DDL that
+makes a table like it, its history in its own format (Delta commits, or Iceberg snapshots, refs
+and metadata history), health and maintenance, and the policies that apply."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from datetime import UTC, datetime
 from django.apps import apps
 from django.utils.safestring import mark_safe
 
-from catalog.admin import charts
+from catalog.admin import charts, ddl, lineage, preview, table_history
 from catalog.choices import DataSourceFormat
 from catalog.services import policies
 
@@ -84,7 +86,7 @@ def iceberg_section(table) -> dict | None:
         "parent_id": s.get("parent-snapshot-id"),
         "time": _when(s.get("timestamp-ms")),
         "operation": (s.get("summary") or {}).get("operation", "—"),
-        "summary": {k: v for k, v in (s.get("summary") or {}).items() if k != "operation"},
+        "summary": {k.replace("-", "_"): v for k, v in (s.get("summary") or {}).items() if k != "operation"},
         "current": s.get("snapshot-id") == current,
         "manifest_list": s.get("manifest-list"),
     } for s in reversed(snapshots)]
@@ -163,4 +165,20 @@ def table_sections(table) -> dict:
         "iceberg": iceberg_section(table) if is_iceberg else None,
         "health": health_section(table),
         "policies": policies_section(table),
+    }
+
+
+def page_sections(caller, table, query) -> dict:
+    """Everything the page shows about `table` to `caller`, given the page's query (`a` and `b`:
+    two versions to compare; `preview`: read the first rows)."""
+    timeline = table_history.history_section(table, query)
+    writers = list(dict.fromkeys(e["who"] for e in (timeline or {}).get("timeline", []) if e.get("who")))[:5]
+    section = lineage.lineage_section(caller, table, writers)
+    section["graph"] = mark_safe(section["graph"])  # noqa: S308 - built escaped
+    return {
+        **table_sections(table),
+        "history": timeline,
+        "lineage": section,
+        "preview": preview.preview_section(caller, table, requested=query.get("preview") == "1"),
+        "ddl": ddl.create_table(table, table.columns.all()),
     }

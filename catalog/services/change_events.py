@@ -24,6 +24,7 @@ NOT_CHANGES = frozenset({
     AuditAction.FETCH_ICEBERG_SCAN_TASKS,
     AuditAction.CANCEL_ICEBERG_SCAN_PLAN,
     AuditAction.REPORT_METRICS,
+    AuditAction.PREVIEW_TABLE,
 })
 
 

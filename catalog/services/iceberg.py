@@ -195,6 +195,16 @@ def storage_config(location: str | None) -> dict:
     return config
 
 
+def server_storage_config(location: str | None) -> dict:
+    """FileIO settings for the server itself to read the table's files (its own S3 keys beside
+    `storage_config`'s): what maintenance and the console read manifests and data with."""
+    properties = storage_config(location)
+    if settings.AWS_ACCESS_KEY_ID and properties:
+        properties |= {"s3.access-key-id": settings.AWS_ACCESS_KEY_ID,
+                       "s3.secret-access-key": settings.AWS_SECRET_ACCESS_KEY or ""}
+    return properties
+
+
 @dataclass
 class Loaded:
     table: Table

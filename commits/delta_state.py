@@ -1,6 +1,7 @@
-"""The state of a catalog-managed Delta table at a version, as a reader rebuilds it: the latest
-checkpoint at or below the version, then the published commits `_delta_log/<v>.json`, then the
-ratified commits the catalog holds that are not published yet (their staged files).
+"""The state of a catalog-managed Delta table at a version, as a reader rebuilds it (maintenance
+plans and runs from it; the console previews it): the latest checkpoint at or below the version,
+then the published commits `_delta_log/<v>.json`, then the ratified commits the catalog holds
+that are not published yet (their staged files).
 
 Only file actions are kept in memory (path, size, partition values, deletion vector), never data."""
 
