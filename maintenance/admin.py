@@ -5,25 +5,24 @@ from django.utils.safestring import mark_safe
 
 from catalog import authz
 from catalog.admin import charts, console
-from catalog.admin.columns import HumanColumns
-from catalog.admin.securables import OfVisible
+from catalog.admin.securables import OfVisible, ReadOnlyAdmin
+from catalog.templatetags.console_format import duration
 from catalog.models import Table
 
 from maintenance import nudges
 from maintenance.models import MaintenancePlan, PurgeRequest, TableAlert, TableHealth
 
 
+# Every page here is read-only (ReadOnlyAdmin): the rows are the workers' and the services'. A
+# maintenance plan is asked for through the service, from its list or a table's page.
 @admin.register(PurgeRequest)
-class PurgeRequestAdmin(HumanColumns, admin.ModelAdmin):
+class PurgeRequestAdmin(ReadOnlyAdmin):
     count_fields = ("attempts", "files_deleted")
     list_display = ("url", "reason", "requested_at", "attempts", "files_deleted", "done_at", "last_error")
     list_filter = (("done_at", admin.EmptyFieldListFilter),)
     search_fields = ("url", "reason", "requested_by")
     readonly_fields = ("url", "reason", "requested_at", "requested_by", "attempts", "files_deleted", "done_at",
                        "last_error")
-
-    def has_add_permission(self, request):
-        return False
 
 
 class OfVisibleTables(OfVisible):
@@ -33,23 +32,20 @@ class OfVisibleTables(OfVisible):
 
 
 @admin.register(TableAlert)
-class TableAlertAdmin(HumanColumns, OfVisibleTables, admin.ModelAdmin):
+class TableAlertAdmin(OfVisibleTables, ReadOnlyAdmin):
     list_display = ("table", "version", "kind", "created_at", "resolved_at")
     list_filter = ("kind", ("resolved_at", admin.EmptyFieldListFilter))
     search_fields = ("table__name", "message")
-    readonly_fields = ("table", "version", "kind", "message", "created_at")
+    readonly_fields = ("table", "version", "kind", "message", "created_at", "resolved_at")
     list_select_related = ("table__schema__catalog",)
-
-    def has_add_permission(self, request):
-        return False
 
 
 @admin.register(MaintenancePlan)
-class MaintenancePlanAdmin(HumanColumns, OfVisibleTables, admin.ModelAdmin):
+class MaintenancePlanAdmin(OfVisibleTables, ReadOnlyAdmin):
     """Runs of a table with their before/after figures; "run now" hands the selected plans to a
     worker (the list shows each run's progress while it runs)."""
 
-    list_display = ("table", "operation", "status", "attempts", "progress", "files_before_after", "duration",
+    list_display = ("table", "operation", "status", "attempts", "progress", "files_before_after", "took",
                     "created_at")
     list_filter = ("operation", "status")
     search_fields = ("table__name", "reason", "outcome")
@@ -59,8 +55,11 @@ class MaintenancePlanAdmin(HumanColumns, OfVisibleTables, admin.ModelAdmin):
     list_select_related = ("table__schema__catalog",)
     actions = ("run_now",)
 
+    def has_add_permission(self, request, obj=None):
+        return admin.ModelAdmin.has_add_permission(self, request)  # the add view calls the service
+
     def get_readonly_fields(self, request, obj=None):
-        return self.readonly_fields + (("table", "operation", "reason") if obj else ())
+        return tuple(super().get_readonly_fields(request, obj)) + (("table", "operation", "reason") if obj else ())
 
     def get_urls(self):
         wrap = self.admin_site.admin_view
@@ -149,10 +148,9 @@ class MaintenancePlanAdmin(HumanColumns, OfVisibleTables, admin.ModelAdmin):
             return "—"
         return f"{before.get('files')} → {after.get('files', '…')}"
 
-    @admin.display(description="duration (s)")
-    def duration(self, obj):
-        seconds = obj.duration_seconds
-        return f"{seconds:.1f}" if seconds is not None else "—"
+    @admin.display(description="took")
+    def took(self, obj):
+        return duration(obj.duration_seconds)
 
     @admin.display(description="live files over time (this table's runs)")
     def file_count_chart(self, obj):
@@ -188,7 +186,7 @@ class MaintenancePlanAdmin(HumanColumns, OfVisibleTables, admin.ModelAdmin):
 
 
 @admin.register(TableHealth)
-class TableHealthAdmin(HumanColumns, OfVisibleTables, admin.ModelAdmin):
+class TableHealthAdmin(OfVisibleTables, ReadOnlyAdmin):
     size_fields = ("bytes_live",)
     count_fields = ("files_live", "commits_last_day")
     list_display = ("table", "files_live", "bytes_live", "small_file_share", "commits_last_day", "updated_at")
@@ -197,9 +195,6 @@ class TableHealthAdmin(HumanColumns, OfVisibleTables, admin.ModelAdmin):
                        "rows_updated", "commits_last_day", "last_report_version", "charts", "updated_at")
     exclude = ("histogram", "commit_rate")
     list_select_related = ("table__schema__catalog",)
-
-    def has_add_permission(self, request):
-        return False
 
     @admin.display(description="charts")
     def charts(self, obj):

@@ -49,6 +49,9 @@ class PrincipalAdmin(ReadOnlyAdmin):
 
     console_pages = (("check/", "check"), ("<path:object_id>/admin-flag/", "admin_flag"))
 
+    def history_url(self, obj) -> str:
+        return self.audit_trail_of(obj)  # what was done to the principal; its audit_url: what it did
+
     def console_context(self, request, obj) -> dict:
         return {
             **_grants_to(obj.name),
@@ -125,6 +128,9 @@ class GroupAdmin(ReadOnlyAdmin):
 
     console_pages = (("<path:object_id>/members/", "members"),)
 
+    def history_url(self, obj) -> str:
+        return self.audit_trail_of(obj)
+
     def console_context(self, request, obj) -> dict:
         member_principals, member_groups = groups.member_names(obj)
         return {
@@ -133,8 +139,7 @@ class GroupAdmin(ReadOnlyAdmin):
             "member_groups": member_groups,
             "member_form": MemberForm(group_name=obj.name),
             "reach": effective_access.reach_of(Principal(name=obj.name)),
-            "audit_url": reverse("admin:catalog_auditevent_changelist") + "?" + urlencode(
-                {"securable_id": str(obj.pk)}),
+            "audit_url": self.audit_trail_of(obj),
         }
 
     def members_view(self, request, object_id):

@@ -1,7 +1,6 @@
 """Catalogs, schemas and tables, and what only the protocols write (staging tables, commits)."""
 
 from django.contrib import admin
-from django.http import HttpResponseRedirect
 from django.urls import reverse
 
 from catalog.admin.dropped import DroppedPage
@@ -88,11 +87,9 @@ class TableAdmin(DroppedPage, InSchemaAdmin):
         context = super().console_context(request, obj)
         return {**context, **page_sections(context["console_principal"], obj, request.GET)}
 
-    def history_view(self, request, object_id, extra_context=None):
-        """Django's history lists changes made through its own forms, which the console does not
-        use: a table's history is its timeline, on its page."""
-        self._object(request, object_id)
-        return HttpResponseRedirect(reverse("admin:catalog_table_change", args=[object_id]) + "#history")
+    def history_url(self, obj) -> str:
+        """A table's history is its timeline, on its page."""
+        return reverse("admin:catalog_table_change", args=[obj.pk]) + "#history"
 
     update_service = staticmethod(tables.update_table)
     delete_service = staticmethod(tables.delete_table)

@@ -28,8 +28,11 @@ def _takes(service, argument: str) -> bool:
 
 
 class ReadOnlyAdmin(HumanColumns, admin.ModelAdmin):
-    """Django's own add, change and delete are off: every change goes through a service. Lists
-    write times, sizes and counts for people (catalog.admin.columns)."""
+    """Django's own add, change and delete are off (its "delete selected" with them): every change
+    goes through a service. Lists and record pages write times, sizes and counts for people
+    (catalog.admin.columns). Django's object history lists only what its own forms changed, which
+    is nothing here: a page's History leads to `history_url` (the audit trail of the record), and
+    a page without one has no History."""
 
     def has_add_permission(self, request, obj=None):
         return False
@@ -60,10 +63,26 @@ class ReadOnlyAdmin(HumanColumns, admin.ModelAdmin):
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         obj = self.get_object(request, object_id)
-        extra = dict(extra_context or {})
+        extra = {**(extra_context or {}), "console_page": True}
         if obj is not None:
-            extra.update(self.console_context(request, obj))
+            extra.update(self.console_context(request, obj), console_history_url=self.history_url(obj))
         return super().change_view(request, object_id, form_url, extra_context=extra)
+
+    def history_url(self, obj) -> str:
+        """Where the History of `obj` is told truly; empty: nowhere (the page has no History)."""
+        return ""
+
+    @staticmethod
+    def audit_trail_of(obj) -> str:
+        """The audit trail filtered to the events about `obj`, by its id (names change)."""
+        return reverse("admin:catalog_auditevent_changelist") + "?" + urlencode({"securable_id": str(obj.pk)})
+
+    def history_view(self, request, object_id, extra_context=None):
+        obj = self._object(request, object_id)
+        url = self.history_url(obj)
+        if not url:
+            raise Http404
+        return HttpResponseRedirect(url)
 
     def console_context(self, request, obj) -> dict:
         """What the change page of `obj` shows beside its fields."""
@@ -149,8 +168,23 @@ class SecurableAdmin(ReadOnlyAdmin):
         self.delete_service(caller=caller, **self._named(obj), **extra)
 
     def can(self, what: str) -> bool:
+        """Whether the page has a service for `what` (transfer, rename, drop) at all."""
         service = self.delete_service if what == "drop" else self.update_service
         return service is not None
+
+    @staticmethod
+    def action_of(what: str) -> authz.Action:
+        """The action the service requires of its caller for `what` (catalog.services.recipes)."""
+        return authz.Action.DELETE if what == "drop" else authz.Action.UPDATE
+
+    def may(self, caller, obj, what: str, access: authz.Access | None = None) -> bool:
+        """Whether `caller` could make the change `what`: the page's service exists and the
+        authorization it applies allows it. Only the controls of such changes are shown; a POST is
+        still the service's to refuse (and audit)."""
+        return self.can(what) and authz.allows(caller, obj, self.action_of(what), access=access)
+
+    def history_url(self, obj) -> str:
+        return self.audit_trail_of(obj)
 
     # -- pages ---------------------------------------------------------------------------------
     def _back(self, obj):
@@ -190,8 +224,9 @@ class SecurableAdmin(ReadOnlyAdmin):
 
     def drop_view(self, request, object_id):
         obj = self._object(request, object_id)
-        if not self.can("drop"):
-            return self._back(obj)
+        if not self.can("drop") or (request.method != "POST"
+                                    and not self.may(console.console_principal(request), obj, "drop")):
+            return self._back(obj)  # a POST is the service's to refuse, and audit
         name = describe(obj)
         form = DropForm(request.POST or None, name=name)
         if request.method == "POST" and form.is_valid():
@@ -210,16 +245,31 @@ class SecurableAdmin(ReadOnlyAdmin):
         }
         return TemplateResponse(request, "admin/catalog/drop.html", context)
 
+    def absent_changes(self, caller, obj, offered: dict) -> str:
+        """Why the changes this page has services for are not offered to `caller`, in the words
+        of the services' refusal; empty when nothing is withheld."""
+        withheld = [what for what in ("transfer", "rename", "drop") if self.can(what) and not offered[what]]
+        if not withheld:
+            return ""
+        action = self.action_of(withheld[0])
+        refusal = authz.refusal(obj, action, authz.rule_for(authz.type_of(obj), action))
+        changes = " or ".join([", ".join(withheld[:-1]), withheld[-1]] if len(withheld) > 1 else withheld)
+        return (f"You act as principal {caller.name}, who may not {changes} this "
+                f"{obj._meta.verbose_name}: {refusal[:1].lower()}{refusal[1:]}")
+
     def console_context(self, request, obj) -> dict:
+        caller = console.console_principal(request)
+        access = authz.Access.load(caller, obj) if self.can("transfer") or self.can("drop") else None
+        offered = {what: self.may(caller, obj, what, access) for what in ("transfer", "rename", "drop")}
         grant_url = reverse("admin:catalog_grant_add") + "?" + urlencode(
             {"securable_type": self.securable_type, "securable": str(obj.pk)})
-        audit_url = reverse("admin:catalog_auditevent_changelist") + "?" + urlencode({"securable_id": str(obj.pk)})
+        audit_url = self.audit_trail_of(obj)
         check_url = reverse("admin:catalog_principal_check") + "?" + urlencode(
             {"securable_type": self.securable_type, "securable": str(obj.pk)})
         grants = Grant.objects.filter(securable_id=obj.pk).order_by("principal", "privilege")
         prefix = f"admin:{self.opts.app_label}_{self.opts.model_name}"
         return {
-            "console_principal": console.console_principal(request),
+            "console_principal": caller,
             "securable_name": describe(obj),
             "securable_kind": obj._meta.verbose_name,
             "effective_access": effective_access.on_securable(obj),
@@ -228,9 +278,10 @@ class SecurableAdmin(ReadOnlyAdmin):
             "audit_url": audit_url,
             "check_url": check_url,
             "owner_form": OwnerForm(initial={"owner": getattr(obj, "owner", "")}, name=describe(obj))
-            if self.can("transfer") else None,
-            "rename_form": RenameForm(initial={"new_name": getattr(obj, "name", "")}) if self.can("rename") else None,
-            "can_drop": self.can("drop"),
+            if offered["transfer"] else None,
+            "rename_form": RenameForm(initial={"new_name": getattr(obj, "name", "")}) if offered["rename"] else None,
+            "can_drop": offered["drop"],
+            "changes_absent": self.absent_changes(caller, obj, offered),
             "owner_url": reverse(f"{prefix}_owner", args=[obj.pk]),
             "rename_url": reverse(f"{prefix}_rename", args=[obj.pk]),
             "drop_url": reverse(f"{prefix}_drop", args=[obj.pk]),

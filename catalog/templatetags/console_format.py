@@ -1,6 +1,7 @@
 """How the console writes times, sizes and counts for people, one way on every page: a moment in
 UTC to the second with how long ago it was, sizes in binary units, counts with thousands
-separators. Templates load it as `{% load console_format %}`; Python code calls the functions."""
+separators, durations in seconds, minutes or hours. Templates load it as
+`{% load console_format %}`; Python code calls the functions."""
 
 from __future__ import annotations
 
@@ -80,3 +81,17 @@ def count(value) -> str:
     if value is None or value == "":
         return "—"
     return f"{int(value):,}"
+
+
+@register.filter
+def duration(seconds) -> str:
+    """How long something took: `0.4 s`, `42 s`, `3 min 5 s`, `2 h 10 min`."""
+    if seconds is None or seconds == "":
+        return "—"
+    seconds = float(seconds)
+    if seconds < 60:
+        return f"{seconds:.1f} s" if seconds < 10 else f"{seconds:.0f} s"
+    whole = int(round(seconds))
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60} s"
+    return f"{whole // 3600} h {whole % 3600 // 60} min"
