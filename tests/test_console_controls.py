@@ -17,7 +17,7 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from catalog.choices import AuditOutcome
-from catalog.models import AuditEvent, Catalog, Function, Group, RegisteredModel, Schema, Table, Token, Volume
+from catalog.models import AuditEvent, Catalog, Function, Group, Principal, RegisteredModel, Schema, Table, Token, Volume
 from catalog.services import catalogs, groups, principals
 from maintenance.models import MaintenancePlan, PurgeRequest, TableAlert, TableHealth
 from tests.test_console_browser import PASSWORD, Console, driver  # noqa: F401 - the browser fixture
@@ -109,7 +109,8 @@ def test_history_leads_to_the_audit_trail_of_the_record(world, driver, live_serv
     catalogs.update_catalog(caller=admin_principal, name="sales", fields={"comment": "Sales, by day"})
     group = groups.create_group(caller=admin_principal, name="analysts")
     groups.update_members(caller=admin_principal, name="analysts", add_principals=["sam"])
-    principals.set_metastore_admin(caller=admin_principal, name="olga", admin=False)
+    for flag in (True, False):
+        principals.set_metastore_admin(caller=admin_principal, name="olga", admin=flag)
     schema = Schema.objects.get(name="orders")
     pages = {
         "catalog": sales, "schema": schema, "volume": Volume.objects.get(name="landing"),
@@ -159,6 +160,17 @@ def test_change_controls_only_for_who_could_make_the_change(world, driver, live_
     assert absent == ("You act as principal sam, who may not transfer, rename or drop this table: only the owner "
                       "of table sales.orders.ext_orders or a metastore admin may update it.")
     console.shot("controls-04-table-select-only")
+    # A principal's metastore admin flag, and a group's members, likewise.
+    console.open(f"/admin/catalog/principal/{world['sam'].pk}/change/", expect="#admin-flag")
+    assert not console.all("#set-admin")
+    assert console.css("#admin-flag-absent").text == (
+        "sam is not a metastore admin. You act as principal sam, who may not change that: only a metastore admin may.")
+    group = groups.create_group(caller=world["admin"], name="auditors")
+    groups.update_members(caller=world["admin"], name="auditors", add_principals=["sam"])
+    console.open(f"/admin/catalog/group/{group.pk}/change/", expect="#group-members")
+    assert not console.all("#add-member") and not console.all("#group-members button")
+    assert "only the owner of group auditors or a metastore admin" in console.css("#members-absent").text
+    console.shot("controls-04b-group-not-owner")
     console.open(page.replace("/change/", "/drop/"), expect="#changes")  # no drop page either: back
     assert console.driver.current_url.endswith(page)
 
@@ -167,6 +179,9 @@ def test_change_controls_only_for_who_could_make_the_change(world, driver, live_
     assert console.all("#transfer-owner") and console.all("#rename") and console.all("#drop")
     assert not console.all("#changes-absent")
     console.shot("controls-05-table-admin")
+    console.open(f"/admin/catalog/group/{group.pk}/change/", expect="#add-member")
+    assert console.all("#group-members button[name=remove]") and not console.all("#members-absent")
+    console.open(f"/admin/catalog/principal/{world['sam'].pk}/change/", expect="#set-admin")
     console = as_person(driver, live_server, "olga")  # no metastore admin, the owner of her schema
     # The schema olga owns: her controls are there.
     console.open(f"/admin/catalog/schema/{Schema.objects.get(name='olga_space').pk}/change/", expect="#changes")
@@ -185,6 +200,14 @@ def test_a_forged_change_by_a_select_only_principal_is_refused_and_audited(world
     assert (table.name, table.owner) == ("ext_orders", "admin")
     refused = AuditEvent.objects.filter(principal="sam", securable_id=table.id, outcome=AuditOutcome.DENIED)
     assert sorted(refused.values_list("action", flat=True)) == ["deleteTable", "updateTable", "updateTable"]
+    group = groups.create_group(caller=world["admin"], name="auditors")
+    groups.update_members(caller=world["admin"], name="auditors", add_principals=["sam"])
+    sam.post(f"/admin/catalog/group/{group.pk}/members/", {"member": "principal:olga"})
+    sam.post(f"/admin/catalog/principal/{world['sam'].pk}/admin-flag/", {"admin": "true", "confirm": "sam"})
+    assert groups.member_names(group) == (["sam"], [])
+    assert not Principal.objects.get(name="sam").is_metastore_admin
+    assert AuditEvent.objects.filter(principal="sam", outcome=AuditOutcome.DENIED,
+                                     action__in=("updateGroup", "setMetastoreAdmin")).count() == 2
 
 
 # -- 4 and 5. Times on record pages and on the table's maintenance plans --------------------------

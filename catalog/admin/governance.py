@@ -53,12 +53,13 @@ class PrincipalAdmin(ReadOnlyAdmin):
         return self.audit_trail_of(obj)  # what was done to the principal; its audit_url: what it did
 
     def console_context(self, request, obj) -> dict:
+        caller = console.console_principal(request)
         return {
             **_grants_to(obj.name),
             "reach": effective_access.reach_of(obj),
             "admin_form": AdminFlagForm(initial={"admin": "false" if obj.is_metastore_admin else "true"},
-                                        name=obj.name),
-            "console_principal": console.console_principal(request),
+                                        name=obj.name) if principals.may_set_metastore_admin(caller) else None,
+            "console_principal": caller,
             "audit_url": reverse("admin:catalog_auditevent_changelist") + "?" + urlencode({"principal": obj.name}),
             "check_url": reverse("admin:catalog_principal_check") + "?" + urlencode({"principal": obj.name}),
         }
@@ -132,12 +133,14 @@ class GroupAdmin(ReadOnlyAdmin):
         return self.audit_trail_of(obj)
 
     def console_context(self, request, obj) -> dict:
+        caller = console.console_principal(request)
         member_principals, member_groups = groups.member_names(obj)
         return {
             **_grants_to(obj.name),
             "member_principals": member_principals,
             "member_groups": member_groups,
-            "member_form": MemberForm(group_name=obj.name),
+            "member_form": MemberForm(group_name=obj.name) if groups.may_change(caller, obj) else None,
+            "console_principal": caller,
             "reach": effective_access.reach_of(Principal(name=obj.name)),
             "audit_url": self.audit_trail_of(obj),
         }

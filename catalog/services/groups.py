@@ -55,8 +55,13 @@ def groups_of(principal: Principal) -> list[str]:
 
 
 # -- changing ------------------------------------------------------------------------------------
+def may_change(caller: Principal, group: Group) -> bool:
+    """Whether the caller may change the group (its members, its name, drop it)."""
+    return caller.is_metastore_admin or group.owner == caller.name
+
+
 def _require_owner(caller: Principal, group: Group) -> None:
-    if not (caller.is_metastore_admin or group.owner == caller.name):
+    if not may_change(caller, group):
         raise PermissionDenied(f"Only the owner of group {group.name} or a metastore admin may change it.")
 
 

@@ -75,13 +75,18 @@ def issue_token(*, principal: Principal, lifetime: timedelta | None = None, desc
     return token
 
 
+def may_set_metastore_admin(caller: Principal) -> bool:
+    """Whether the caller may make principals metastore admins, or take the flag away."""
+    return caller.is_metastore_admin
+
+
 @transaction.atomic
 def set_metastore_admin(*, caller: Principal, name: str, admin: bool) -> Principal:
     """Make a principal a metastore admin, or take the flag away. Only a metastore admin may, and
     the last metastore admin stays one (someone must be able to govern)."""
     if not isinstance(admin, bool):
         raise InvalidParameter("admin must be true or false.")
-    if not caller.is_metastore_admin:
+    if not may_set_metastore_admin(caller):
         raise PermissionDenied("Only a metastore admin may change who is a metastore admin.")
     principal = Principal.objects.select_for_update().filter(name=name).first()
     if principal is None:
