@@ -335,7 +335,8 @@ ICEBERG_CASES = [
 
 # /delta/v1 (the managed tables spec) and the Polaris additions: the same rule.
 # Reads that hand out access to a table's data: refused, they are audited like a refused change.
-DATA_CREDENTIALS = re.compile(r"/tables/[^/]+/credentials")
+# Reads that hand out storage access: vended credentials, and a scan plan (its files and their keys).
+DATA_CREDENTIALS = re.compile(r"/tables/[^/]+/(credentials|plan/)")
 
 DELTA_CASES = [
     ("delta", "get", "/config?catalog={}&protocol-versions=1.0", None, "shop", "gone", 404, "NoSuchCatalogException"),
@@ -373,6 +374,13 @@ ICEBERG_TABLE_CASES = [
     ("iceberg", "post", "/open/namespaces/pub/tables/{}/sign",
      {"region": "us-east-1", "method": "GET", "uri": "http://127.0.0.1:1/bucket/x", "headers": {}}, "ice", "gone",
      404, "NoSuchTableException"),
+    ("iceberg", "post", "/open/namespaces/pub/tables/{}/plan", {}, "ice", "gone", 404, "NoSuchTableException"),
+    ("iceberg", "get", "/open/namespaces/pub/tables/{}/plan/p" + "0" * 63, None, "ice", "gone", 404,
+     "NoSuchTableException"),
+    ("iceberg", "delete", "/open/namespaces/pub/tables/{}/plan/p" + "0" * 63, None, "ice", "gone", 404,
+     "NoSuchTableException"),
+    ("iceberg", "post", "/open/namespaces/pub/tables/{}/tasks", {"plan-task": "t" + "0" * 63}, "ice", "gone", 404,
+     "NoSuchTableException"),
 ]
 POLARIS_CASES = [
     ("polaris", "put", "/open/namespaces/pub/policies/{}", {"current-policy-version": 0, "content": '{"enable": true}'},

@@ -140,6 +140,9 @@ def _models(model, found: dict | None = None) -> dict[str, type]:
     """The models `model` holds, however deep, by name."""
     found = {} if found is None else found
     kinds = [field.annotation for field in model.model_fields.values()]
+    # A field read first as a plain list by a validator declares its items' model for the schema.
+    kinds += [getattr(meta, "json_schema_input_type", None) for field in model.model_fields.values()
+              for meta in field.metadata]
     while kinds:
         kind = kinds.pop()
         if isinstance(kind, type) and issubclass(kind, BaseModel):
