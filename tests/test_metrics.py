@@ -4,6 +4,8 @@ asserted as the difference between a scrape before and one after)."""
 from __future__ import annotations
 
 import json
+import os
+from types import SimpleNamespace
 
 import pytest
 import urllib3
@@ -171,3 +173,63 @@ def test_vended_credentials_and_signed_requests_are_counted(lake, live_server):
     after = scrape(live_server.url, lake.token["admin"])
     assert grown(before, after, "ucweb_credentials_vended_total", access="read") == 1
     assert grown(before, after, "ucweb_requests_signed_total", access="read") == 1
+
+
+def dead_pid() -> int:
+    """The pid of a process that has exited (its files stay in the metrics folder)."""
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_a_scrape_survives_the_files_of_processes_killed_at_any_moment(live_server, admin_token, tmp_path,
+                                                                       monkeypatch):
+    """A server's processes each write their metrics to files of their own (run_server.sh's
+    PROMETHEUS_MULTIPROC_DIR); a process SIGKILLed while it creates or writes one leaves it empty or
+    cut short. The scrape still answers, with every other process's metrics."""
+    from prometheus_client import multiprocess
+    from prometheus_client.mmap_dict import MmapedDict, mmap_key
+
+    from ucweb import scrape as scraping
+
+    folder = tmp_path / "prometheus"
+    folder.mkdir()
+    monkeypatch.setenv(scraping.MULTIPROCESS_DIR, str(folder))
+    finished, killed_creating, killed_cut, killed_live = dead_pid(), dead_pid(), dead_pid(), dead_pid()
+    # A worker that ratified three Delta commits and exited: its totals count.
+    written = MmapedDict(str(folder / f"counter_{finished}.db"))
+    written.write_value(mmap_key("ucweb_commits", "ucweb_commits_total", ["format", "outcome"],
+                                 ["delta", "ratified"], "Commit proposals by table format and outcome."), 3.0, 0.0)
+    written.close()
+    # Killed between creating its file and sizing it: an empty file.
+    (folder / f"counter_{killed_creating}.db").touch()
+    # Cut short: the length it says it used runs past its end.
+    (folder / f"histogram_{killed_cut}.db").write_bytes((4096).to_bytes(4, "little") + b"\0" * 60)
+    # A key the collector cannot parse.
+    broken = MmapedDict(str(folder / f"gauge_all_{killed_cut}.db"))
+    broken.write_value('["ucweb_x", "ucweb_x", {"le": "not a number"', 1.0, 0.0)
+    broken.close()
+    # A live gauge of a dead process another scrape forgets at the same moment.
+    live = MmapedDict(str(folder / f"gauge_livesum_{killed_live}.db"))
+    live.write_value(mmap_key("ucweb_db_pool_connections", "ucweb_db_pool_connections", ["state"], ["open"],
+                              "PostgreSQL connection pool use, summed over processes."), 8.0, 0.0)
+    live.close()
+    listing = multiprocess.glob.glob
+
+    def another_scrape_forgets_them_once_listed(pattern, *args, **kwargs):
+        found = listing(pattern, *args, **kwargs)
+        for name in found:
+            if os.path.basename(name).startswith("gauge_live"):
+                os.remove(name)
+        return found
+
+    monkeypatch.setattr(multiprocess, "glob", SimpleNamespace(glob=another_scrape_forgets_them_once_listed))
+
+    samples = scrape(live_server.url, admin_token)
+
+    assert value(samples, "ucweb_commits_total", format="delta", outcome="ratified") == 3
+    assert value(samples, "ucweb_db_pool_connections", state="open") == 0
+    assert ("ucweb_delta_unpublished_commits", ()) in samples

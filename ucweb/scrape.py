@@ -7,8 +7,10 @@ nothing else) or a metastore admin's API token; 401 without a valid token, 403 f
 from __future__ import annotations
 
 import hmac
+import json
 import logging
 import os
+import struct
 from pathlib import Path
 
 from django.conf import settings
@@ -21,6 +23,7 @@ from kombu.exceptions import ChannelError
 from prometheus_client import REGISTRY, CollectorRegistry, generate_latest, multiprocess
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client.mmap_dict import MmapedDict
 
 from catalog.models import Table
 from catalog.services import principals
@@ -71,15 +74,52 @@ def queue_depth() -> tuple[str, int] | None:
 
 def forget_dead_processes(directory: str) -> None:
     """The live gauges of processes that are gone (a web worker killed and replaced) stop counting.
-    Counters and histograms of a process that is gone stay: they are totals."""
+    Counters and histograms of a process that is gone stay: they are totals. Two scrapes may forget
+    the same process at once: a file the other one removed first is forgotten already."""
     for path in Path(directory).glob("gauge_live*_*.db"):
-        pid = int(path.stem.rsplit("_", 1)[1])
+        try:
+            pid = int(path.stem.rsplit("_", 1)[1])
+        except ValueError:
+            continue  # not a file prometheus-client names
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
-            multiprocess.mark_process_dead(pid, directory)
+            try:
+                multiprocess.mark_process_dead(pid, directory)
+            except FileNotFoundError:
+                pass
         except PermissionError:
             pass  # alive, another user's
+
+
+def readable(path: str) -> bool:
+    """Whether the collector can add up this process's file. A process killed at any moment may
+    leave one it cannot: empty (killed after creating it and before sizing it), or cut short or
+    overwritten so that its length field, a key or a value cannot be read. Such a file is left out
+    of the scrape (and said in the log) rather than failing it for every other process's metrics."""
+    try:
+        for key, value, _timestamp, _position in MmapedDict.read_all_values_from_file(path):
+            metric_name, name, labels, _help = json.loads(key)
+            if not (isinstance(metric_name, str) and isinstance(name, str) and isinstance(labels, dict)
+                    and all(isinstance(v, str) for v in labels.values())):
+                raise ValueError(f"unexpected key {key!r}")
+            if "le" in labels:
+                float(labels["le"])
+            float(value)
+    except FileNotFoundError:
+        return False  # a dead process's live gauges, forgotten since the listing
+    except (OSError, struct.error, RuntimeError, UnicodeDecodeError, ValueError, TypeError) as exc:
+        logger.warning("metrics file %s left out of the scrape, it cannot be read: %s", path, exc)
+        return False
+    return True
+
+
+class ProcessFiles(multiprocess.MultiProcessCollector):
+    """prometheus-client's multiprocess collector over the files it can read (see readable)."""
+
+    def collect(self):
+        files = [str(path) for path in sorted(Path(self._path).glob("*.db")) if readable(str(path))]
+        return self.merge(files, accumulate=True)
 
 
 def exposition() -> bytes:
@@ -87,7 +127,7 @@ def exposition() -> bytes:
     directory = os.environ.get(MULTIPROCESS_DIR)
     if directory:
         forget_dead_processes(directory)
-        multiprocess.MultiProcessCollector(registry, path=directory)
+        ProcessFiles(registry, path=directory)
     else:
         registry.register(SingleProcess())
     registry.register(CatalogState())
