@@ -27,6 +27,7 @@ import os
 import subprocess
 import sys
 import time
+import uuid
 
 import pyarrow as pa
 import pytest
@@ -53,7 +54,12 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.s3, pytest.ma
 # client process, tried until one is not stuck; a call without side effects starts
 # PROCESSES_AT_ONCE processes together and takes the first answer. A call that does not hang takes
 # 0.2 to 3.5 s here, so a process still running after CLIENT_SECONDS is taken as stuck; being
-# wrong costs one more attempt, never a wrong result.
+# wrong costs one more attempt, never a wrong result. A process taken as stuck may in fact only be
+# slow (on a loaded machine) and have committed its change before it was ended, so a call that
+# changes a table must be idempotent across its attempts: all attempts of one call share a key
+# (the program's third argument), and WRITER records its append under it as a Delta application
+# transaction (txn app id), answers "written" without appending again when the table already holds
+# that key, and cannot commit from a snapshot older than an attempt that did (a conflict).
 # The same fault sometimes ends in an abort of delta-rs's runtime instead (seen in CI):
 RUNTIME_ABORT = "terminate called without an active exception"
 CLIENT_ATTEMPTS = 16
@@ -71,13 +77,28 @@ try:
 except Exception as exc:
     print(json.dumps({"error": f"{type(exc).__name__}: {exc}"}))
 """
+# The append is idempotent under the call's key (sys.argv[3]): an attempt of the same call that
+# committed it, even one ended as stuck before it answered, leaves the key in the table's log.
 WRITER = """
 import json, sys
 import pyarrow as pa
-from deltalake import DeltaTable, write_deltalake
+from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
+from deltalake.exceptions import CommitFailedError
+uri, options, key = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
+def already_written():
+    return DeltaTable(uri, storage_options=options).transaction_version(key) is not None
 try:
-    rows = pa.table({"id": pa.array([4], pa.int64()), "city": ["Accra"]})
-    write_deltalake(sys.argv[1], rows, mode="append", storage_options=json.loads(sys.argv[2]))
+    table = DeltaTable(uri, storage_options=options)
+    if table.transaction_version(key) is None:
+        rows = pa.table({"id": pa.array([4], pa.int64()), "city": ["Accra"]})
+        try:
+            write_deltalake(table, rows, mode="append",
+                            commit_properties=CommitProperties(app_transactions=[Transaction(key, 1)]))
+        except CommitFailedError:
+            # Refused because an earlier attempt of this call committed after this one loaded the
+            # table: the append is there once. Anything else is a real failure.
+            if not already_written():
+                raise
     print(json.dumps({"written": True}))
 except Exception as exc:
     print(json.dumps({"error": f"{type(exc).__name__}: {exc}"}))
@@ -91,7 +112,10 @@ def run_client(program: str, table_uri: str, storage_options: dict, *, host: str
                changes_the_table: bool = False) -> dict:
     """Runs `program` (READER or WRITER) on `table_uri` in a new process with the given Unity Catalog
     host and token; returns its JSON answer. Processes stuck in delta-rs's own deadlock
-    (DELTA_RS_HANGS) are ended and others started; one that may change the table runs alone."""
+    (DELTA_RS_HANGS) are ended and others started; one that may change the table runs alone. Every
+    attempt of this call gets the same fresh key as its third argument, under which a program that
+    changes the table must make its change idempotent (see WRITER): an attempt ended as stuck may
+    have committed it."""
     env = {key: value for key, value in os.environ.items()
            if not key.startswith(("AWS_", "DATABRICKS_", "UNITY_", "UCWEB_", "TOKIO_"))}
     env.update({
@@ -101,7 +125,7 @@ def run_client(program: str, table_uri: str, storage_options: dict, *, host: str
         # it is pointed at a closed loopback port so that nothing leaves this machine.
         "AWS_METADATA_ENDPOINT": "http://127.0.0.1:9", "AWS_EC2_METADATA_DISABLED": "true",
     })
-    command = [sys.executable, "-c", program, table_uri, json.dumps(storage_options)]
+    command = [sys.executable, "-c", program, table_uri, json.dumps(storage_options), f"ucweb-test-{uuid.uuid4()}"]
     at_once = 1 if changes_the_table else PROCESSES_AT_ONCE
     hung = 0
     for _round in range(CLIENT_ATTEMPTS // at_once):
@@ -242,3 +266,30 @@ def test_deltalake_cannot_open_a_file_table_through_unity_catalog(live_server, b
                         token=make_token("admin", admin=True))
     assert "Failed to get a credential from UnityCatalog client configuration" in (answer.get("error") or ""), answer
     assert vended("admin") == {("READ_WRITE", "READ_WRITE")}
+
+
+# WRITER, but its first attempt, once it has committed and answered, does not end: the harness takes
+# it as stuck (DELTA_RS_HANGS), ends it and tries again, as it did with an append that was only slow.
+WRITER_STUCK_AFTER_ITS_FIRST_COMMIT = WRITER + """
+import os, time
+first = uri + ".first-attempt"
+if not os.path.exists(first):
+    open(first, "w").close()
+    time.sleep(600)
+"""
+
+
+def test_a_write_taken_as_stuck_after_its_commit_is_not_applied_again(tmp_path, capsys):
+    """The harness itself: the retry of an append whose first attempt committed and was then ended
+    as stuck finds the append in the table and does not append again."""
+    location = tmp_path / "trips"
+    write_deltalake(str(location), TRIPS)
+    answer = run_client(WRITER_STUCK_AFTER_ITS_FIRST_COMMIT, str(location), {}, host="http://127.0.0.1:9",
+                        token="unused", changes_the_table=True)
+    assert answer == {"written": True}
+    assert (tmp_path / "trips.first-attempt").exists()
+    assert "delta-rs hung in" in capsys.readouterr().out  # the first attempt was ended and retried
+    table = DeltaTable(str(location))
+    assert table.version() == 1
+    assert sorted(table.to_pyarrow_table().to_pylist(), key=lambda row: row["id"]) == \
+        TRIPS.to_pylist() + [{"id": 4, "city": "Accra"}]
