@@ -50,6 +50,9 @@ def server(tmp_path):
         yield process
 
 
+GRANIAN_CRASH_LOOP_SECONDS = 6
+
+
 def writing_transactions() -> int:
     """The server's database transactions that have written something (a transaction id, or a row
     locked) and have not ended."""
@@ -314,16 +317,20 @@ def test_a_killed_worker_leaves_every_transaction_whole(server, lake):
 
     def kill_twice(crew):
         """Twice, once a transaction is being written: SIGKILL every worker of the server."""
+        respawned_at = None
         for _ in range(2):
             def in_flight():
-                """a transaction of the server to be under way"""
-                return writing_transactions() > 0 or not any(writer.is_alive() for writer in crew)
+                """a transaction of the server to be under way, on workers past granian's crash-loop
+                window (a worker that dies within 5.5 s of its respawn makes granian exit)"""
+                settled = respawned_at is None or time.monotonic() - respawned_at > GRANIAN_CRASH_LOOP_SECONDS
+                return (settled and writing_transactions() > 0) or not any(writer.is_alive() for writer in crew)
             wait_for(in_flight, timeout=600, interval=0.01)
             victims = server.workers()
             for victim in victims:
                 os.kill(victim, signal.SIGKILL)
             kills.append(victims)
             wait_for(lambda: len(server.workers()) == 2 and not set(server.workers()) & set(victims), timeout=120)
+            respawned_at = time.monotonic()
 
     plans, outcomes, reader, resent, _ = run_writers(server, token, tables, writers=4, count=4, sizes=(3, 4),
                                                   faults=kill_twice)
