@@ -127,10 +127,10 @@ class Product:
         wait_for(ready, timeout=timeout, interval=0.5)
         return self
 
-    def get(self, path: str, token: str | None = None) -> tuple[int, dict | str | None]:
+    def get(self, path: str, token: str | None = None) -> tuple[int, dict | str]:
         return self.request("GET", path, token)
 
-    def request(self, method: str, path: str, token: str | None = None) -> tuple[int, dict | str | None]:
+    def request(self, method: str, path: str, token: str | None = None) -> tuple[int, dict | str]:
         request = urllib.request.Request(self.url + path, method=method)
         if token:
             request.add_header("Authorization", f"Bearer {token}")
@@ -139,14 +139,14 @@ class Product:
                 status, raw = response.status, response.read()
         except urllib.error.HTTPError as exc:
             status, raw = exc.code, exc.read()
-        except OSError:
-            return 0, None
+        except OSError as exc:  # refused, reset or timed out: no status, and why
+            return 0, f"{type(exc).__name__}: {exc}"
         try:
             return status, json.loads(raw)
         except ValueError:
             return status, raw.decode(errors="replace")
 
-    def readiness(self) -> tuple[int, dict | None]:
+    def readiness(self) -> tuple[int, dict | str]:
         return self.get("/readyz")
 
     def manage(self, *args: str) -> str:

@@ -6,9 +6,15 @@ a socket, never a Python thread; each request's body is then received whole befo
 import os
 
 from django.core.wsgi import get_wsgi_application
+from django.urls import get_resolver
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ucweb.settings")
 
 from ucweb.request_body import BodyReadFirst  # noqa: E402  (after the settings module is named)
 
 application = BodyReadFirst(get_wsgi_application())
+
+# Import every view now, while the worker starts, rather than in its first request: that request
+# would otherwise wait seconds (longer than a client's timeout on a busy machine), and a worker
+# started again after a crash would answer slowly just when it is needed.
+get_resolver().url_patterns
