@@ -54,22 +54,24 @@ ucweb is starting on $BIND:$PORT
 
 INFO
 
-# --- Celery worker and beat, supervised -------------------------------------------------------------
-# A worker (threads: one Spark session serves every Iceberg run) and a beat that sends the
-# maintenance schedule (every server may run one; one at a time leads, see maintenance/liveness.py).
-# The broker is Redis when REDIS_URL is set, otherwise a folder under var/ (no server needed).
-# Each announces itself once it is ready. One that exits is started again after
-# UCWEB_WORKER_RESTART_SECONDS; one that keeps failing to start (UCWEB_WORKER_MAX_QUICK_FAILURES
-# exits within a minute of starting, one after another) stops ucweb with an error, rather than
-# serving without its background half.
-# UCWEB_NO_WORKER=1 leaves both out, for a deployment that runs them as services of their own
-# (docker-compose.yml).
+# --- Every part supervised -----------------------------------------------------------------------
+# The web server, a Celery worker (threads: one Spark session serves every Iceberg run) and a beat
+# that sends the maintenance schedule (every server may run one; one at a time leads, see
+# maintenance/liveness.py). The broker is Redis when REDIS_URL is set, otherwise a folder under
+# var/ (no server needed). The worker and the beat announce themselves once ready. A part that
+# exits is started again after UCWEB_WORKER_RESTART_SECONDS; one that keeps failing to start
+# (UCWEB_WORKER_MAX_QUICK_FAILURES exits within a minute of starting, one after another) stops
+# ucweb with an error, rather than serving without it. The web server needs this too: granian
+# restarts a killed worker process of its own, but exits when one dies again within seconds of its
+# restart ("crash loop"), which would otherwise end ucweb.
+# UCWEB_NO_WORKER=1 leaves the worker and the beat out, for a deployment that runs them as
+# services of their own (docker-compose.yml).
 RESTART_SECONDS="${UCWEB_WORKER_RESTART_SECONDS:-5}"
 MAX_QUICK_FAILURES="${UCWEB_WORKER_MAX_QUICK_FAILURES:-5}"
 
-supervise() {  # name, then the command; the running process's pid is kept in var/<name>.pid
-    local name="$1" quick=0 started status lived child=""
-    shift
+supervise() {  # name, what to call it in the log, then the command; its pid is kept in var/<name>.pid
+    local name="$1" label="$2" quick=0 started status lived child=""
+    shift 2
     trap '[[ -n "$child" ]] && kill -TERM "$child" 2>/dev/null; wait; exit 0' TERM INT
     while true; do
         started=$SECONDS
@@ -81,11 +83,11 @@ supervise() {  # name, then the command; the running process's pid is kept in va
         lived=$((SECONDS - started))
         if ((lived < 60)); then quick=$((quick + 1)); else quick=0; fi
         if ((quick >= MAX_QUICK_FAILURES)); then
-            echo "ucweb: ERROR: the Celery $name exited $quick times within a minute of starting (last status" \
+            echo "ucweb: ERROR: the $label exited $quick times within a minute of starting (last status" \
                  "$status); stopping ucweb. Its messages are above." >&2
             exit 1
         fi
-        echo "ucweb: WARNING: the Celery $name (pid $child) exited with status $status after ${lived} s;" \
+        echo "ucweb: WARNING: the $label (pid $child) exited with status $status after ${lived} s;" \
              "starting it again in ${RESTART_SECONDS} s." >&2
         sleep "$RESTART_SECONDS" &
         child=$!
@@ -110,10 +112,10 @@ trap 'exit 130' INT
 
 if [[ -z "${UCWEB_NO_WORKER:-}" ]]; then
     LOG_LEVEL="${UCWEB_WORKER_LOG_LEVEL:-warning}"
-    supervise worker "$PY" -m celery -A ucweb worker --pool threads --concurrency "${UCWEB_WORKER_CONCURRENCY:-4}" \
+    supervise worker "Celery worker" "$PY" -m celery -A ucweb worker --pool threads --concurrency "${UCWEB_WORKER_CONCURRENCY:-4}" \
         --loglevel "$LOG_LEVEL" --without-gossip --without-mingle &
     BACKGROUND+=($!)
-    supervise beat "$PY" -m celery -A ucweb beat --loglevel "$LOG_LEVEL" &
+    supervise beat "Celery beat" "$PY" -m celery -A ucweb beat --loglevel "$LOG_LEVEL" &
     BACKGROUND+=($!)
     echo "  Starting the Celery worker and beat (each says when it is ready; see /readyz)."
 fi
@@ -126,13 +128,13 @@ fi
 # from a pool of UCWEB_DB_POOL_SIZE per worker. A worker that dies (killed, out of memory) is
 # started again; on SIGTERM each finishes the requests it is serving, for at most
 # UCWEB_STOP_SECONDS. WhiteNoise serves the static files.
-UCWEB_DB_POOL_SIZE="${UCWEB_DB_POOL_SIZE:-8}" "$PY" -m granian --interface wsgi ucweb.wsgi:application \
+UCWEB_DB_POOL_SIZE="${UCWEB_DB_POOL_SIZE:-8}" supervise server "web server" "$PY" -m granian --interface wsgi ucweb.wsgi:application \
     --host "$BIND" --port "$PORT" --workers "${UCWEB_WORKERS:-2}" \
     --blocking-threads "${UCWEB_THREADS:-32}" --respawn-failed-workers --respawn-interval 1 \
     --workers-kill-timeout "${UCWEB_STOP_SECONDS:-120}" --access-log --log-level error &
 PIDS+=($!)
 
-# Whichever stops first (the web server, or a worker that keeps failing) stops ucweb.
+# Whichever part stops for good first (one that keeps failing) stops ucweb.
 status=0
 wait -n "${PIDS[@]}" "${BACKGROUND[@]}" || status=$?
 echo "ucweb: a part stopped (status $status); stopping the rest." >&2

@@ -75,6 +75,22 @@ def test_a_killed_worker_makes_readiness_fail_until_it_is_back(product):
     assert f"Celery worker (pid {killed}) exited" in product.log()
 
 
+def test_a_killed_web_server_is_started_again(product):
+    """granian gives up on its own after a worker crash loop; make run then starts it again
+    instead of stopping ucweb."""
+    killed = product.pid("server")
+    assert killed
+    os.kill(killed, signal.SIGKILL)
+
+    def back():
+        """make run to start a new web server that answers"""
+        return product.pid("server") not in (None, killed) and product.get("/healthz")[0] == 200
+
+    wait_for(back, timeout=120)
+    assert product.process.poll() is None
+    assert f"web server (pid {killed}) exited" in product.log()
+
+
 @pytest.fixture(scope="module")
 def token(product):
     return product.admin_token()
