@@ -189,6 +189,21 @@ def test_change_controls_only_for_who_could_make_the_change(world, driver, live_
     assert not console.all("#changes-absent")
 
 
+def test_grant_and_revoke_links_only_for_who_may_change_privileges(world):
+    table = Table.objects.get(name="ext_orders")
+    page = f"/admin/catalog/table/{table.id}/change/"
+    shown = client_of("sam").get(page).content.decode()  # SELECT on the table: may not grant
+    assert "Grant on this table" not in shown and "Revoke…" not in shown
+    assert "Only its owner or a metastore admin may grant or revoke privileges on it." in shown
+    assert "SELECT" in shown  # the grants themselves are still listed
+    shown = client_of("admin").get(page).content.decode()
+    assert "Grant on this table" in shown and "Revoke…" in shown
+    assert "Only its owner or a metastore admin" not in shown
+    olga_space = Schema.objects.get(name="olga_space")
+    shown = client_of("olga").get(f"/admin/catalog/schema/{olga_space.pk}/change/").content.decode()
+    assert "Grant on this schema" in shown  # the owner of the schema, no metastore admin
+
+
 def test_a_forged_change_by_a_select_only_principal_is_refused_and_audited(world):
     table = Table.objects.get(name="ext_orders")
     sam = client_of("sam")

@@ -19,7 +19,7 @@ from catalog.admin.columns import HumanColumns
 from catalog.admin.forms import DropForm, OwnerForm, RenameForm
 from catalog.choices import SecurableType
 from catalog.models import Grant
-from catalog.services import audit, effective_access
+from catalog.services import audit, effective_access, grants
 from catalog.authz import describe
 
 
@@ -259,22 +259,24 @@ class SecurableAdmin(ReadOnlyAdmin):
 
     def console_context(self, request, obj) -> dict:
         caller = console.console_principal(request)
-        access = authz.Access.load(caller, obj) if self.can("transfer") or self.can("drop") else None
+        access = authz.Access.load(caller, obj)
         offered = {what: self.may(caller, obj, what, access) for what in ("transfer", "rename", "drop")}
+        may_grant = grants.may_change(caller, access)
         grant_url = reverse("admin:catalog_grant_add") + "?" + urlencode(
             {"securable_type": self.securable_type, "securable": str(obj.pk)})
         audit_url = self.audit_trail_of(obj)
         check_url = reverse("admin:catalog_principal_check") + "?" + urlencode(
             {"securable_type": self.securable_type, "securable": str(obj.pk)})
-        grants = Grant.objects.filter(securable_id=obj.pk).order_by("principal", "privilege")
+        direct_grants = Grant.objects.filter(securable_id=obj.pk).order_by("principal", "privilege")
         prefix = f"admin:{self.opts.app_label}_{self.opts.model_name}"
         return {
             "console_principal": caller,
             "securable_name": describe(obj),
             "securable_kind": obj._meta.verbose_name,
             "effective_access": effective_access.on_securable(obj),
-            "direct_grants": grants,
-            "grant_url": grant_url,
+            "direct_grants": direct_grants,
+            "grant_url": grant_url if may_grant else None,
+            "may_grant": may_grant,
             "audit_url": audit_url,
             "check_url": check_url,
             "owner_form": OwnerForm(initial={"owner": getattr(obj, "owner", "")}, name=describe(obj))

@@ -64,11 +64,16 @@ def _validate_changes(securable_type: str, changes) -> list[dict]:
     return validated
 
 
+def may_change(caller: Principal, access: Access | None) -> bool:
+    """Whether the caller may change the privileges on the securable of `access` (None: the
+    metastore): its owner or a metastore admin, as in Unity Catalog."""
+    return caller.is_metastore_admin or (access is not None and access.owns())
+
+
 @transaction.atomic
 def update_assignments(*, securable_type: str, securable, changes, caller: Principal, access: Access | None):
     validated = _validate_changes(securable_type, changes)
-    can_manage = caller.is_metastore_admin or (access is not None and access.owns())
-    if not can_manage:
+    if not may_change(caller, access):
         raise PermissionDenied(
             f"Only an owner or a metastore admin may change privileges on {describe(securable)}.").about(securable)
     names = {c["principal"] for c in validated}
