@@ -1,6 +1,6 @@
 from django.contrib import admin
 from django.http import Http404, HttpResponseRedirect
-from django.urls import path, reverse
+from django.urls import reverse
 from django.utils.safestring import mark_safe
 
 from catalog import authz
@@ -54,18 +54,13 @@ class MaintenancePlanAdmin(OfVisibleTables, ReadOnlyAdmin):
                        "file_count_chart")
     list_select_related = ("table__schema__catalog",)
     actions = ("run_now",)
+    console_pages = (("run/<uuid:table_id>/", "run"), ("policy/<uuid:table_id>/", "policy"))
 
     def has_add_permission(self, request, obj=None):
         return admin.ModelAdmin.has_add_permission(self, request)  # the add view calls the service
 
     def get_readonly_fields(self, request, obj=None):
         return tuple(super().get_readonly_fields(request, obj)) + (("table", "operation", "reason") if obj else ())
-
-    def get_urls(self):
-        wrap = self.admin_site.admin_view
-        return [path("run/<uuid:table_id>/", wrap(self.run_table_view), name="maintenance_maintenanceplan_run"),
-                path("policy/<uuid:table_id>/", wrap(self.policy_view), name="maintenance_maintenanceplan_policy"),
-                ] + super().get_urls()
 
     @staticmethod
     def _visible_table(request, table_id):
@@ -93,7 +88,7 @@ class MaintenancePlanAdmin(OfVisibleTables, ReadOnlyAdmin):
                     securable_name=table.full_name, securable_id=table.id)
         return back
 
-    def run_table_view(self, request, table_id):
+    def run_view(self, request, table_id):
         """"Run now" from a table's page: the run asked for through the service (MODIFY, audited
         as requestMaintenance) and handed to a worker; back to the table's page."""
         table, back = self._visible_table(request, table_id)

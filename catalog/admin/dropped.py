@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django.http import Http404, HttpResponseRedirect
 from django.template.response import TemplateResponse
-from django.urls import path, reverse
+from django.urls import reverse
 
 from catalog.admin import console
 from catalog.admin.forms import ConfirmedByName
@@ -16,16 +16,13 @@ from catalog.services.dropped import KINDS
 
 
 class DroppedPage:
-    """Adds `dropped/` to a model admin's pages (the table admin's)."""
+    """Adds `dropped/` to a console admin's pages (the table admin's)."""
 
-    def get_urls(self):
-        info = self.opts.app_label, self.opts.model_name
-        wrap = self.admin_site.admin_view
-        return [
-            path("dropped/", wrap(self.dropped_view), name="%s_%s_dropped" % info),
-            path("dropped/<str:securable_type>/<str:securable_id>/<str:change>/", wrap(self.dropped_change_view),
-                 name="%s_%s_dropped_change" % info),
-        ] + super().get_urls()
+    @property
+    def console_pages(self):
+        return (("dropped/", "dropped"),
+                ("dropped/<str:securable_type>/<str:securable_id>/<str:change>/", "dropped_change"),
+                *super().console_pages)
 
     def _dropped_url(self) -> str:
         return reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_dropped")

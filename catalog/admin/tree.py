@@ -16,7 +16,7 @@ from urllib.parse import urlencode
 from django import forms
 from django.http import HttpResponseRedirect, QueryDict
 from django.template.response import TemplateResponse
-from django.urls import path, reverse
+from django.urls import reverse
 
 from catalog import authz
 from catalog.admin import console
@@ -242,16 +242,11 @@ def tree(caller, state: TreeState) -> Group:
 
 
 class TreePages:
-    """Adds `tree/`, `tree/create/` and `search/` to a model admin's pages (the catalog admin's)."""
+    """Adds `tree/`, `tree/create/` and `search/` to a console admin's pages (the catalog admin's)."""
 
-    def get_urls(self):
-        info = self.opts.app_label, self.opts.model_name
-        wrap = self.admin_site.admin_view
-        return [
-            path("tree/", wrap(self.tree_view), name="%s_%s_tree" % info),
-            path("tree/create/", wrap(self.tree_create_view), name="%s_%s_tree_create" % info),
-            path("search/", wrap(self.search_view), name="%s_%s_search" % info),
-        ] + super().get_urls()
+    @property
+    def console_pages(self):
+        return (("tree/", "tree"), ("tree/create/", "tree_create"), ("search/", "search"), *super().console_pages)
 
     def _tree_url(self, query: str = "") -> str:
         url = reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_tree")

@@ -36,11 +36,11 @@ class PolarisView(CatalogAPIView):
     def get_exception_handler(self):
         return iceberg_exception_handler
 
-    def finalize_response(self, request, response, *args, **kwargs):
-        # A refused change is audited under the name of what it was aimed at.
+    def refused_securable(self, request, kwargs) -> tuple[str, str]:
+        # The common naming knows a path's prefix, namespace and table, not a policy: a refused change to
+        # a policy is audited under the policy's own name.
         parts = [kwargs.get(key) for key in ("prefix", "namespace", "policy", "table")]
-        kwargs.setdefault("name", ".".join(part for part in parts if part))
-        return super().finalize_response(request, response, *args, **kwargs)
+        return super().refused_securable(request, {**kwargs, "name": ".".join(part for part in parts if part)})
 
 
 class GenericTablesView(PolarisView):
