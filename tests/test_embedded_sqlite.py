@@ -30,7 +30,7 @@ from tests.delta_v1_client import DeltaV1Client
 from tests.helpers import UC, wait_for
 from tests.product import FAST, Product
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("product")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("product_cluster")]
 
 # The product's short periods (tests/product.py), so that the worker and the beat write their
 # heartbeats, ticks, publications and purges to the same file all through the storm. Readiness is

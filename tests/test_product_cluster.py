@@ -28,7 +28,7 @@ from tests.helpers import die_with_parent, free_ports, stop_process, wait_for
 from tests.product import PostgresDatabase, Product
 from tests.test_product import FAST
 
-pytestmark = [pytest.mark.slow, pytest.mark.spark, pytest.mark.xdist_group("product")]
+pytestmark = [pytest.mark.slow, pytest.mark.spark, pytest.mark.xdist_group("product_cluster")]
 
 SCHEMA = Schema(NestedField(1, "id", LongType(), required=False), NestedField(2, "city", StringType(), required=False),
                 NestedField(3, "amount", DoubleType(), required=False))

@@ -48,7 +48,7 @@ from tests.delta_v1_client import DeltaV1Client
 from tests.helpers import UC, wait_for
 from tests.product import FAST, PostgresDatabase, Product
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("product")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("product_cluster")]
 
 DELTA_WRITERS, DELTA_COMMITS = 6, 100  # commits landed by the storm, over all its writers
 ICEBERG_WRITERS, ICEBERG_COMMITS = 4, 40
