@@ -17,6 +17,27 @@ from tests.helpers import UC, terminate_other_connections
 
 pytest_plugins = ["tests.s3_server", "tests.change_events_support"]
 
+LONG_RUNNING = ("slow", "spark")
+
+
+def _uses_the_test_database(item) -> bool:
+    fixtures = getattr(item, "fixturenames", ())
+    return bool(item.get_closest_marker("django_db")) or any(
+        name in fixtures for name in ("db", "transactional_db", "live_server"))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items):
+    """Long-running modules that never touch the test database (the ones that start `make run`)
+    first, each kept whole and in its order, the rest as pytest-django ordered them (which puts
+    tests without the database last): pytest-xdist hands out its groups in this order, and a
+    long group handed out last is the whole run's tail."""
+    long_modules = {item.module.__name__ for item in items
+                    if any(item.get_closest_marker(name) for name in LONG_RUNNING)}
+    without_database = {item.module.__name__ for item in items if item.module.__name__ in long_modules}
+    without_database -= {item.module.__name__ for item in items if _uses_the_test_database(item)}
+    items.sort(key=lambda item: item.module.__name__ not in without_database)
+
 
 def token_for(name: str, *, admin: bool = False) -> str:
     """A bearer token for principal `name` (created if missing)."""
