@@ -23,7 +23,7 @@ import nats
 from cloudevents.core.bindings.http import to_structured_event
 from cloudevents.core.v1.event import CloudEvent
 from django.conf import settings
-from django.db import connection
+from django.db import OperationalError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 from nats.errors import MaxPayloadError
@@ -198,8 +198,10 @@ def _drain_sink(sink) -> int:
     delivered, after, held_back = 0, 0, set()
     try:
         while True:
-            batch = list(ChangeEvent.objects.filter(**{f"{delivered_at}__isnull": True, "sequence__gt": after})
-                         .order_by("sequence")[:BATCH])
+            try:
+                batch = _settled_batch(delivered_at, after)
+            except OperationalError:  # writers held the outbox longer than the drain waits
+                return delivered
             if not batch:
                 return delivered
             for row in batch:
@@ -223,6 +225,27 @@ def _drain_sink(sink) -> int:
                 delivered += 1
     finally:
         sink.close()
+
+
+def _settled_batch(delivered_at: str, after: int) -> list[ChangeEvent]:
+    """The next events not yet delivered, once no transaction that wrote one is still open.
+
+    A sequence number is taken when an event is written, not when its transaction commits, so a
+    later event of a securable can be visible while an earlier one is not yet (a maintenance run
+    records its event beside commits to the same table, without the table's lock): reading then
+    would send the later one first. On PostgreSQL the read waits, for at most a moment, until the
+    open writers of the outbox have committed (EXCLUSIVE mode lets no new one in meanwhile, and
+    lets readers be); SQLite has one writer at a time, so its numbers are in commit order."""
+    unsent = (ChangeEvent.objects.filter(**{f"{delivered_at}__isnull": True, "sequence__gt": after})
+              .order_by("sequence"))
+    if connection.vendor != "postgresql":
+        return list(unsent[:BATCH])
+    with transaction.atomic(), connection.cursor() as cursor:
+        # Shorter than deadlock_timeout (1 s): a writer that waits on something this drain
+        # holds up is never the one PostgreSQL aborts; the drain gives up and comes back.
+        cursor.execute("SET LOCAL lock_timeout = '200ms'")
+        cursor.execute(f"LOCK TABLE {ChangeEvent._meta.db_table} IN EXCLUSIVE MODE")
+        return list(unsent[:BATCH])
 
 
 def _failed(row: ChangeEvent, sink: str, exc: Exception) -> None:

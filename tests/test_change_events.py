@@ -4,11 +4,14 @@ once, in order per securable; refusals, reads and rolled-back changes send nothi
 
 import os
 import signal
+import threading
 import time
+import uuid
 
 import pytest
 from django.db import connection, transaction
 
+from catalog.choices import AuditAction
 from catalog.models import AuditEvent, Catalog, ChangeEvent
 from catalog.services import audit, change_events
 from maintenance import change_events as change_events_delivery
@@ -145,6 +148,42 @@ def test_an_event_the_webhook_refuses_holds_back_its_securable_only(sinks, setti
 
     wait_for(delivered, timeout=30, interval=0.5)
     assert webhook.ids()[-2:] == [str(first.event_id), str(second.event_id)]
+
+
+def test_an_event_waits_for_an_earlier_one_of_its_securable_still_being_written(sinks):
+    """A maintenance run records its event beside commits to the same table, without the table's
+    lock: the earlier sequence number may still be in an open transaction when the later one
+    commits. The drain sends neither until both can go in order."""
+    nats_server, webhook = sinks
+    table_id = uuid.uuid4()
+    change = {"principal": "ucweb-maintenance", "action": AuditAction.UPDATE_TABLE, "securable_type": "table",
+              "securable_name": "lake.sales.orders", "securable_id": table_id}
+    written, release = threading.Event(), threading.Event()
+
+    def earlier_writer():
+        try:
+            with transaction.atomic():
+                audit.record(**change, details={"step": 1})
+                written.set()
+                release.wait(timeout=60)
+        finally:
+            connection.close()
+
+    writer = threading.Thread(target=earlier_writer)
+    writer.start()
+    try:
+        assert written.wait(timeout=30)
+        audit.record(**change, details={"step": 2})  # committed; its drain runs now (tasks run inline)
+        change_events_delivery.drain()
+        assert webhook.ids() == [] and nats_server.stream_messages() == [], "the later event went out first"
+    finally:
+        release.set()
+        writer.join(timeout=60)
+    change_events_delivery.drain()
+    in_sequence = [str(row.event_id) for row in outbox()]
+    assert [row.data["details"]["step"] for row in outbox()] == [1, 2]
+    assert webhook.ids() == in_sequence
+    assert [message.event["id"] for message in nats_server.stream_messages()] == in_sequence
 
 
 def test_the_outbox_keeps_a_bounded_history_of_delivered_events(sinks, settings, admin_client):
