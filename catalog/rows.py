@@ -40,6 +40,20 @@ def _pending_sql() -> str:
             f'AND c.version > COALESCE("{_TABLE}"."latest_published_version", 0) '
             f'AND c.version <= "{_TABLE}"."latest_version"), \'[]\'::jsonb)')
 
+# The columns of the UC API's answer, in the order of the model's fields (ColumnInfo renders them).
+COLUMN_FIELDS = ("name", "type_text", "type_json", "type_name", "type_precision", "type_scale",
+                 "type_interval_type", "position", "comment", "nullable", "partition_index")
+
+
+def _columns_sql() -> str:
+    """The table's columns by position, as one JSON array of objects."""
+    columns = Column._meta.db_table
+    table_column = Column.table.field.column
+    return ("COALESCE((SELECT jsonb_agg(jsonb_build_object("
+            + ", ".join(f"'{name}', c.{Column._meta.get_field(name).column}" for name in COLUMN_FIELDS)
+            + f") ORDER BY c.position) FROM {columns} c WHERE c.{table_column} = \"{_TABLE}\".\"id\"), '[]'::jsonb)")
+
+
 _JOINED = (Table, Schema, Catalog)  # each row: the table, its schema, the schema's catalog
 BY_ID = f'"{_TABLE}"."id" = %s'
 # A table by id, at a latest_version: locked (`for_update`), a row whose latest_version moved while
@@ -111,7 +125,8 @@ def _conversions(columns: list[tuple[int, object]]) -> list[tuple[int, list]]:
 
 
 @lru_cache(maxsize=64)
-def _statement(vendor: str, where: str, for_update: bool, held: bool, pending: bool, iceberg: bool):
+def _statement(vendor: str, where: str, for_update: bool, held: bool, pending: bool, iceberg: bool,
+               columns_json: bool = False):
     """The SELECT of tables with their schema and catalog (and the extra columns asked for), and
     the conversions of its values, for `vendor`'s database."""
     quote = connection.ops.quote_name
@@ -122,6 +137,8 @@ def _statement(vendor: str, where: str, for_update: bool, held: bool, pending: b
         columns.append(authz.HELD_GRANTS_SQL)
     if pending:
         columns.append(_pending_sql())
+    if columns_json:
+        columns.append(_columns_sql())
     sql = (f"SELECT {', '.join(columns)} FROM {quote(_TABLE)} "
            f"INNER JOIN {quote(_SCHEMA)} ON {quote(_SCHEMA)}.{quote('id')} = {quote(_TABLE)}.{quote('schema_id')} "
            f"INNER JOIN {quote(_CATALOG)} ON {quote(_CATALOG)}.{quote('id')} = {quote(_SCHEMA)}.{quote('catalog_id')} ")
@@ -155,7 +172,7 @@ def _attnames(model: type[Model]) -> tuple[str, ...]:
 
 
 def tables(caller: Principal, where: str, params: list, *, for_update: bool = False,
-           pending: bool = False, iceberg: bool = False) -> list[Table]:
+           pending: bool = False, iceberg: bool = False, columns: bool = False) -> list[Table]:
     """The tables matching `where` (BY_ID, by_ids(...), by_name(...) or by_names(...), with its params), in
     the order of their ids, each with its schema and catalog and the caller's privileges on the
     three. With `for_update` the table rows (only they) are locked, in that order; with `pending`,
@@ -164,8 +181,11 @@ def tables(caller: Principal, where: str, params: list, *, for_update: bool = Fa
     the table has none). Locked, an Iceberg read locks the metadata rows too, and reads only the
     tables that have one: PostgreSQL hands a `SELECT ... FOR UPDATE` that waited for another
     transaction the newest version of the rows it locks, but the rows it joins without locking as
-    they were when it began. The grants and pending columns are PostgreSQL's SQL: elsewhere
-    `authz.access_to_read` reads the grants itself, and the commits are read when needed."""
+    they were when it began. With `columns`, `table.column_values` lists the table's columns as
+    dicts of COLUMN_FIELDS, by position (what the UC API answers of them), read in the same
+    statement on PostgreSQL and by `read_column_values` elsewhere. The grants and pending columns
+    are PostgreSQL's SQL: elsewhere `authz.access_to_read` reads the grants itself, and the
+    commits are read when needed."""
     if not _is_condition(where):
         raise ValueError(f"Not a condition of catalog.rows: {where!r}")
     if for_update and connection.features.has_select_for_update and connection.get_autocommit():
@@ -173,8 +193,9 @@ def tables(caller: Principal, where: str, params: list, *, for_update: bool = Fa
     postgresql = connection.vendor == "postgresql"
     held = postgresql and not caller.is_metastore_admin
     pending = postgresql and pending
+    columns_json = postgresql and columns
     sql, joined, converted, pending_converters = _statement(connection.vendor, where, for_update, held, pending,
-                                                            iceberg)
+                                                            iceberg, columns_json)
     conversions = [_conversions(columns) for columns in converted]
     with connection.cursor() as cursor:
         cursor.execute(sql, [*authz.held_grants_params(caller), *params] if held else params)
@@ -203,6 +224,13 @@ def tables(caller: Principal, where: str, params: list, *, for_update: bool = Fa
             for converter in pending_converters:
                 value = converter(value, None, connection)
             table.pending = value
+        if columns_json:
+            value = next(extra)
+            for converter in pending_converters:
+                value = converter(value, None, connection)
+            table.column_values = value
+        elif columns:
+            table.column_values = read_column_values(table)
         result.append(table)
     return result
 
@@ -237,3 +265,39 @@ def read_columns(table: Table) -> None:
     queryset._result_cache, queryset._prefetch_done = found, True  # as prefetch_related leaves it
     table._prefetched_objects_cache[Column.table.field.remote_field.cache_name] = queryset
 
+
+
+def read_column_values(table: Table) -> list[dict]:
+    """The table's columns as `tables(..., columns=True)` leaves them in `column_values` (one
+    query, where the statement could not read them)."""
+    read_columns(table)
+    return [{name: getattr(column, name) for name in COLUMN_FIELDS} for column in table.columns.all()]
+
+
+@lru_cache(maxsize=8)
+def _catalog_statement(vendor: str, held: bool):
+    quote = connection.ops.quote_name
+    table = quote(_CATALOG)
+    columns = [f"{table}.{quote(field.column)}" for field in Catalog._meta.concrete_fields]
+    if held:
+        columns.append(authz.CATALOG_HELD_GRANTS_SQL)
+    return (f"SELECT {', '.join(columns)} FROM {table} WHERE {table}.{quote('name')} = %s",
+            _converted_columns(Catalog, _CATALOG))
+
+
+def catalog(caller: Principal, name: str) -> Catalog | None:
+    """The catalog named `name`, with the caller's grants on it on PostgreSQL (for
+    `authz.access_to_read`), in one statement written once per process; None when there is none."""
+    held = connection.vendor == "postgresql" and not caller.is_metastore_admin
+    sql, converted = _catalog_statement(connection.vendor, held)
+    conversions = _conversions(converted)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*authz.held_grants_params(caller), name] if held else [name])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    size = len(Catalog._meta.concrete_fields)
+    found = _instance(Catalog, list(row[:size]), conversions)
+    if held:
+        setattr(found, authz.HELD_GRANTS, row[size])
+    return found
