@@ -18,9 +18,11 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from django.db import connection
+from django.db import connection, connections
 from django.db.transaction import TransactionManagementError
 from django.db.models import JSONField, Model
+from django.db.models.base import ModelState
+from django.db.models.signals import post_init, pre_init
 
 from catalog import authz
 from catalog.choices import DataSourceFormat, TableType
@@ -118,10 +120,17 @@ def _converted_columns(model: type[Model], alias: str) -> list[tuple[int, object
 
 
 def _conversions(columns: list[tuple[int, object]]) -> list[tuple[int, list]]:
-    """The converters of each column on this thread's connection. They are asked for at each
-    query, as the compiler does: SQLite's are methods of the connection that made them, and each
-    thread has a connection of its own."""
-    return [(index, [(converter, column) for converter in _converters_of(column)]) for index, column in columns]
+    """The converters of each column on this thread's connection. SQLite's are methods of the
+    connection that made them, and each thread has a connection of its own: they are asked for
+    once per connection object (which a thread keeps while its database connections come and go),
+    and kept on it."""
+    wrapper = connections[connection.alias]
+    kept = wrapper.__dict__.setdefault("_ucweb_row_conversions", {})
+    found = kept.get(id(columns))
+    if found is None or found[0] is not columns:  # `columns` is kept with them: its id is not reused
+        found = kept[id(columns)] = (columns, [(index, [(converter, column) for converter in _converters_of(column)])
+                                               for index, column in columns])
+    return found[1]
 
 
 @lru_cache(maxsize=64)
@@ -163,7 +172,16 @@ def _instance(model: type[Model], values: list, conversions) -> Model:
         for converter, column in converters:
             value = converter(value, column, connection)
         values[index] = value
-    return model.from_db(connection.alias, _attnames(model), values)
+    if pre_init.has_listeners(model) or post_init.has_listeners(model):
+        return model.from_db(connection.alias, _attnames(model), values)
+    # What from_db makes, without Model.__init__'s signals and walk over the fields (it cost more
+    # than the statement's own execution, for loadTable's four rows): the values of every
+    # concrete field in the instance's __dict__, as __init__ leaves them
+    instance = model.__new__(model)
+    instance._state = ModelState()
+    instance._state.adding, instance._state.db = False, connection.alias
+    instance.__dict__.update(zip(_attnames(model), values))
+    return instance
 
 
 @lru_cache(maxsize=None)
