@@ -244,7 +244,7 @@ def in_schema(caller, securable_type: str, full_name: str, *, for_update: bool =
 
 
 def table(caller, full_name: str, *, for_update: bool = False, columns: bool = False) -> tuple[Table, Access]:
-    """With `columns`, the table's columns come with it (`rows.tables`: `table.column_values`)."""
+    """With `columns`, the table's columns come with it where the database allows (`rows.tables`)."""
     if for_update or not isinstance(caller, Principal):
         return in_schema(caller, SecurableType.TABLE, full_name, for_update=for_update)
     # The row with its schema, catalog and the caller's grants on the three: one statement,

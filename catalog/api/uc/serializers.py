@@ -171,7 +171,7 @@ def catalog_info(row) -> dict:
 
 
 def _column(values: dict) -> dict:
-    """ColumnInfo of a column's values (a row of catalog.rows, or a Column's attributes)."""
+    """ColumnInfo of a column's values (a Column's attributes)."""
     return {
         "name": _text(values["name"]),
         "type_text": _text(values["type_text"]),
@@ -192,11 +192,7 @@ def _number(value):
 
 
 def table_info(table) -> dict:
-    """TableInfo of a table: its columns from `column_values` when it was read with them
-    (catalog.rows), otherwise from `table.columns`."""
-    listed = getattr(table, "column_values", None)
-    if listed is None:
-        listed = [vars(column) for column in table.columns.all()]
+    """TableInfo of a table."""
     schema = table.schema
     data = {
         **_securable(table),
@@ -205,7 +201,7 @@ def table_info(table) -> dict:
         "schema_name": _text(schema.uc_name),
         "table_type": _text(table.table_type),
         "data_source_format": _text(table.data_source_format),
-        "columns": [_column(values) for values in listed],
+        "columns": [_column(vars(column)) for column in table.columns.all()],
         "storage_location": _text(table.answered_location),
         "table_id": _text(table.id),
         "view_definition": _text(table.view_definition),
