@@ -196,16 +196,22 @@ def _instance(model: type[Model], values: list, conversions) -> Model:
         for converter, column in converters:
             value = converter(value, column, connection)
         values[index] = value
-    if pre_init.has_listeners(model) or post_init.has_listeners(model):
+    if _own_from_db(model) or pre_init.has_listeners(model) or post_init.has_listeners(model):
         return model.from_db(connection.alias, _attnames(model), values)
-    # What from_db makes, without Model.__init__'s signals and walk over the fields (it cost more
-    # than the statement's own execution, for loadTable's four rows): the values of every
+    # What Model.from_db makes, without Model.__init__'s signals and walk over the fields (it cost
+    # more than the statement's own execution, for loadTable's four rows): the values of every
     # concrete field in the instance's __dict__, as __init__ leaves them
     instance = model.__new__(model)
     instance._state = ModelState()
     instance._state.adding, instance._state.db = False, connection.alias
     instance.__dict__.update(zip(_attnames(model), values))
     return instance
+
+
+@lru_cache(maxsize=None)
+def _own_from_db(model: type[Model]) -> bool:
+    """Whether `model` makes its instances from rows its own way (Schema remembers its path)."""
+    return model.from_db.__func__ is not Model.from_db.__func__
 
 
 @lru_cache(maxsize=None)
