@@ -31,7 +31,7 @@ help:
 	@echo "make run     install, migrate, bootstrap, then serve on 127.0.0.1:\$${UCWEB_PORT:-8080} with a Celery worker and beat"
 	@echo "make test    install requirements-dev.txt, start PostgreSQL (install Redis and Chromium) if needed, run pytest (PYTEST_ARGS=..., TEST_WORKERS=3)"
 	@echo "make lint-imports  check the dependency rule between the apps (.importlinter)"
-	@echo "make bench   run bench/servers.py (the floor by server), bench/commits.py (BENCH_ARGS=...), then bench/scan_planning.py"
+	@echo "make bench   run bench/servers.py (the floor by server), bench/reads.py (UC GETs and loadTable beside the floor), bench/commits.py (BENCH_ARGS=...), then bench/scan_planning.py"
 	@echo "make clean   remove $(VENV) and caches (keeps var/ data)"
 
 venv: $(STAMP)
@@ -84,6 +84,7 @@ lint-imports: venv-dev
 bench: venv-dev
 	@test -f bench/commits.py || { echo "bench/commits.py does not exist yet" >&2; exit 1; }
 	$(VENV_PY) bench/servers.py
+	$(VENV_PY) bench/reads.py
 	$(VENV_PY) bench/commits.py $(BENCH_ARGS)
 	$(VENV_PY) bench/scan_planning.py
 

@@ -74,14 +74,15 @@ def session_cpu_seconds(session: int) -> float:
 
 class Server:
     """`bash scripts/run_server.sh` (migrate, bootstrap, then granian as `make run` and the Docker
-    image start it), without the Celery worker; its output goes to `server.log` in the var dir."""
+    image start it), without the Celery worker; its output goes to `log` in the var dir. `root`:
+    the checkout it serves (another one, to compare two trees on one database)."""
 
-    def __init__(self, env, port):
+    def __init__(self, env, port, *, root: Path = ROOT, log: str = "server.log"):
         self.url = f"http://127.0.0.1:{port}"
         env = {**env, "UCWEB_PORT": str(port), "UCWEB_BIND": "127.0.0.1", "UCWEB_NO_WORKER": "1",
                "UCWEB_PYTHON": PYTHON}
-        self.log = open(Path(env["UCWEB_VAR_DIR"]) / "server.log", "w")
-        self.process = subprocess.Popen(["bash", "scripts/run_server.sh"], cwd=ROOT, env=env, stdout=self.log,
+        self.log = open(Path(env["UCWEB_VAR_DIR"]) / log, "w")
+        self.process = subprocess.Popen(["bash", "scripts/run_server.sh"], cwd=root, env=env, stdout=self.log,
                                         stderr=subprocess.STDOUT, start_new_session=True)
         http = urllib3.PoolManager()
         for _ in range(1200):

@@ -239,6 +239,15 @@ HELD_GRANTS_SQL = (
 )
 
 
+# The same for a catalog read by itself (catalog.rows.catalog): the caller's grants on it.
+_CATALOG = Catalog._meta.db_table
+CATALOG_HELD_GRANTS_SQL = (
+    f'ARRAY(SELECT g.securable_id::text || \' \' || g.privilege FROM {Grant._meta.db_table} g '
+    f'WHERE (g.principal = %s OR g.principal IN (SELECT c.group_name FROM {GroupClosure._meta.db_table} c '
+    f'WHERE c.principal = %s)) AND g.securable_id = "{_CATALOG}"."id")'
+)
+
+
 def held_grants_params(caller: Principal) -> list:
     """The parameters of HELD_GRANTS_SQL for `caller`."""
     return [caller.name, caller.name]
@@ -251,14 +260,16 @@ def grantees(principal: Principal) -> Q:
         principal__in=GroupClosure.objects.filter(principal=principal.name).values("group_name"))
 
 
-def access_to_read(caller: Principal, table) -> Access:
-    """The caller's access to a table read by `catalog.rows.tables`: no query, unless the grants did
-    not come with the row (another database) or the chain is longer than table, schema and
-    catalog (a nested namespace, whose parents' grants count too)."""
-    held = getattr(table, HELD_GRANTS, None)
-    if table.schema.parent_id is not None or (held is None and not caller.is_metastore_admin):
-        return Access.load(caller, table)
-    return Access.from_held(caller, chain_of(table), (item.split(" ", 1) for item in held or ()))
+def access_to_read(caller: Principal, row) -> Access:
+    """The caller's access to a table read by `catalog.rows.tables`, or a catalog read by
+    `catalog.rows.catalog`: no query, unless the grants did not come with the row (another
+    database) or the chain is longer than table, schema and catalog (a nested namespace, whose
+    parents' grants count too)."""
+    held = getattr(row, HELD_GRANTS, None)
+    nested = isinstance(row, Table) and row.schema.parent_id is not None
+    if nested or (held is None and not caller.is_metastore_admin):
+        return Access.load(caller, row)
+    return Access.from_held(caller, chain_of(row), (item.split(" ", 1) for item in held or ()))
 
 
 def describe(securable) -> str:

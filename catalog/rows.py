@@ -8,8 +8,9 @@ second query made the authorization cost as much as the ratification's own row l
 column is `authz.HELD_GRANTS_SQL`; `authz.access_to_read` makes the caller's access of it). The
 statement is SQL written once per process (`_statement`): compiling the equivalent queryset
 (select_related, two subqueries, the row lock) cost the ORM more CPU per request than the
-database spent answering it. The rows become model instances as the ORM makes them (`from_db`,
-with the ORM's conversions of the values on this database).
+database spent answering it. The rows become model instances as the ORM makes them (what
+`from_db` makes, with the ORM's conversions of the values on this database). A catalog by name is
+read the same way, with the caller's grants on it (`catalog`).
 
 The Iceberg metadata and the Delta commits are models of the commits app, which the catalog does
 not import: they are reached through the table's relations (`iceberg`, `delta_commits`)."""
@@ -21,6 +22,8 @@ from functools import lru_cache
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.transaction import TransactionManagementError
 from django.db.models import JSONField, Model
+from django.db.models.base import ModelState
+from django.db.models.signals import post_init, pre_init
 from pydantic_core import from_json
 
 from catalog import authz
@@ -193,7 +196,22 @@ def _instance(model: type[Model], values: list, conversions) -> Model:
         for converter, column in converters:
             value = converter(value, column, connection)
         values[index] = value
-    return model.from_db(connection.alias, _attnames(model), values)
+    if _own_from_db(model) or pre_init.has_listeners(model) or post_init.has_listeners(model):
+        return model.from_db(connection.alias, _attnames(model), values)
+    # What Model.from_db makes, without Model.__init__'s signals and walk over the fields (it cost
+    # more than the statement's own execution, for loadTable's four rows): the values of every
+    # concrete field in the instance's __dict__, as __init__ leaves them
+    instance = model.__new__(model)
+    instance._state = ModelState()
+    instance._state.adding, instance._state.db = False, connection.alias
+    instance.__dict__.update(zip(_attnames(model), values))
+    return instance
+
+
+@lru_cache(maxsize=None)
+def _own_from_db(model: type[Model]) -> bool:
+    """Whether `model` makes its instances from rows its own way (Schema remembers its path)."""
+    return model.from_db.__func__ is not Model.from_db.__func__
 
 
 @lru_cache(maxsize=None)
@@ -327,3 +345,31 @@ def _prefetch_columns(table: Table, found: list[Column]) -> None:
     queryset._result_cache, queryset._prefetch_done = found, True  # as prefetch_related leaves it
     table._prefetched_objects_cache[Column.table.field.remote_field.cache_name] = queryset
 
+
+
+@lru_cache(maxsize=8)
+def _catalog_statement(vendor: str, held: bool):
+    quote = connection.ops.quote_name
+    table = quote(_CATALOG)
+    columns = [f"{table}.{quote(field.column)}" for field in Catalog._meta.concrete_fields]
+    if held:
+        columns.append(authz.CATALOG_HELD_GRANTS_SQL)
+    return f"SELECT {', '.join(columns)} FROM {table} WHERE {table}.{quote('name')} = %s"
+
+
+def catalog(caller: Principal, name: str) -> Catalog | None:
+    """The catalog named `name`, with the caller's grants on it on PostgreSQL (for
+    `authz.access_to_read`), in one statement written once per process; None when there is none."""
+    held = connection.vendor == "postgresql" and not caller.is_metastore_admin
+    sql = _catalog_statement(connection.vendor, held)
+    conversions = _conversions(_converted_columns(Catalog, _CATALOG))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*authz.held_grants_params(caller), name] if held else [name])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    size = len(Catalog._meta.concrete_fields)
+    found = _instance(Catalog, list(row[:size]), conversions)
+    if held:
+        setattr(found, authz.HELD_GRANTS, row[size])
+    return found

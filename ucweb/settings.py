@@ -205,6 +205,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["ucweb.auth.IsAuthenticatedPrincipal"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["ucweb.parsers.LenientJSONParser"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "ucweb.negotiation.SingleRendererNegotiation",
     "EXCEPTION_HANDLER": "ucweb.errors.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,

@@ -31,7 +31,7 @@ def visible_tables(*, caller: Principal, catalog_name: str, schema_name: str):
 def get_table(*, caller: Principal, full_name: str) -> Table:
     # Its metadata is for whoever sees it (SELECT or MODIFY, authz.SEEN_WITH), not only for the
     # readers of its data (READ: SELECT): recipes.readable would refuse a writer.
-    table, _ = resolve.table(caller, full_name)
+    table, _ = resolve.table(caller, full_name, columns=True)
     return table
 
 

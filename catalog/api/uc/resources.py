@@ -67,14 +67,16 @@ def page_response(plural: str, key: str, info_type: type[serializers.Serializer]
     })
 
 
-def listed(request, queryset, key: str, serializer, *, paginate: Callable | None = None) -> Response:
+def listed(request, queryset, key: str, serializer, *, paginate: Callable | None = None,
+           render: Callable | None = None) -> Response:
     """One page of a Unity Catalog list, `key` naming the list in the answer. `paginate`: how its
-    rows are paged; by name, at most the spec's maximum for that list, unless it says otherwise."""
+    rows are paged; by name, at most the spec's maximum for that list, unless it says otherwise.
+    `render`: a row's item as a dict, when not by `serializer` (which it must answer as)."""
     if paginate is None:
         paginate = partial(pagination.paginate, maximum=pagination.SPEC_MAXIMUM[key])
     items, token = paginate(queryset, max_results=query(request, "max_results"),
                             page_token=query(request, "page_token"))
-    body = {key: serializer(items, many=True).data}
+    body = {key: [render(item) for item in items] if render else serializer(items, many=True).data}
     if token:
         body["next_page_token"] = token
     return Response(body)
@@ -96,7 +98,8 @@ class Resource:
     `create(caller=, **body)` takes the fields `create_request` declares; `get`, `update` and
     `delete` take the name in the path as the keyword `name_argument`, `update` also the fields of
     `update_request` the client sent, `delete` also `force` when `delete_takes_force`.
-    `info_type`: the wire type of one securable; `delete_response`: the documented answer of a
+    `info_type`: the wire type of one securable; `render`: the same answer of a row as a plain
+    dict, where the serializer's cost matters; `delete_response`: the documented answer of a
     delete."""
 
     noun: str
@@ -114,6 +117,7 @@ class Resource:
     update_request: type[serializers.Serializer] | None = None
     delete_takes_force: bool = False
     delete_response: object = Empty
+    render: Callable | None = None
     # The URL calls the one path parameter as the Unity Catalog spec does (volumes/{name} holds a
     # full name), the service by what it holds: this is the service's keyword for it.
     name_argument: str = "full_name"
@@ -143,30 +147,33 @@ def views(resource: Resource, *, module: str) -> tuple[type[CatalogAPIView], typ
         (name,) = path.values()
         return {resource.name_argument: name}
 
+    def show(row):
+        return resource.render(row) if resource.render else resource.info_type(row).data
+
     @extend_schema(operation_id=f"list{resource.plural}", tags=[resource.tag],
                    parameters=[*resource.filters, *PAGE_PARAMETERS],
                    responses=page_response(resource.plural, resource.key, resource.info_type))
     def list_visible(self, request):
         filters = {p.name: (required_query if p.required else query)(request, p.name) for p in resource.filters}
         return listed(request, resource.visible(caller=request.user, **filters), resource.key, resource.info_type,
-                      paginate=resource.paginate)
+                      paginate=resource.paginate, render=resource.render)
 
     @extend_schema(operation_id=f"create{resource.noun}", tags=[resource.tag], request=resource.create_request,
                    responses=resource.info_type)
     def create(self, request):
         row = resource.create(caller=request.user, **arguments(self.body(request), resource.create_request))
-        return Response(resource.info_type(row).data)
+        return Response(show(row))
 
     @extend_schema(operation_id=f"get{resource.noun}", tags=[resource.tag], responses=resource.info_type)
     def get(self, request, **path):
-        return Response(resource.info_type(resource.get(caller=request.user, **service_name(path))).data)
+        return Response(show(resource.get(caller=request.user, **service_name(path))))
 
     @extend_schema(operation_id=f"update{resource.noun}", tags=[resource.tag], request=resource.update_request,
                    responses=resource.info_type)
     def update(self, request, **path):
         row = resource.update(caller=request.user, **service_name(path),
                               fields=changes(self.body(request), resource.update_request))
-        return Response(resource.info_type(row).data)
+        return Response(show(row))
 
     @extend_schema(operation_id=f"delete{resource.noun}", tags=[resource.tag],
                    parameters=[FORCE] if resource.delete_takes_force else None, responses=resource.delete_response)

@@ -139,6 +139,81 @@ class TableInfo(SecurableInfo):
         return data
 
 
+# The answers of the hottest reads, as plain dicts: the same JSON as CatalogInfo and TableInfo
+# (tests/test_uc_rendering.py compares them), without a serializer's fields copied and walked for
+# every response; the serializers stay the wire types the OpenAPI schema describes.
+def _millis(value):
+    return int(value.timestamp() * 1000) if value is not None else None
+
+
+def _text(value):
+    return str(value) if value is not None else None
+
+
+def _securable(row) -> dict:
+    properties = row.properties
+    return {
+        "comment": _text(row.comment),
+        "properties": None if properties is None else {
+            str(key): _text(value) for key, value in properties.items()},
+        "owner": _text(row.owner),
+        "created_at": _millis(row.created_at),
+        "created_by": _text(row.created_by),
+        "updated_at": _millis(row.updated_at),
+        "updated_by": _text(row.updated_by),
+    }
+
+
+def catalog_info(row) -> dict:
+    """CatalogInfo of a catalog."""
+    return {**_securable(row), "name": _text(row.name), "id": _text(row.id),
+            "storage_root": _text(row.storage_root), "storage_location": _text(row.storage_location)}
+
+
+def _column(values: dict) -> dict:
+    """ColumnInfo of a column's values (a Column's attributes)."""
+    return {
+        "name": _text(values["name"]),
+        "type_text": _text(values["type_text"]),
+        "type_json": _text(values["type_json"]),
+        "type_name": _text(values["type_name"]),
+        "type_precision": _number(values["type_precision"]),
+        "type_scale": _number(values["type_scale"]),
+        "type_interval_type": _text(values["type_interval_type"]),
+        "position": _number(values["position"]),
+        "comment": _text(values["comment"]),
+        "nullable": None if values["nullable"] is None else bool(values["nullable"]),
+        "partition_index": _number(values["partition_index"]),
+    }
+
+
+def _number(value):
+    return int(value) if value is not None else None
+
+
+def table_info(table) -> dict:
+    """TableInfo of a table."""
+    schema = table.schema
+    data = {
+        **_securable(table),
+        "name": _text(table.name),
+        "catalog_name": _text(schema.catalog.name),
+        "schema_name": _text(schema.uc_name),
+        "table_type": _text(table.table_type),
+        "data_source_format": _text(table.data_source_format),
+        "columns": [_column(vars(column)) for column in table.columns.all()],
+        "storage_location": _text(table.answered_location),
+        "table_id": _text(table.id),
+        "view_definition": _text(table.view_definition),
+        "view_dependencies": table.view_dependencies,
+    }
+    if table.latest_published_version is not None:
+        from commits.delta_v1 import catalog_properties  # as TableInfo.to_representation
+
+        data["properties"] = catalog_properties(table)
+    return data
+
+
 class CreateTable(serializers.Serializer):
     name = serializers.CharField()
     catalog_name = serializers.CharField()

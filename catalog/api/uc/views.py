@@ -14,6 +14,7 @@ CatalogsView, CatalogView = views(Resource(
     create=catalogs.create_catalog, create_request=wire.CreateCatalog, get=catalogs.get_catalog,
     update=catalogs.update_catalog, update_request=wire.UpdateSecurable,
     delete=catalogs.delete_catalog, delete_takes_force=True, delete_response=DELETED, name_argument="name",
+    render=wire.catalog_info,
 ), module=__name__)
 SchemasView, SchemaView = views(Resource(
     noun="Schema", tag="Schemas", info_type=wire.SchemaInfo, visible=schemas.visible_schemas,
@@ -26,7 +27,7 @@ SchemasView, SchemaView = views(Resource(
 TablesView, TableView = views(Resource(
     noun="Table", tag="Tables", info_type=wire.TableInfo, visible=tables.visible_tables, filters=CATALOG_AND_SCHEMA,
     create=tables.create_table, create_request=wire.CreateTable, get=tables.get_table,
-    delete=tables.delete_table, delete_response=DELETED,
+    delete=tables.delete_table, delete_response=DELETED, render=wire.table_info,
 ), module=__name__)
 
 
