@@ -8,7 +8,8 @@ the legacy `/delta/commit` (seed 000) and the Delta REST API `/delta/v1` updateT
 It creates a database (`ucweb_bench` on the local PostgreSQL unless BENCH_DATABASE_URL says
 otherwise), serves ucweb as `make run` does (bench/harness.py) on a free port, creates managed
 Delta tables through the API, then runs writers that each propose `latest + 1` on a random table of the set (re-reading
-the latest version after a 409), and prints a Markdown table. Writers and server share the
+the latest version after a 409: loadTable on `/delta/v1`, the commits from the lost version on
+through GET /delta/commits), and prints a Markdown table. Writers and server share the
 machine, so the numbers are for this machine, not a ceiling of the design. Beside them, a floor:
 requests that do nothing, through the same server by as many clients.
 """
@@ -73,11 +74,13 @@ def run_writers(server, token, tables, writers, seconds, api="legacy"):
     lock = threading.Lock()
     deadline = time.perf_counter() + seconds
 
-    def latest(table_id, location, name):
+    def latest(table_id, location, name, start_version=0):
+        """The latest version, read as a client rebuilding its snapshot reads it: loadTable, or the
+        ratified commits from the first version it does not know (the one it lost)."""
         if api == "v1":
             return http.request("GET", v1_path(base, name), headers=headers).json()["latest-table-version"]
         response = http.request("GET", f"{base}{UC}/delta/commits", headers=headers,
-                                fields={"table_id": table_id, "table_uri": location})
+                                fields={"table_id": table_id, "table_uri": location, "start_version": start_version})
         return response.json()["latest_table_version"]
 
     def propose(table_id, location, name, version, file_name):
@@ -94,12 +97,12 @@ def run_writers(server, token, tables, writers, seconds, api="legacy"):
 
     def writer(seed):
         rng = random.Random(seed)
-        known = {}
+        known, lost = {}, {}
         local = []
         while time.perf_counter() < deadline:
             table_id, location, name = rng.choice(tables)
             if table_id not in known:
-                known[table_id] = latest(table_id, location, name)
+                known[table_id] = latest(table_id, location, name, lost.pop(table_id, 0))
             version = known[table_id] + 1
             file_name = f"{version:020d}.{uuid.uuid4()}.json"
             # Like a Delta client, stage the commit file first: the server reads its
@@ -113,6 +116,7 @@ def run_writers(server, token, tables, writers, seconds, api="legacy"):
                 known[table_id] = version
             else:
                 known.pop(table_id)
+                lost[table_id] = version
         with lock:
             results.extend(local)
 

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.transaction import TransactionManagementError
 from django.db.models import JSONField, Model
+from pydantic_core import from_json
 
 from catalog import authz
 from catalog.choices import DataSourceFormat, TableType
@@ -39,6 +40,33 @@ def _pending_sql() -> str:
             + f") ORDER BY c.version DESC) FROM {commits} c WHERE c.table_id = \"{_TABLE}\".\"id\" "
             f'AND c.version > COALESCE("{_TABLE}"."latest_published_version", 0) '
             f'AND c.version <= "{_TABLE}"."latest_version"), \'[]\'::jsonb)')
+
+def _ratified_sql() -> str:
+    """Whether the table holds a ratified commit of a version and file name (the parameters): a
+    proposal of a version taken already is a retry of that commit (answered 200) or a lost race."""
+    commits = Table._meta.get_field("delta_commits").related_model._meta.db_table
+    return (f"EXISTS(SELECT 1 FROM {commits} r WHERE r.table_id = \"{_TABLE}\".\"id\" "
+            "AND r.version = %s AND r.file_name = %s)")
+
+
+def _commits_sql() -> str:
+    """The ratified commits from a version (the first parameter) to the latest version or a last
+    version (the second), whichever is lower, oldest first, as one JSON array."""
+    commits = Table._meta.get_field("delta_commits").related_model._meta.db_table
+    return ("COALESCE((SELECT jsonb_agg(jsonb_build_object("
+            + ", ".join(f"'{name}', c.{name}" for name in COMMIT_FIELDS)
+            + f") ORDER BY c.version) FROM {commits} c WHERE c.table_id = \"{_TABLE}\".\"id\" "
+            f'AND c.version >= %s AND c.version <= LEAST("{_TABLE}"."latest_version", %s)), \'[]\'::jsonb)')
+
+
+def _columns_sql() -> str:
+    """The table's columns, ordered by position, as one JSON array of arrays (each the values of
+    Column's concrete fields, in their order)."""
+    columns = Column._meta.db_table
+    values = ", ".join(f'k."{field.column}"' for field in Column._meta.concrete_fields)
+    return (f"COALESCE((SELECT jsonb_agg(jsonb_build_array({values}) ORDER BY k.position) FROM {columns} k "
+            f'WHERE k."{Column.table.field.column}" = "{_TABLE}"."id"), \'[]\'::jsonb)')
+
 
 _JOINED = (Table, Schema, Catalog)  # each row: the table, its schema, the schema's catalog
 BY_ID = f'"{_TABLE}"."id" = %s'
@@ -92,26 +120,39 @@ def _converters_of(column) -> list:
     return connection.ops.get_db_converters(column) + column.get_db_converters(connection)
 
 
-def _converted_columns(model: type[Model], alias: str) -> list[tuple[int, object]]:
+def _converted_columns(model: type[Model], alias: str) -> tuple[tuple[int, object], ...]:
     """Each field of `model` whose stored value the ORM converts on this database: its index and
-    its column (what the query compiler converts)."""
+    its column (what the query compiler converts). The same object for the same model, alias and
+    database, for the life of the process (`_conversions` keeps what it found by it)."""
+    return _converted_columns_on(model, alias, connection.vendor)
+
+
+@lru_cache(maxsize=None)
+def _converted_columns_on(model: type[Model], alias: str, vendor: str) -> tuple[tuple[int, object], ...]:
     found = []
     for index, field in enumerate(model._meta.concrete_fields):
         column = field.get_col(alias)
         if _converters_of(column):
             found.append((index, column))
+    return tuple(found)
+
+
+def _conversions(columns: tuple[tuple[int, object], ...]) -> list[tuple[int, list]]:
+    """The converters of each column on this thread's connection, as the compiler asks for them
+    (SQLite's are methods of the connection that made them, and each thread has a connection of
+    its own), once per connection: asking again at each query cost a commit 0.3 ms."""
+    wrapper = connections[DEFAULT_DB_ALIAS]
+    known = wrapper.__dict__.setdefault("_ucweb_row_conversions", {})
+    found = known.get(id(columns))  # `columns` lives as long as the process (_converted_columns_on)
+    if found is None:
+        found = known[id(columns)] = [(index, [(converter, column) for converter in _converters_of(column)])
+                                      for index, column in columns]
     return found
 
 
-def _conversions(columns: list[tuple[int, object]]) -> list[tuple[int, list]]:
-    """The converters of each column on this thread's connection. They are asked for at each
-    query, as the compiler does: SQLite's are methods of the connection that made them, and each
-    thread has a connection of its own."""
-    return [(index, [(converter, column) for converter in _converters_of(column)]) for index, column in columns]
-
-
 @lru_cache(maxsize=64)
-def _statement(vendor: str, where: str, for_update: bool, held: bool, pending: bool, iceberg: bool):
+def _statement(vendor: str, where: str, for_update: bool, held: bool, pending: bool, iceberg: bool,
+               ratified: bool = False, columns_too: bool = False, commits: bool = False):
     """The SELECT of tables with their schema and catalog (and the extra columns asked for), and
     the conversions of its values, for `vendor`'s database."""
     quote = connection.ops.quote_name
@@ -122,6 +163,12 @@ def _statement(vendor: str, where: str, for_update: bool, held: bool, pending: b
         columns.append(authz.HELD_GRANTS_SQL)
     if pending:
         columns.append(_pending_sql())
+    if ratified:
+        columns.append(_ratified_sql())
+    if columns_too:
+        columns.append(_columns_sql())
+    if commits:
+        columns.append(_commits_sql())
     sql = (f"SELECT {', '.join(columns)} FROM {quote(_TABLE)} "
            f"INNER JOIN {quote(_SCHEMA)} ON {quote(_SCHEMA)}.{quote('id')} = {quote(_TABLE)}.{quote('schema_id')} "
            f"INNER JOIN {quote(_CATALOG)} ON {quote(_CATALOG)}.{quote('id')} = {quote(_SCHEMA)}.{quote('catalog_id')} ")
@@ -155,29 +202,40 @@ def _attnames(model: type[Model]) -> tuple[str, ...]:
 
 
 def tables(caller: Principal, where: str, params: list, *, for_update: bool = False,
-           pending: bool = False, iceberg: bool = False) -> list[Table]:
+           pending: bool = False, iceberg: bool = False, ratified: tuple[int, str] | None = None,
+           columns: bool = False, commits: tuple[int, int] | None = None) -> list[Table]:
     """The tables matching `where` (BY_ID, by_ids(...), by_name(...) or by_names(...), with its params), in
     the order of their ids, each with its schema and catalog and the caller's privileges on the
     three. With `for_update` the table rows (only they) are locked, in that order; with `pending`,
     `table.pending` lists the commits after latest_published_version, newest first; with
     `iceberg`, `table.iceberg` is the table's Iceberg metadata, read in the same statement (absent:
-    the table has none). Locked, an Iceberg read locks the metadata rows too, and reads only the
-    tables that have one: PostgreSQL hands a `SELECT ... FOR UPDATE` that waited for another
+    the table has none); with `ratified` (a version and a file name), `table.ratified` is
+    (version, file name, whether the table holds that ratified commit), what tells a proposal of a
+    taken version from a retry (commits.ratification); with `columns`, the table's columns are
+    read too, and left where `read_columns` leaves them; with `commits` (a first and a last
+    version), `table.ratified_commits` lists the ratified commits between them, but none past the
+    latest version, oldest first. Locked, an Iceberg read locks the metadata
+    rows too, and reads only the tables that have one: PostgreSQL hands a `SELECT ... FOR UPDATE` that waited for another
     transaction the newest version of the rows it locks, but the rows it joins without locking as
-    they were when it began. The grants and pending columns are PostgreSQL's SQL: elsewhere
-    `authz.access_to_read` reads the grants itself, and the commits are read when needed."""
+    they were when it began (so a locked read that may have waited takes `columns` only where the
+    columns cannot change without the row: commits.delta_v1.update). The grants, commits and
+    columns are PostgreSQL's SQL: elsewhere `authz.access_to_read` reads the grants itself, and the
+    commits and columns are read when needed."""
     if not _is_condition(where):
         raise ValueError(f"Not a condition of catalog.rows: {where!r}")
     if for_update and connection.features.has_select_for_update and connection.get_autocommit():
         raise TransactionManagementError("select_for_update cannot be used outside of a transaction.")
     postgresql = connection.vendor == "postgresql"
     held = postgresql and not caller.is_metastore_admin
-    pending = postgresql and pending
+    pending, columns = postgresql and pending, postgresql and columns
+    commits = commits if postgresql else None
     sql, joined, converted, pending_converters = _statement(connection.vendor, where, for_update, held, pending,
-                                                            iceberg)
-    conversions = [_conversions(columns) for columns in converted]
+                                                            iceberg, ratified is not None, columns, commits is not None)
+    column_conversions = _conversions(_converted_columns(Column, Column._meta.db_table)) if columns else None
+    conversions = [_conversions(model_columns) for model_columns in converted]
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*authz.held_grants_params(caller), *params] if held else params)
+        cursor.execute(sql, [*(authz.held_grants_params(caller) if held else ()), *(ratified or ()), *(commits or ()),
+                             *params])
         found = cursor.fetchall()
     result = []
     for row in found:
@@ -199,10 +257,14 @@ def tables(caller: Principal, where: str, params: list, *, for_update: bool = Fa
         if held:
             setattr(table, authz.HELD_GRANTS, next(extra))
         if pending:
-            value = next(extra)
-            for converter in pending_converters:
-                value = converter(value, None, connection)
-            table.pending = value
+            table.pending = _json(next(extra), pending_converters)
+        if ratified is not None:
+            table.ratified = (*ratified, bool(next(extra)))
+        if columns:
+            _prefetch_columns(table, [_column(column_values, table, column_conversions)
+                                      for column_values in _json(next(extra), pending_converters)])
+        if commits is not None:
+            table.ratified_commits = _json(next(extra), pending_converters)
         result.append(table)
     return result
 
@@ -222,6 +284,25 @@ def _columns_statement(vendor: str):
             _converted_columns(Column, Column._meta.db_table))
 
 
+def _json(value, converters):
+    """A jsonb column's value, as JSONField reads it (this database hands it over as text), parsed
+    by pydantic's parser: a table's unpublished commits can be hundreds."""
+    if isinstance(value, str | bytes):
+        return from_json(value)
+    for converter in converters:
+        value = converter(value, None, connection)
+    return value
+
+
+_TABLE_ID_INDEX = [field.attname for field in Column._meta.concrete_fields].index(Column.table.field.attname)
+
+
+def _column(values: list, table: Table, conversions) -> Column:
+    """A Column of `table` from its values as `_columns_sql` hands them over."""
+    values[_TABLE_ID_INDEX] = table.pk
+    return _instance(Column, values, conversions)
+
+
 def read_columns(table: Table) -> None:
     """Reads the table's columns (one query, no compilation) and leaves them where
     `prefetch_related("columns")` would: `table.columns.all()` answers from them."""
@@ -230,6 +311,15 @@ def read_columns(table: Table) -> None:
     with connection.cursor() as cursor:
         cursor.execute(sql, [table_id(table.pk)])
         found = [_instance(Column, list(row), conversions) for row in cursor.fetchall()]
+    _prefetch_columns(table, found)
+
+
+def has_columns(table: Table) -> bool:
+    """Whether the table's columns were read with it (`columns`) or by `read_columns`."""
+    return Column.table.field.remote_field.cache_name in getattr(table, "_prefetched_objects_cache", {})
+
+
+def _prefetch_columns(table: Table, found: list[Column]) -> None:
     for column in found:
         Column.table.field.set_cached_value(column, table)
     table._prefetched_objects_cache = {}

@@ -39,10 +39,14 @@ def _same_location(table: Table, table_uri: str) -> None:
         raise InvalidParameter(f"table_uri {table_uri} does not match the location of table {table.id}.")
 
 
-def _table(caller: Principal, table_id: str, privilege: str, *, for_update: bool = False) -> tuple[Table, authz.Access]:
-    """The table and the caller's access to it, in one query. A table the caller may not see
-    answers as one that does not exist (catalog.resolve)."""
-    found = rows.tables(caller, rows.BY_ID, [rows.table_id(table_id)], for_update=for_update)
+def _table(caller: Principal, table_id: str, privilege: str, *, for_update: bool = False,
+           commit=None, commits: tuple[int, int] | None = None) -> tuple[Table, authz.Access]:
+    """The table and the caller's access to it, in one query (with whether `commit` is ratified
+    already, for a proposal, or the ratified `commits` between two versions: catalog.rows). A
+    table the caller may not see answers as one that does not exist (catalog.resolve)."""
+    ratified = (commit.version, commit.file_name) if commit is not None else None
+    found = rows.tables(caller, rows.BY_ID, [rows.table_id(table_id)], for_update=for_update, ratified=ratified,
+                        commits=commits)
     return access_to(caller, table_id, privilege, found)
 
 
@@ -89,7 +93,7 @@ def write_commit(*, caller: Principal, body: dict, by_catalog: bool = False) -> 
     if commit is not None and proposal.published is None:
         # A version taken already is refused before the lock (Ratification.refuse_a_taken_version),
         # after the checks the locked path makes first, and before the staged file is read.
-        before, _ = _managed_table(caller, proposal.request.table_id, proposal.request.table_uri)
+        before, _ = _managed_table(caller, proposal.request.table_id, proposal.request.table_uri, commit=commit)
         Ratification(before, caller).refuse_a_taken_version(commit)
     staged = proposal.staged()
     with transaction.atomic():
@@ -121,8 +125,8 @@ def apply(caller: Principal, table: Table, access: authz.Access, proposal: Propo
         "version": commit.version if commit else None, "published": published, **(details or {})})
 
 
-def _managed_table(caller: Principal, table_id: str, table_uri: str, *, for_update: bool = False):
-    table, access = _table(caller, table_id, Privilege.MODIFY, for_update=for_update)
+def _managed_table(caller: Principal, table_id: str, table_uri: str, *, for_update: bool = False, commit=None):
+    table, access = _table(caller, table_id, Privilege.MODIFY, for_update=for_update, commit=commit)
     check_managed(table, table_uri)
     return table, access
 
@@ -144,7 +148,7 @@ def _locked_table(caller: Principal, request: wire.DeltaCommitRequest, commit, b
             table, access = access_to(caller, request.table_id, Privilege.MODIFY, found)
             check_managed(table, request.table_uri)
             return table, access
-        moved, _ = _managed_table(caller, request.table_id, request.table_uri)
+        moved, _ = _managed_table(caller, request.table_id, request.table_uri, commit=commit)
         Ratification(moved, caller).refuse_a_taken_version(commit)  # a retry of the winner goes on
     return _managed_table(caller, request.table_id, request.table_uri, for_update=True)
 
@@ -186,14 +190,17 @@ def get_commits(*, caller: Principal, params: dict) -> dict:
     start, end = request.start_version or 0, request.end_version
     if end is not None and end < start:
         raise InvalidParameter(f"end_version {end} is below start_version {start}.")
-    table, _ = _table(caller, request.table_id, Privilege.SELECT)
+    bound = start + settings.UCWEB_DELTA_COMMITS_PAGE_SIZE - 1 if end is None else min(
+        end, start + settings.UCWEB_DELTA_COMMITS_PAGE_SIZE - 1)
+    table, _ = _table(caller, request.table_id, Privilege.SELECT, commits=(start, bound))  # one query
     _same_location(table, request.table_uri)
     if not is_catalog_managed(table):
         return {"commits": [], "latest_table_version": -1}
-    last = table.latest_version if end is None else min(end, table.latest_version)
-    last = min(last, start + settings.UCWEB_DELTA_COMMITS_PAGE_SIZE - 1)
-    rows_ = DeltaCommit.objects.filter(table=table, version__gte=start, version__lte=last).order_by("version")
-    return {"commits": list(rows_.values(*rows.COMMIT_FIELDS)), "latest_table_version": table.latest_version}
+    found = getattr(table, "ratified_commits", None)
+    if found is None:  # read with the row on PostgreSQL only
+        found = list(DeltaCommit.objects.filter(table=table, version__gte=start, version__lte=min(
+            bound, table.latest_version)).order_by("version").values(*rows.COMMIT_FIELDS))
+    return {"commits": found, "latest_table_version": table.latest_version}
 
 
 # -- metrics ------------------------------------------------------------------------------------------

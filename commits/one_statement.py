@@ -8,56 +8,15 @@ audit event's (INSERT). They are one PostgreSQL statement with data-modifying CT
 
 inside the transaction that holds the table row's lock, so nothing changes for the guarantees
 (the rows are written together or not at all, as before) while the commit pays one round trip
-instead of three. The text of each part depends only on the model and the fields written, so it
-is written once per process; the values go through the fields as the ORM's insert and update
-compilers send them (`pre_save`, then `get_db_prep_save`), so conversions and `auto_now_add` stay
-the ORM's. The rows are plain values (no expressions): tests/test_delta_commit_sql.py compares the
-statements with the ORM's own."""
+instead of three. The text of each part is written once per process (catalog.statements), with the
+values the ORM would send."""
 
 from __future__ import annotations
-
-from functools import lru_cache
 
 from django.db import DatabaseError, connection
 from django.db.models import Model
 
-
-@lru_cache(maxsize=64)
-def _insert_statement(model: type[Model], vendor: str) -> tuple[str, list]:
-    meta = model._meta
-    fields = [f for f in meta.local_concrete_fields if not f.generated and f is not meta.auto_field]
-    quote = connection.ops.quote_name
-    return (f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) "
-            f"VALUES ({', '.join(['%s'] * len(fields))})", fields)
-
-
-@lru_cache(maxsize=64)
-def _update_statement(model: type[Model], field_names: tuple[str, ...], vendor: str) -> tuple[str, list]:
-    meta = model._meta
-    fields = [meta.get_field(name) for name in field_names]
-    quote, table = connection.ops.quote_name, connection.ops.quote_name(meta.db_table)
-    return (f"UPDATE {table} SET {', '.join(f'{quote(f.column)} = %s' for f in fields)} "
-            f"WHERE {table}.{quote(meta.pk.column)} = %s", fields)
-
-
-def _values(fields, obj: Model, *, add: bool) -> list:
-    values = []
-    for field in fields:
-        value = field.pre_save(obj, add)
-        if hasattr(value, "resolve_expression"):
-            raise TypeError(f"{field} holds an expression; save_with writes plain values.")
-        values.append(field.get_db_prep_save(value, connection))
-    return values
-
-
-def _insert(obj: Model) -> tuple[str, list]:
-    sql, fields = _insert_statement(type(obj), connection.vendor)
-    return sql, _values(fields, obj, add=True)
-
-
-def _update(obj: Model, field_names) -> tuple[str, list]:
-    sql, fields = _update_statement(type(obj), tuple(sorted(set(field_names))), connection.vendor)
-    return sql, [*_values(fields, obj, add=False), obj._meta.pk.get_db_prep_value(obj.pk, connection, prepared=False)]
+from catalog.statements import insert as _insert, update as _update
 
 
 def save_with(obj: Model, field_names, inserts: list[Model], updates=()) -> None:

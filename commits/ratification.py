@@ -151,6 +151,9 @@ class Ratification:
         nothing changed. (Any other proposal of a taken version is refused by `ratify`.)"""
         if commit.version > self.table.latest_version:
             return False
+        known = getattr(self.table, "ratified", None)  # read with the row (catalog.rows)
+        if known is not None and known[:2] == (commit.version, commit.file_name):
+            return known[2]
         return DeltaCommit.objects.filter(table=self.table, version=commit.version,
                                           file_name=commit.file_name).exists()
 

@@ -76,28 +76,46 @@ def test_the_table_row_is_locked_only_in_a_transaction_and_only_by_the_modules_c
 
 def test_the_conversions_of_the_table_row_are_the_connections_of_each_query(delta, table, bootstrap):
     """The statement is cached for the process; the converters are asked of the connection that
-    runs each query (SQLite's are its methods; each thread has its own connection)."""
+    runs the queries (SQLite's are its methods; each thread has its own connection), once."""
+    import threading
+
+    from django.db import connections
+
     from catalog.models import Principal
     from catalog import rows
 
     admin = Principal.objects.get(name="admin")
     params = [rows.table_id(table[0])]
-    rows.read_columns(rows.tables(admin, rows.BY_ID, params)[0])  # the statements are cached now
-    asked = []
-    ask = connection.ops.get_db_converters
-
-    def recording(expression):
-        asked.append(expression)
-        return ask(expression)
-
-    with mock.patch.object(connection.ops, "get_db_converters", recording):
-        [read] = rows.tables(admin, rows.BY_ID, params)
-        rows.read_columns(read)
     converted = [model for model in (Table, Schema, Catalog, Column)
                  if any(connection.ops.get_db_converters(f.get_col(model._meta.db_table)) +
                         f.get_col(model._meta.db_table).get_db_converters(connection)
                         for f in model._meta.concrete_fields)]
-    assert {expression.target.model for expression in asked} == set(converted)
+
+    def read_with_recorded_converters() -> list:
+        asked = []
+        ops = connections["default"].ops  # this thread's connection's
+        ask = ops.get_db_converters
+
+        def recording(expression):
+            asked.append(expression)
+            return ask(expression)
+
+        with mock.patch.object(ops, "get_db_converters", recording):
+            [read] = rows.tables(admin, rows.BY_ID, params)
+            rows.read_columns(read)
+            [read] = rows.tables(admin, rows.BY_ID, params)
+            rows.read_columns(read)
+        return asked
+
+    rows.read_columns(rows.tables(admin, rows.BY_ID, params)[0])  # this connection's are known now
+    assert read_with_recorded_converters() == []
+    other = []  # a thread of its own: its connection is asked, once for both reads
+    thread = threading.Thread(target=lambda: (other.extend(read_with_recorded_converters()),
+                                              connections.close_all()))
+    thread.start()
+    thread.join()
+    assert {expression.target.model for expression in other} == set(converted)
+    assert len(other) == len({id(expression) for expression in other})
 
 
 def _plain(statement):

@@ -26,3 +26,67 @@ def test_a_request_after_the_database_ended_the_kept_connection_answers(live_ser
 
     assert answer.status_code == 200, answer.text[:300]
     assert answer.json() == {"catalogs": []}
+
+
+def _pool(check):
+    from psycopg_pool import ConnectionPool
+
+    params = connection.settings_dict
+    conninfo = {"dbname": params["NAME"], "user": params["USER"], "host": params["HOST"] or "127.0.0.1",
+                "port": params["PORT"] or 5432, "password": params["PASSWORD"] or None,
+                "application_name": "ucweb-pool-check", "autocommit": True}
+    return ConnectionPool(kwargs={k: v for k, v in conninfo.items() if v is not None}, min_size=1, max_size=1,
+                          check=check, open=True)
+
+
+def test_the_pool_asks_the_socket_then_the_database_only_when_it_has_something_to_say():
+    """The servers' pool (ucweb.pool) hands out a connection without a round trip while its socket
+    is quiet, and replaces one that the database ended meanwhile (its socket says so)."""
+    if connection.vendor != "postgresql":
+        pytest.skip("a PostgreSQL connection pool")
+    from unittest import mock
+
+    from psycopg_pool import ConnectionPool
+
+    from ucweb.pool import check_connection
+
+    with _pool(check_connection) as pool, mock.patch.object(
+            ConnectionPool, "check_connection", wraps=ConnectionPool.check_connection) as asked:
+        with pool.connection() as conn:
+            first = conn.info.backend_pid
+        with pool.connection() as conn:
+            assert conn.info.backend_pid == first and conn.execute("SELECT 1").fetchone() == (1,)
+        assert asked.call_count == 0, "a quiet connection was checked with a round trip"
+
+        assert terminate_other_connections("ucweb-pool-check") == 1
+        with pool.connection() as conn:
+            assert conn.execute("SELECT 1").fetchone() == (1,)
+            assert conn.info.backend_pid != first
+        assert asked.call_count >= 1
+
+
+def test_the_servers_install_their_check_on_the_pool_django_makes(settings):
+    """ucweb.wsgi and ucweb.asgi put ucweb.pool's check on the pool (Django passes psycopg_pool's
+    own, which the pool keeps as `_check`)."""
+    if connection.vendor != "postgresql":
+        pytest.skip("a PostgreSQL connection pool")
+    from django.db import connections
+    from psycopg_pool import ConnectionPool
+
+    from ucweb import pool
+    from ucweb.pool import check_connection
+
+    wrapper = connections["default"]
+    options = wrapper.settings_dict.setdefault("OPTIONS", {})
+    saved = (dict(options), wrapper.settings_dict.get("CONN_MAX_AGE"), wrapper.settings_dict.get("CONN_HEALTH_CHECKS"))
+    options["pool"] = {"min_size": 1, "max_size": 1}
+    wrapper.settings_dict.update(CONN_MAX_AGE=0, CONN_HEALTH_CHECKS=True)
+    try:
+        assert wrapper.pool._check is ConnectionPool.check_connection  # what Django made
+        pool.install()
+        assert wrapper.pool._check is check_connection
+    finally:
+        wrapper.close_pool()
+        options.clear()
+        options.update(saved[0])
+        wrapper.settings_dict.update(CONN_MAX_AGE=saved[1], CONN_HEALTH_CHECKS=saved[2])

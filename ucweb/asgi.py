@@ -37,6 +37,7 @@ from django.core.handlers.asgi import ASGIHandler
 from django.core.exceptions import RequestAborted
 from django.db import close_old_connections
 
+from ucweb import pool
 from ucweb.request_body import BodyTooLarge, declared_length, too_large_response
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ucweb.settings")
@@ -172,3 +173,4 @@ class SynchronousChainASGIHandler(ASGIHandler):
 
 django.setup(set_prefix=False)  # as django.core.asgi.get_asgi_application
 application = SynchronousChainASGIHandler()
+pool.install()  # the connection pool's check of a connection it hands out: its socket first

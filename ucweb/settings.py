@@ -180,7 +180,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["CONN_MAX_AGE"] = 0
 # A kept connection (CONN_MAX_AGE, or the pool's) that the database ended meanwhile (a restart,
 # pg_terminate_backend, an idle timeout) is found and replaced before a request uses it, instead of
-# failing that request; the pool checks a connection when it is taken (Django passes it this flag).
+# failing that request; the pool checks a connection when it is taken (Django passes it this flag;
+# the servers' own check asks the socket first and sends a query only when it has something to
+# say: ucweb.pool).
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = bool(
     DATABASES["default"]["CONN_MAX_AGE"] or "pool" in DATABASES["default"].get("OPTIONS", {}))
 

@@ -10,9 +10,11 @@ from django.urls import get_resolver
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ucweb.settings")
 
-from ucweb.request_body import BodyReadFirst  # noqa: E402  (after the settings module is named)
+from ucweb import pool  # noqa: E402  (after the settings module is named)
+from ucweb.request_body import BodyReadFirst  # noqa: E402
 
 application = BodyReadFirst(get_wsgi_application())
+pool.install()  # the connection pool's check of a connection it hands out: its socket first
 
 # Import every view now, while the worker starts, rather than in its first request: that request
 # would otherwise wait seconds (longer than a client's timeout on a busy machine), and a worker

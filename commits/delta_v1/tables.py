@@ -132,19 +132,20 @@ def _pending_commits(table: Table) -> list[dict]:
 
 
 def table_for(caller: Principal, catalog: str, schema: str, name: str, *, for_update: bool = False,
-              pending: bool = False, columns: bool = False) -> Table:
-    """The table, with the caller's grants (and on request its unpublished commits and its
-    columns) in as few queries as the request allows (catalog.rows)."""
+              pending: bool = False, columns: bool = False, ratified: tuple[int, str] | None = None) -> Table:
+    """The table, with the caller's grants (and on request its unpublished commits, its columns
+    and whether it holds a ratified commit: catalog.rows) in as few queries as the request allows."""
     paths = schema_paths(schema)  # the paths the name may mean, likelier first (catalog.resolve's rule)
     found = {row.schema.path: row for row in rows.tables(
-        caller, rows.by_name(len(paths)), [catalog, *paths, name], for_update=for_update, pending=pending)
+        caller, rows.by_name(len(paths)), [catalog, *paths, name], for_update=for_update, pending=pending,
+        ratified=ratified, columns=columns and not for_update)  # (a locked read: see catalog.rows)
     } if paths else {}
     table = next((found[path] for path in paths if path in found), None)
     if table is None:
         # A catalog or schema hidden from the caller answers as a missing one, as its table would.
         resolve.schema(caller, catalog, schema)
         raise lookup_errors.table_not_found(catalog, quote_part(schema), name)
-    if columns:
+    if columns and not rows.has_columns(table):
         rows.read_columns(table)
     return table
 

@@ -154,7 +154,8 @@ def _before_the_lock(caller: Principal, catalog: str, schema: str, name: str, up
     storage (its location never changes), so no storage read happens under the lock. Returns the
     staged commit, and the row read when the commit is its next version and changes nothing else
     (`_locked_table` locks it at that version)."""
-    table = table_for(caller, catalog, schema, name)
+    commit = update.commit
+    table = table_for(caller, catalog, schema, name, ratified=(commit.version, commit.file_name))
     require(caller, table, Privilege.MODIFY)
     require_delta(table)
     _check_actions(table, update, asserted)
@@ -183,11 +184,17 @@ def _locked_table(caller: Principal, catalog: str, schema: str, name: str, updat
     (catalog.rows.BY_ID_AT_VERSION): when the version moved while the lock was awaited, the
     proposal lost the race and is refused without the lock."""
     if before is not None:
+        # With its columns: the answer's. Read in the statement's snapshot, which may predate the
+        # lock's wait, they are still the row's: a catalog-managed table's columns change only
+        # with its version (a commit's metadata, under this lock), and a row whose version moved
+        # is not returned.
         at_version = [rows.table_id(before.id), before.latest_version]
-        found = rows.tables(caller, rows.BY_ID_AT_VERSION, at_version, for_update=True, pending=True)
+        found = rows.tables(caller, rows.BY_ID_AT_VERSION, at_version, for_update=True, pending=True, columns=True)
         if found:
             return found[0]
-        _refuse_a_taken_version(Ratification(table_for(caller, catalog, schema, name), caller), update.commit)
+        commit = update.commit
+        moved = table_for(caller, catalog, schema, name, ratified=(commit.version, commit.file_name))
+        _refuse_a_taken_version(Ratification(moved, caller), commit)
     return table_for(caller, catalog, schema, name, for_update=True, pending=True)
 
 
@@ -252,5 +259,6 @@ def apply(caller: Principal, table: Table, request: DeltaUpdateTableRequest, sta
 
 def _after(table: Table) -> dict:
     """The loadTable answer for a row already read (and, after an update, saved)."""
-    rows.read_columns(table)
+    if not rows.has_columns(table):
+        rows.read_columns(table)
     return describe(table)

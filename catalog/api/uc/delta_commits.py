@@ -9,11 +9,15 @@ from catalog.api.base import CatalogAPIView
 from catalog.api.uc.serializers import Empty
 from commits import delta, delta_transactions, delta_wire, transaction_wire
 from ucweb.openapi import query_parameters
+from ucweb.renderers import PlainJSONNegotiation, PlainJSONRenderer
+
 
 class DeltaCommitsView(CatalogAPIView):
     """GET lists ratified commits; POST ratifies and/or records publication."""
 
     audit_securable_type = "table"
+    renderer_classes = [PlainJSONRenderer]
+    content_negotiation_class = PlainJSONNegotiation
     audit_actions = {"POST": AuditAction.COMMIT_DELTA}
 
     @extend_schema(
