@@ -202,20 +202,30 @@ def _rows():
     return pa.table({"id": pa.array(range(10), pa.int64()), "city": pa.array(["x"] * 10, pa.string())})
 
 
-def pyiceberg_rate(make_catalog, namespace, names, writers, seconds, append):
-    """(commits/s, conflicts, latencies) of `writers` threads, each with its own catalog client."""
+class PeerWriters:
+    """`writers` threads' pyiceberg clients of one catalog, each with the tables it has loaded, kept
+    from one round to the next (a round measures commits, not loads)."""
+
+    def __init__(self, make_catalog, writers):
+        self.catalogs = [make_catalog() for _ in range(writers)]
+        self.tables = [{} for _ in range(writers)]
+        self.rngs = [random.Random(index) for index in range(writers)]
+
+
+def pyiceberg_rate(peer, namespace, names, seconds, append):
+    """(commits, seconds, conflicts, latencies) of the peer's writers, each a thread, for `seconds`."""
     from pyiceberg.exceptions import CommitFailedException
 
     data = _rows()
     lock = threading.Lock()
     counts = {"ok": 0, "conflict": 0}
     latencies = []
-    catalogs = [make_catalog() for _ in range(writers)]
+    writers = len(peer.catalogs)
     barrier = threading.Barrier(writers + 1)
     deadline = [0.0]
 
-    def writer(seed):
-        catalog, rng, tables = catalogs[seed], random.Random(seed), {}
+    def writer(index):
+        catalog, rng, tables = peer.catalogs[index], peer.rngs[index], peer.tables[index]
         barrier.wait()
         while time.perf_counter() < deadline[0]:
             name = rng.choice(names)
@@ -245,12 +255,13 @@ def pyiceberg_rate(make_catalog, namespace, names, writers, seconds, append):
     barrier.wait()
     for thread in threads:
         thread.join()
-    return counts["ok"] / (time.perf_counter() - started), counts["conflict"], latencies
+    return counts["ok"], time.perf_counter() - started, counts["conflict"], latencies
 
 
-def peer_rows(server, token, database_url, storage, seconds):
+def peer_rows(server, token, database_url, storage, seconds, rounds):
     """ucweb vs SqlCatalog, metadata-only commits and appends, 1 and 8 writers over 100 tables,
-    with the server's CPU time per ucweb commit."""
+    with the server's CPU time per ucweb commit. Each case alternates the two catalogs `rounds`
+    times (seconds / rounds each), so that a change in the machine's other load falls on both."""
     from pyiceberg.schema import Schema as IcebergSchema
 
     schema = IcebergSchema.model_validate(SCHEMA)
@@ -264,17 +275,30 @@ def peer_rows(server, token, database_url, storage, seconds):
     rows = []
     for append in (False, True):
         for writers in (1, 8):
-            cpu = server.cpu_seconds()
-            ours, our_conflicts, our_latencies = pyiceberg_rate(peers["ucweb"], "peer", names, writers, seconds, append)
-            cpu_ms = (server.cpu_seconds() - cpu) * 1000 / max(1, len(our_latencies))
-            theirs, their_conflicts, their_latencies = pyiceberg_rate(peers["SqlCatalog"], "peer", names, writers,
-                                                                      seconds, append)
+            ours, theirs = PeerWriters(peers["ucweb"], writers), PeerWriters(peers["SqlCatalog"], writers)
+            totals = {"ucweb": [0, 0.0, 0, []], "SqlCatalog": [0, 0.0, 0, []]}
+            cpu = 0.0
+            for _ in range(rounds):
+                for label, peer in (("ucweb", ours), ("SqlCatalog", theirs)):
+                    before = server.cpu_seconds()
+                    result = pyiceberg_rate(peer, "peer", names, seconds / rounds, append)
+                    if label == "ucweb":
+                        cpu += server.cpu_seconds() - before
+                    total = totals[label]
+                    total[0] += result[0]
+                    total[1] += result[1]
+                    total[2] += result[2]
+                    total[3] += result[3]
+            (our_ok, our_time, our_conflicts, our_latencies) = totals["ucweb"]
+            (their_ok, their_time, their_conflicts, their_latencies) = totals["SqlCatalog"]
+            ours_rate, theirs_rate = our_ok / our_time, their_ok / their_time
+            cpu_ms = cpu * 1000 / max(1, len(our_latencies))
             what = "append (10 rows)" if append else "metadata-only (set-properties)"
             rows.append((f"{what}, {writers} writer(s), {PEER_TABLES} tables",
-                         f"{ours:.0f} ({our_conflicts} conflicts)", f"{percentile(our_latencies, .5):.1f}",
+                         f"{ours_rate:.0f} ({our_conflicts} conflicts)", f"{percentile(our_latencies, .5):.1f}",
                          f"{cpu_ms:.1f}",
-                         f"{theirs:.0f} ({their_conflicts} conflicts)", f"{percentile(their_latencies, .5):.1f}",
-                         f"{ours / theirs:.2f}x"))
+                         f"{theirs_rate:.0f} ({their_conflicts} conflicts)", f"{percentile(their_latencies, .5):.1f}",
+                         f"{ours_rate / theirs_rate:.2f}x"))
     return rows
 
 
@@ -285,6 +309,8 @@ def main():
     parser.add_argument("--tables", type=int, default=10_000)
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=5,
+                        help="ucweb and SqlCatalog take turns this many times in each peer case")
     parser.add_argument("--peer-only", action="store_true", help="only ucweb beside pyiceberg's SqlCatalog")
     parser.add_argument("--reads-only", action="store_true",
                         help="only loadTable and UC GET table beside the bare SQL round trip")
@@ -295,7 +321,7 @@ def main():
     rows, peer, loads = [], [], []
     try:
         if not args.reads_only:
-            peer = peer_rows(server, token, database_url, storage, args.seconds)
+            peer = peer_rows(server, token, database_url, storage, args.seconds, args.rounds)
         if args.peer_only:
             return
         client = Client(server.url, token, pool=32)

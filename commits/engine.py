@@ -25,7 +25,7 @@ from catalog.names import namespace_levels, namespace_path, validate_name
 from commits.formats import definition
 from commits.formats import iceberg as formats
 from commits.formats.schema_evolution import iceberg_breaking_changes
-from commits.iceberg import SWAPPED_FIELDS, moved, new_row, prepare_location, row_id_for, swap
+from commits.iceberg import SWAPPED_FIELDS, FileWrites, moved, new_row, prepare_location, row_id_for, swap
 from commits.one_statement import save_with
 from ucweb import metrics
 from ucweb.errors import CommitFailed, InvalidParameter, TableDoesNotExist
@@ -135,9 +135,10 @@ def _plan_create(caller: Principal, catalog: Catalog, change: Change) -> _Planne
     return _Planned(change, None, schema, metadata, managed=placed.managed, table_id=table_id)
 
 
-def _write(caller: Principal, planned: _Planned) -> Loaded:
+def _write(caller: Principal, planned: _Planned, writes: FileWrites) -> Loaded:
     """Writes the next metadata file of a planned change and swaps it in (the caller's transaction):
-    the metadata row, the table row and the audit event of a table that exists in one statement."""
+    the metadata row, the table row and the audit event of a table that exists in one statement,
+    sent while its file is written (`writes`: the caller waits for it before committing)."""
     change, table, metadata = planned.change, planned.table, planned.metadata
     event_details = {"updates": [getattr(u, "action", "") for u in change.updates]}
     if table is None:
@@ -147,7 +148,7 @@ def _write(caller: Principal, planned: _Planned) -> Loaded:
         prepare_location(metadata.location)
         state = swap(table, metadata, None)
     else:
-        state = swap(table, metadata, table.iceberg, columns=planned.columns, save=False)
+        state = swap(table, metadata, table.iceberg, columns=planned.columns, save=False, writes=writes)
     table.updated_at = timezone.now()
     table.updated_by = caller.name
     # The new metadata file is the Iceberg table's version.
@@ -177,7 +178,14 @@ def commit(caller: Principal, prefix: str, changes: list[Change]) -> list[Loaded
             metrics.commit_outcome("iceberg", "conflict")
             raise
         transaction.on_commit(lambda: metrics.commit_outcome("iceberg", "ratified", len(planned)))
-        return [_write(caller, item) for item in planned]
+        writes = FileWrites()
+        try:
+            written = [_write(caller, item, writes) for item in planned]
+        except BaseException:
+            writes.wait(raising=False)
+            raise
+        writes.wait()  # before the transaction commits: a committed row names a file that is there
+        return written
 
 
 def commit_table(*, caller: Principal, prefix: str, namespace: str, name: str, body: dict) -> Loaded:

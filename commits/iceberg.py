@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -39,19 +41,78 @@ def write_metadata_file(location: str, payload: str) -> None:
         raise InvalidParameter(f"Cannot write table metadata to {location}: {exc}") from None
 
 
+# A commit's metadata file is written, and made durable, on a thread of its own while the commit's
+# rows go to the database: the write's fsyncs and the statement's round trip overlap instead of
+# adding up. The transaction commits only once the file is written (`FileWrites.wait`), so no row
+# ever names a file that is not there. Past this many files in flight in one process a commit
+# writes its own: a write queued behind others would keep it waiting longer than writing it.
+_MOST_FILES_IN_FLIGHT = 16
+_in_flight = threading.BoundedSemaphore(_MOST_FILES_IN_FLIGHT)
+_writers: tuple[int, ThreadPoolExecutor] | None = None
+_writers_lock = threading.Lock()
+
+
+def _file_writers() -> ThreadPoolExecutor:
+    """This process's writer threads (a forked process starts its own: it has none of its parent's)."""
+    global _writers
+    with _writers_lock:
+        if _writers is None or _writers[0] != os.getpid():
+            _writers = (os.getpid(), ThreadPoolExecutor(_MOST_FILES_IN_FLIGHT, thread_name_prefix="iceberg-metadata"))
+        return _writers[1]
+
+
+class FileWrites:
+    """The metadata files of one commit being written; `wait` before the commit's transaction ends."""
+
+    def __init__(self):
+        self._futures = []
+
+    def start(self, location: str, payload: str) -> None:
+        if not _in_flight.acquire(blocking=False):
+            write_metadata_file(location, payload)
+            return
+        try:
+            future = _file_writers().submit(write_metadata_file, location, payload)
+        except RuntimeError:  # the interpreter is shutting down: no new thread starts
+            _in_flight.release()
+            write_metadata_file(location, payload)
+            return
+        except BaseException:
+            _in_flight.release()
+            raise
+        future.add_done_callback(lambda _: _in_flight.release())
+        self._futures.append(future)
+
+    def wait(self, *, raising: bool = True) -> None:
+        """Waits for every write (none is left running whatever happens); with `raising`, raises
+        the first one's error."""
+        errors = []
+        for future in self._futures:
+            error = future.exception()
+            if error is not None:
+                errors.append(error)
+        self._futures = []
+        if errors and raising:
+            raise errors[0]
+
+
 SWAPPED_FIELDS = ["metadata_location", "metadata_json"]
 
 
 def swap(table: Table, metadata: formats.Metadata, current: IcebergMetadata | None, *, columns: bool = True,
-         save: bool = True) -> IcebergMetadata:
+         save: bool = True, writes: FileWrites | None = None) -> IcebergMetadata:
     """Writes the next metadata file of `table` and points the table at it, in the caller's
     transaction: a new metadata row for a new table, else an update of `current` (read under the
     table's lock; `save` False when the caller writes it together with other rows). A table's UC
     columns and properties follow its metadata; `columns` False when the schema and partition
-    spec are the same as before."""
+    spec are the same as before. With `writes`, the file is only started: the caller waits for
+    it before its transaction commits."""
     location = formats.next_metadata_location(metadata.location, current.metadata_location if current else None)
     payload = metadata.text
-    write_metadata_file(location, payload)
+    if writes is None:
+        write_metadata_file(location, payload)
+    else:
+        writes.start(location, payload)
     if current is None:
         current = IcebergMetadata.objects.create(table=table, metadata_location=location, metadata_json=payload)
     else:
