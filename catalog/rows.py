@@ -17,6 +17,7 @@ not import: they are reached through the table's relations (`iceberg`, `delta_co
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
@@ -35,14 +36,39 @@ _TABLE, _SCHEMA, _CATALOG = Table._meta.db_table, Schema._meta.db_table, Catalog
 _ICEBERG = Table._meta.get_field("iceberg")  # the one-to-one relation to the Iceberg metadata
 
 
-def _pending_sql() -> str:
-    """The commits after latest_published_version, newest first, as one JSON array."""
+def _pending_sql(keys: tuple[tuple[str, str], ...]) -> list[str]:
+    """The commits after latest_published_version, newest first, as the text of one JSON array of
+    objects (`keys`: each JSON key and the field it holds), and how many they are."""
     commits = Table._meta.get_field("delta_commits").related_model._meta.db_table
-    return ("COALESCE((SELECT jsonb_agg(jsonb_build_object("
-            + ", ".join(f"'{name}', c.{name}" for name in COMMIT_FIELDS)
-            + f") ORDER BY c.version DESC) FROM {commits} c WHERE c.table_id = \"{_TABLE}\".\"id\" "
-            f'AND c.version > COALESCE("{_TABLE}"."latest_published_version", 0) '
-            f'AND c.version <= "{_TABLE}"."latest_version"), \'[]\'::jsonb)')
+    if not all(re.fullmatch(r"[a-z_-]+", key) and field in COMMIT_FIELDS for key, field in keys):
+        raise ValueError(f"Not keys of commit fields: {keys!r}")
+    where = (f"FROM {commits} c WHERE c.table_id = \"{_TABLE}\".\"id\" "
+             f'AND c.version > COALESCE("{_TABLE}"."latest_published_version", 0) '
+             f'AND c.version <= "{_TABLE}"."latest_version"')
+    return [("COALESCE((SELECT json_agg(json_build_object(" + ", ".join(f"'{key}', c.{field}" for key, field in keys)
+             + f") ORDER BY c.version DESC) {where}), '[]'::json)::text"),
+            f"(SELECT count(*) {where})"]
+
+
+class PendingCommits:
+    """A table's commits after its latest_published_version as `tables(pending=...)` read them:
+    the JSON text of their array, newest first, and how many they are. A table's unpublished
+    commits can be hundreds, and an answer that lists them passes the text on as it is
+    (ucweb.renderers.RawJSON) instead of parsing and writing it again."""
+
+    __slots__ = ("text", "count")
+
+    def __init__(self, text: str, count: int):
+        self.text, self.count = text, count
+
+    def whole(self, table: Table) -> bool:
+        """Whether they are every version after the row's latest_published_version up to its
+        latest_version. A row read after waiting for its lock is the newest one, while the commits
+        read in the same statement are those of the statement's start: the versions ratified
+        meanwhile are then missing (versions are unique, so the count says it)."""
+        return table.latest_version is not None and self.count == (
+            table.latest_version - (table.latest_published_version or 0))
+
 
 def _ratified_sql() -> str:
     """Whether the table holds a ratified commit of a version and file name (the parameters): a
@@ -154,7 +180,7 @@ def _conversions(columns: tuple[tuple[int, object], ...]) -> list[tuple[int, lis
 
 
 @lru_cache(maxsize=64)
-def _statement(vendor: str, where: str, for_update: bool, held: bool, pending: bool, iceberg: bool,
+def _statement(vendor: str, where: str, for_update: bool, held: bool, pending: tuple | None, iceberg: bool,
                ratified: bool = False, columns_too: bool = False, commits: bool = False):
     """The SELECT of tables with their schema and catalog (and the extra columns asked for), and
     the conversions of its values, for `vendor`'s database."""
@@ -165,7 +191,7 @@ def _statement(vendor: str, where: str, for_update: bool, held: bool, pending: b
     if held:
         columns.append(authz.HELD_GRANTS_SQL)
     if pending:
-        columns.append(_pending_sql())
+        columns += _pending_sql(pending)
     if ratified:
         columns.append(_ratified_sql())
     if columns_too:
@@ -186,8 +212,8 @@ def _statement(vendor: str, where: str, for_update: bool, held: bool, pending: b
         locked = quote(_TABLE) + (f", {metadata}" if iceberg else "")
         sql += f" FOR UPDATE OF {locked}" if connection.features.has_select_for_update_of else " FOR UPDATE"
     converted = [_converted_columns(model, model._meta.db_table) for model in joined]
-    pending_converters = JSONField().get_db_converters(connection)
-    return sql, joined, converted, pending_converters
+    json_converters = JSONField().get_db_converters(connection)
+    return sql, joined, converted, json_converters
 
 
 def _instance(model: type[Model], values: list, conversions) -> Model:
@@ -220,12 +246,14 @@ def _attnames(model: type[Model]) -> tuple[str, ...]:
 
 
 def tables(caller: Principal, where: str, params: list, *, for_update: bool = False,
-           pending: bool = False, iceberg: bool = False, ratified: tuple[int, str] | None = None,
+           pending: tuple[tuple[str, str], ...] | None = None, iceberg: bool = False,
+           ratified: tuple[int, str] | None = None,
            columns: bool = False, commits: tuple[int, int] | None = None) -> list[Table]:
     """The tables matching `where` (BY_ID, by_ids(...), by_name(...) or by_names(...), with its params), in
     the order of their ids, each with its schema and catalog and the caller's privileges on the
-    three. With `for_update` the table rows (only they) are locked, in that order; with `pending`,
-    `table.pending` lists the commits after latest_published_version, newest first; with
+    three. With `for_update` the table rows (only they) are locked, in that order; with `pending`
+    (each JSON key and the commit field it holds), `table.pending` holds the commits after
+    latest_published_version (PendingCommits); with
     `iceberg`, `table.iceberg` is the table's Iceberg metadata, read in the same statement (absent:
     the table has none); with `ratified` (a version and a file name), `table.ratified` is
     (version, file name, whether the table holds that ratified commit), what tells a proposal of a
@@ -245,9 +273,9 @@ def tables(caller: Principal, where: str, params: list, *, for_update: bool = Fa
         raise TransactionManagementError("select_for_update cannot be used outside of a transaction.")
     postgresql = connection.vendor == "postgresql"
     held = postgresql and not caller.is_metastore_admin
-    pending, columns = postgresql and pending, postgresql and columns
+    pending, columns = (pending or None) if postgresql else None, postgresql and columns
     commits = commits if postgresql else None
-    sql, joined, converted, pending_converters = _statement(connection.vendor, where, for_update, held, pending,
+    sql, joined, converted, json_converters = _statement(connection.vendor, where, for_update, held, pending,
                                                             iceberg, ratified is not None, columns, commits is not None)
     column_conversions = _conversions(_converted_columns(Column, Column._meta.db_table)) if columns else None
     conversions = [_conversions(model_columns) for model_columns in converted]
@@ -275,14 +303,14 @@ def tables(caller: Principal, where: str, params: list, *, for_update: bool = Fa
         if held:
             setattr(table, authz.HELD_GRANTS, next(extra))
         if pending:
-            table.pending = _json(next(extra), pending_converters)
+            table.pending = PendingCommits(next(extra), next(extra))
         if ratified is not None:
             table.ratified = (*ratified, bool(next(extra)))
         if columns:
             _prefetch_columns(table, [_column(column_values, table, column_conversions)
-                                      for column_values in _json(next(extra), pending_converters)])
+                                      for column_values in _json(next(extra), json_converters)])
         if commits is not None:
-            table.ratified_commits = _json(next(extra), pending_converters)
+            table.ratified_commits = _json(next(extra), json_converters)
         result.append(table)
     return result
 

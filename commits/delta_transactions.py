@@ -122,10 +122,9 @@ def _once(caller: Principal, api: str, transaction_id: str, body: dict, run) -> 
         return answer
 
 
-def _locked(caller: Principal, ids: list, *, pending: bool = False) -> dict[str, Table]:
+def _locked(caller: Principal, ids: list) -> dict[str, Table]:
     """The tables of `ids`, locked in the order of their ids (catalog.rows), by id."""
-    found = rows.tables(caller, rows.by_ids(len(ids)), [rows.table_id(i) for i in ids], for_update=True,
-                        pending=pending)
+    found = rows.tables(caller, rows.by_ids(len(ids)), [rows.table_id(i) for i in ids], for_update=True)
     return {str(table.id): table for table in found}
 
 
@@ -182,7 +181,7 @@ def commit_v1(*, caller: Principal, body: dict) -> dict:
             found.append(table)
         ids = [str(table.id) for table in found]
         _no_table_twice(ids, labels)  # one table under two spellings of its schema's name
-        locked = _locked(caller, ids, pending=True)
+        locked = _locked(caller, ids)  # (an answer of results: no table's commits)
         done = []
         for label, table_id, change, read_staged in zip(labels, ids, changes, staged):
             name = change.identifier

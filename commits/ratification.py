@@ -34,7 +34,7 @@ from django.db import transaction
 from django.db.models import Model
 from django.utils import timezone
 
-from catalog import authz, rows, schema_contract
+from catalog import authz, schema_contract
 from catalog.choices import TableType
 from catalog.models import Column, Principal, Table
 from catalog.services import audit
@@ -203,16 +203,6 @@ class Ratification:
         events = audit.rows(principal=self.caller.name, action=action, securable_type="table",
                             securable_name=table.full_name, securable_id=table.id, details=details)
         save_with(table, self.changed, [*self.rows, *events])
-
-    def pending(self) -> list[dict] | None:
-        """The commits after latest_published_version (newest first) when the row was read with
-        them (catalog.rows) and publication did not move since; None otherwise."""
-        before = getattr(self.table, "pending", None)
-        if before is None or self.table.latest_published_version != self.published_before:
-            return None
-        new = [{name: getattr(row, name) for name in rows.COMMIT_FIELDS}
-               for row in reversed(self.rows) if isinstance(row, DeltaCommit)]
-        return new + list(before)
 
     # -- the rules around it ----------------------------------------------------------------
     def _confirm_version_zero(self) -> None:

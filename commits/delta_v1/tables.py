@@ -30,6 +30,7 @@ from commits.ratification import is_catalog_managed
 from ucweb.bodies import read
 from ucweb.errors import InvalidParameter, TableAlreadyExists, TableDoesNotExist, TemporarilyUnavailable
 from ucweb.ids import parse_uuid
+from ucweb.renderers import RawJSON
 
 PROTOCOL_VERSION = "1.0"
 SUPPORTED_MAJOR, SUPPORTED_MINOR = 1, 0
@@ -106,11 +107,7 @@ def describe(table: Table) -> dict:
     if table.comment is not None:
         body["metadata"]["comment"] = table.comment
     if managed:
-        body["commits"] = [
-            {"version": row["version"], "timestamp": row["timestamp"], "file-name": row["file_name"],
-             "file-size": row["file_size"], "file-modification-timestamp": row["file_modification_timestamp"]}
-            for row in _pending_commits(table)
-        ]
+        body["commits"] = _pending_commits(table)
         body["latest-table-version"] = table.latest_version
     uniform = render_uniform(table.uniform_iceberg, table.storage_location)
     if uniform is not None:
@@ -118,17 +115,20 @@ def describe(table: Table) -> dict:
     return body
 
 
-def _pending_commits(table: Table) -> list[dict]:
-    """The ratified commits after latest_published_version, newest first: as read with the row
-    (catalog.rows) when that list is whole, else from the database. (A row read after waiting for
-    its lock is the newest one, while the commits read in the same statement are those of the
-    statement's start: the versions ratified meanwhile are then missing, and are read here.)"""
-    start, end = table.latest_published_version or 0, table.latest_version
+# An answer's commit: each key, and the field of the ratified commit it holds.
+COMMIT_KEYS = (("version", "version"), ("timestamp", "timestamp"), ("file-name", "file_name"),
+               ("file-size", "file_size"), ("file-modification-timestamp", "file_modification_timestamp"))
+
+
+def _pending_commits(table: Table) -> RawJSON | list[dict]:
+    """The ratified commits after latest_published_version, newest first: their JSON as read with
+    the row (catalog.rows.PendingCommits) when that list is whole, else from the database."""
     known = getattr(table, "pending", None)
-    if known is not None and [row["version"] for row in known] == list(range(end, start, -1)):
-        return known
-    return list(DeltaCommit.objects.filter(table=table, version__gt=start, version__lte=end)
-                .order_by("-version").values(*rows.COMMIT_FIELDS))
+    if known is not None and known.whole(table):
+        return RawJSON(known.text)
+    start, end = table.latest_published_version or 0, table.latest_version
+    found = DeltaCommit.objects.filter(table=table, version__gt=start, version__lte=end).order_by("-version")
+    return [{key: row[field] for key, field in COMMIT_KEYS} for row in found.values(*rows.COMMIT_FIELDS)]
 
 
 def table_for(caller: Principal, catalog: str, schema: str, name: str, *, for_update: bool = False,
@@ -137,8 +137,8 @@ def table_for(caller: Principal, catalog: str, schema: str, name: str, *, for_up
     and whether it holds a ratified commit: catalog.rows) in as few queries as the request allows."""
     paths = schema_paths(schema)  # the paths the name may mean, likelier first (catalog.resolve's rule)
     found = {row.schema.path: row for row in rows.tables(
-        caller, rows.by_name(len(paths)), [catalog, *paths, name], for_update=for_update, pending=pending,
-        ratified=ratified, columns=columns and not for_update)  # (a locked read: see catalog.rows)
+        caller, rows.by_name(len(paths)), [catalog, *paths, name], for_update=for_update,
+        pending=COMMIT_KEYS if pending else None, ratified=ratified, columns=columns and not for_update)  # (a locked read: see catalog.rows)
     } if paths else {}
     table = next((found[path] for path in paths if path in found), None)
     if table is None:

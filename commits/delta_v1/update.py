@@ -25,13 +25,14 @@ from __future__ import annotations
 
 from django.db import transaction
 from django.utils import timezone
+from pydantic_core import to_json
 
 from catalog import authz, policy_properties, rows
 from catalog.choices import Privilege
 from catalog.models import Principal, Table
 from catalog.services import tables
 from commits import publication
-from commits.delta_v1.tables import describe, etag, require, require_delta, table_for
+from commits.delta_v1.tables import COMMIT_KEYS, describe, etag, require, require_delta, table_for
 from commits.delta_v1.wire import (
     LOG_REPRESENTED, CommitVersionConflict, DeltaUpdates, DeltaUpdateTableRequest, RequirementFailed, check_contract,
     millis, parse_columns, parse_uniform, render_columns,
@@ -189,7 +190,8 @@ def _locked_table(caller: Principal, catalog: str, schema: str, name: str, updat
         # with its version (a commit's metadata, under this lock), and a row whose version moved
         # is not returned.
         at_version = [rows.table_id(before.id), before.latest_version]
-        found = rows.tables(caller, rows.BY_ID_AT_VERSION, at_version, for_update=True, pending=True, columns=True)
+        found = rows.tables(caller, rows.BY_ID_AT_VERSION, at_version, for_update=True, pending=COMMIT_KEYS,
+                            columns=True)
         if found:
             return found[0]
         commit = update.commit
@@ -254,7 +256,22 @@ def apply(caller: Principal, table: Table, request: DeltaUpdateTableRequest, sta
     ratification.save(action="updateDeltaTable", details={
         "actions": sorted(update.names), "version": update.commit.version if update.commit else None,
         "backfilled": update.backfilled, **(details or {})})
-    table.pending = ratification.pending()
+    table.pending = _pending_after(table, ratification)
+
+
+def _pending_after(table: Table, ratification: Ratification) -> rows.PendingCommits | None:
+    """The commits after latest_published_version once `ratification` is saved: the commits read
+    with the row and the ones it ratified, when the row was read with them and publication did not
+    move since (else None: the answer reads them)."""
+    before = getattr(table, "pending", None)
+    if before is None or table.latest_published_version != ratification.published_before:
+        return None
+    new = [to_json({key: getattr(row, field) for key, field in COMMIT_KEYS}).decode()
+           for row in reversed(ratification.rows) if isinstance(row, DeltaCommit)]
+    if not new:
+        return before
+    rest = "]" if before.count == 0 else "," + before.text.lstrip()[1:]
+    return rows.PendingCommits("[" + ",".join(new) + rest, before.count + len(new))
 
 
 def _after(table: Table) -> dict:
