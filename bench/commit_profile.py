@@ -5,12 +5,15 @@ samples of the thread that holds the GIL, so a request waiting for PostgreSQL is
 only the stacks under Django's WSGI handler).
 
     .venv/bin/python bench/commit_profile.py --seconds 10            # legacy and v1, commit and 409
+    .venv/bin/python bench/commit_profile.py --in-process            # CPU per request, no server
 
-Four kinds of request: a legacy `/delta/commit` of the next version, the same proposing a version
-already taken (with a file of its own, so it is not a retry), and both again through `/delta/v1`
-updateTable with `add-commit`. For each it prints the server's CPU per request (from /proc, as
-bench/commits.py measures it), then the functions that hold the most samples, inclusive of what
-they call, as a share of the request's samples; `--raw DIR` keeps py-spy's collapsed stacks.
+The kinds of request: a legacy `/delta/commit` of the next version ("legacy commit"), the same
+proposing a version already taken, with a file of its own so that it is not a retry ("legacy
+409"), the re-read of a writer that lost ("legacy read": the commits from the version it lost),
+and the same through `/delta/v1` (updateTable with `add-commit`, loadTable). For each it prints
+the server's CPU per request (from /proc, as bench/commits.py measures it), then the functions
+that hold the most samples, inclusive of what they call and on their own, in ms per request;
+`--raw DIR` keeps py-spy's collapsed stacks.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import collections
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -64,30 +68,68 @@ def worker_pid(server) -> int:
     return workers[0]
 
 
-def requests(server, token, table, kind: str):
-    """An endless source of requests of `kind`: each a function that sends one and checks its status."""
+class InProcess:
+    """The same requests through Django's test client in this process (the server's middleware,
+    views and database, without granian and without the pool): the CPU of this thread per request
+    is what the request costs, whatever else the machine runs."""
+
+    url = ""
+
+    def __init__(self):
+        from django.test import Client
+
+        self.client = Client()
+
+    def request(self, method, url, headers, body=None, fields=None):
+        extra = {"HTTP_AUTHORIZATION": headers["Authorization"]}
+        if method == "GET":
+            answer = self.client.get(url, fields or {}, **extra)
+        else:
+            answer = self.client.post(url, body, content_type="application/json", **extra)
+        return _Answer(answer.status_code, answer.content)
+
+
+class _Answer:
+    def __init__(self, status, data):
+        self.status, self.data = status, data
+
+
+def requests(server, token, table, kind: str, http=None):
+    """An endless source of requests of `kind`: each a function that sends one and checks its
+    status (through `http`: urllib3 to the server, or InProcess)."""
     from catalog.storage import join, storage_for
 
     table_id, location, name = table
-    http = urllib3.PoolManager(maxsize=2)
+    http = http or urllib3.PoolManager(maxsize=2)
+    base = "" if isinstance(http, InProcess) else server.url
     headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
     api, outcome = kind.split()
-    version = json.loads(http.request("GET", v1_path(server.url, name), headers=headers).data)["latest-table-version"]
+    version = json.loads(http.request("GET", v1_path(base, name), headers=headers).data)["latest-table-version"]
 
     def send():
         nonlocal version
+        if outcome == "read":  # a loser's re-read (bench/commits.py): loadTable, or the commits from the lost version
+            if api == "v1":
+                response = http.request("GET", v1_path(base, name), headers=headers)
+            else:
+                response = http.request("GET", f"{base}{UC}/delta/commits", headers=headers, fields={
+                    "table_id": table_id, "table_uri": location, "start_version": version})
+            assert response.status == 200, (kind, response.status, response.data[:300])
+            return
         proposed = version + 1 if outcome == "commit" else 1  # version 1 is taken once the first commit ran
         file_name = f"{proposed:020d}.{uuid.uuid4()}.json"
         staged = join(location, "_delta_log", "_staged_commits", file_name)
+        started = time.thread_time()
         storage_for(staged).put(staged, STAGED_COMMIT)
+        STAGING_CPU[0] += time.thread_time() - started  # the client's, not the request's
         if api == "v1":
-            response = http.request("POST", v1_path(server.url, name), headers=headers, body=json.dumps({
+            response = http.request("POST", v1_path(base, name), headers=headers, body=json.dumps({
                 "requirements": [{"type": "assert-table-uuid", "uuid": table_id}],
                 "updates": [{"action": "add-commit", "commit": {
                     "version": proposed, "timestamp": 1700000000000 + proposed, "file-name": file_name,
                     "file-size": len(STAGED_COMMIT), "file-modification-timestamp": 1700000000000}}]}))
         else:
-            response = http.request("POST", f"{server.url}{UC}/delta/commit", headers=headers, body=json.dumps({
+            response = http.request("POST", f"{base}{UC}/delta/commit", headers=headers, body=json.dumps({
                 "table_id": table_id, "table_uri": location, "commit_info": {
                     "version": proposed, "timestamp": 1700000000000 + proposed, "file_name": file_name,
                     "file_size": len(STAGED_COMMIT), "file_modification_timestamp": 1700000000000}}))
@@ -116,6 +158,23 @@ def profile(server, send, seconds: int, raw: Path) -> tuple[int, float]:
     cpu = server.cpu_seconds() - cpu_before
     spy.wait()
     return count, 1000 * cpu / count
+
+
+STAGING_CPU = [0.0]  # what writing the staged files cost this thread (the client's part of each commit)
+
+
+def in_process_cpu(send, rounds: int = 7, count: int = 100) -> list[float]:
+    """This thread's CPU ms per request, less what it spent writing staged files, for each of
+    `rounds` rounds of `count` requests."""
+    for _ in range(20):
+        send()
+    found = []
+    for _ in range(rounds):
+        started, staging = time.thread_time(), STAGING_CPU[0]
+        for _ in range(count):
+            send()
+        found.append(1000 * (time.thread_time() - started - (STAGING_CPU[0] - staging)) / count)
+    return found
 
 
 def summary(raw: Path, count: int, top: int) -> list[str]:
@@ -153,9 +212,11 @@ def summary(raw: Path, count: int, top: int) -> list[str]:
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=int, default=10, help="how long each kind of request is profiled")
-    parser.add_argument("--kinds", default="legacy commit,legacy 409,v1 commit,v1 409")
+    parser.add_argument("--kinds", default="legacy commit,legacy 409,legacy read,v1 commit,v1 409,v1 read")
     parser.add_argument("--top", type=int, default=45, help="functions listed per kind")
     parser.add_argument("--raw", help="a folder to keep py-spy's collapsed stacks in")
+    parser.add_argument("--in-process", action="store_true",
+                        help="no py-spy: this process's CPU per request through Django's test client (InProcess)")
     args = parser.parse_args()
 
     bench = start("postgres://postgres@127.0.0.1:5432/ucweb_bench", 1, UCWEB_MAX_UNPUBLISHED_COMMITS=str(10**9))
@@ -164,7 +225,11 @@ def main():
     try:
         (table,) = create_tables(bench.server.url, bench.token, 1)
         requests(bench.server, bench.token, table, "legacy commit")()  # version 1: taken for the 409s
-        for kind in args.kinds.split(","):
+        for kind in args.kinds.split(",") if args.in_process else ():
+            rounds = in_process_cpu(requests(bench.server, bench.token, table, kind, InProcess()))
+            print(f"{kind}: in process, CPU ms per request (rounds of 100): median {statistics.median(rounds):.2f}, "
+                  f"min {min(rounds):.2f} ({', '.join(f'{r:.2f}' for r in rounds)})")
+        for kind in args.kinds.split(",") if not args.in_process else ():
             raw = raw_dir / f"{kind.replace(' ', '-')}.txt"
             count, cpu_ms = profile(bench.server, requests(bench.server, bench.token, table, kind), args.seconds, raw)
             print(f"\n{kind}: {count} requests, server CPU {cpu_ms:.2f} ms per request")

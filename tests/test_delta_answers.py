@@ -45,7 +45,8 @@ def test_the_unpublished_commits_are_passed_on_as_the_database_wrote_them(reader
     expected = [{"version": 4, "timestamp": 14, "file-name": "4.json", "file-size": answers[1].json()["commits"][0][
         "file-size"], "file-modification-timestamp": 1}]
     assert [c["version"] for c in answers[0].json()["commits"]] == [3]
-    assert answers[1].json()["commits"][:1] == expected and [c["version"] for c in answers[1].json()["commits"]] == [4, 3]
+    assert answers[1].json()["commits"][:1] == expected
+    assert [c["version"] for c in answers[1].json()["commits"]] == [4, 3]
     assert answers[2].json() == answers[3].json() == answers[1].json()
 
 

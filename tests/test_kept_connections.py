@@ -7,7 +7,7 @@ import pytest
 import requests
 from django.db import connection
 
-from tests.helpers import UC, terminate_other_connections
+from tests.helpers import UC, terminate_other_connections, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -59,6 +59,14 @@ def test_the_pool_asks_the_socket_then_the_database_only_when_it_has_something_t
         assert asked.call_count == 0, "a quiet connection was checked with a round trip"
 
         assert terminate_other_connections("ucweb-pool-check") == 1
+
+        def ended() -> bool:
+            """The terminated backend is gone (pg_terminate_backend only signals it)."""
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", [first])
+                return cursor.fetchone()[0] == 0
+
+        wait_for(ended, timeout=10, interval=0.05)
         with pool.connection() as conn:
             assert conn.execute("SELECT 1").fetchone() == (1,)
             assert conn.info.backend_pid != first

@@ -138,7 +138,8 @@ def table_for(caller: Principal, catalog: str, schema: str, name: str, *, for_up
     paths = schema_paths(schema)  # the paths the name may mean, likelier first (catalog.resolve's rule)
     found = {row.schema.path: row for row in rows.tables(
         caller, rows.by_name(len(paths)), [catalog, *paths, name], for_update=for_update,
-        pending=COMMIT_KEYS if pending else None, ratified=ratified, columns=columns and not for_update)  # (a locked read: see catalog.rows)
+        pending=COMMIT_KEYS if pending else None, ratified=ratified,
+        columns=columns and not for_update)  # a locked read may have waited: see catalog.rows
     } if paths else {}
     table = next((found[path] for path in paths if path in found), None)
     if table is None:

@@ -270,7 +270,7 @@ def _pending_after(table: Table, ratification: Ratification) -> rows.PendingComm
            for row in reversed(ratification.rows) if isinstance(row, DeltaCommit)]
     if not new:
         return before
-    rest = "]" if before.count == 0 else "," + before.text.lstrip()[1:]
+    rest = "]" if before.count == 0 else "," + before.text[1:]  # the database's array: "[" first
     return rows.PendingCommits("[" + ",".join(new) + rest, before.count + len(new))
 
 
