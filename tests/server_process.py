@@ -91,10 +91,12 @@ class ServerProcess:
 
     @property
     def master(self) -> int:
-        """The granian main process: the script's child."""
-        masters = children(self.process.pid)
-        assert masters, "granian is not running"
-        return masters[0]
+        """The granian main process, as the script's supervisor recorded it (it starts a new one
+        if granian exits)."""
+        try:
+            return int((self.var_dir / "server.pid").read_text().strip())
+        except (OSError, ValueError):
+            raise AssertionError("granian is not running") from None
 
     def workers(self) -> list[int]:
         return children(self.master)
