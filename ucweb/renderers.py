@@ -11,7 +11,6 @@ import json
 import secrets
 
 from pydantic_core import to_json
-from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import JSONRenderer
 from rest_framework.utils import encoders
 
@@ -55,18 +54,3 @@ class PlainJSONRenderer(JSONRenderer):
             for line_separator, escaped in _LINE_SEPARATORS:
                 body = body.replace(line_separator, escaped)
         return body
-
-
-class PlainJSONNegotiation(DefaultContentNegotiation):
-    """For a view with the one renderer: a request that accepts anything or JSON (what the Delta
-    clients send) is answered with it at once. DRF's negotiation reads the Accept header through
-    `request.headers`, a mapping of every header built for it; any other Accept, and a format
-    asked for in the query string, still go through it (406, `indent`)."""
-
-    ANY = frozenset({"*/*", "application/json"})
-
-    def select_renderer(self, request, renderers, format_suffix=None):
-        if (len(renderers) == 1 and not format_suffix and request.META.get("HTTP_ACCEPT", "*/*") in self.ANY
-                and "format=" not in request.META.get("QUERY_STRING", "")):
-            return renderers[0], renderers[0].media_type
-        return super().select_renderer(request, renderers, format_suffix)

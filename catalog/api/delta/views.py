@@ -12,7 +12,7 @@ from catalog.api.base import CatalogAPIView
 from catalog.api.delta import errors
 from commits import delta_transactions, delta_v1, transaction_wire
 from commits.delta_v1 import wire as bodies
-from ucweb.renderers import PlainJSONNegotiation, PlainJSONRenderer
+from ucweb.renderers import PlainJSONRenderer
 
 TAGS = ["Delta REST API (managed tables spec 1.0)"]
 ERROR = OpenApiResponse(OpenApiTypes.OBJECT, description='{"error": {"type": ..., "code": ..., "message": ...}}')
@@ -32,7 +32,6 @@ class DeltaView(CatalogAPIView):
 
     audit_securable_type = "table"
     renderer_classes = [PlainJSONRenderer]
-    content_negotiation_class = PlainJSONNegotiation
 
     def get_exception_handler(self):
         return errors.exception_handler

@@ -9,7 +9,7 @@ from catalog.api.base import CatalogAPIView
 from catalog.api.uc.serializers import Empty
 from commits import delta, delta_transactions, delta_wire, transaction_wire
 from ucweb.openapi import query_parameters
-from ucweb.renderers import PlainJSONNegotiation, PlainJSONRenderer
+from ucweb.renderers import PlainJSONRenderer
 
 
 class DeltaCommitsView(CatalogAPIView):
@@ -17,7 +17,6 @@ class DeltaCommitsView(CatalogAPIView):
 
     audit_securable_type = "table"
     renderer_classes = [PlainJSONRenderer]
-    content_negotiation_class = PlainJSONNegotiation
     audit_actions = {"POST": AuditAction.COMMIT_DELTA}
 
     @extend_schema(
