@@ -231,21 +231,22 @@ class Access:
 # a nested queryset cost more CPU per request than the round trip it saves.
 HELD_GRANTS = "held_grants"
 _TABLE, _SCHEMA = Table._meta.db_table, Schema._meta.db_table
-HELD_GRANTS_SQL = (
-    f'ARRAY(SELECT g.securable_id::text || \' \' || g.privilege FROM {Grant._meta.db_table} g '
-    f'WHERE (g.principal = %s OR g.principal IN (SELECT c.group_name FROM {GroupClosure._meta.db_table} c '
-    f'WHERE c.principal = %s)) AND g.securable_id IN ("{_TABLE}"."id", "{_TABLE}"."schema_id", '
-    f'(SELECT s.catalog_id FROM {_SCHEMA} s WHERE s.id = "{_TABLE}"."schema_id")))'
-)
 
 
+def _held_grants_on(securable_ids: str) -> str:
+    """The caller's grants on the securables whose ids are the SQL expressions `securable_ids`."""
+    return (
+        f'ARRAY(SELECT g.securable_id::text || \' \' || g.privilege FROM {Grant._meta.db_table} g '
+        f'WHERE (g.principal = %s OR g.principal IN (SELECT c.group_name FROM {GroupClosure._meta.db_table} c '
+        f'WHERE c.principal = %s)) AND g.securable_id IN ({securable_ids}))'
+    )
+
+
+HELD_GRANTS_SQL = _held_grants_on(
+    f'"{_TABLE}"."id", "{_TABLE}"."schema_id", (SELECT s.catalog_id FROM {_SCHEMA} s WHERE s.id = "{_TABLE}"."schema_id")')
 # The same for a catalog read by itself (catalog.rows.catalog): the caller's grants on it.
 _CATALOG = Catalog._meta.db_table
-CATALOG_HELD_GRANTS_SQL = (
-    f'ARRAY(SELECT g.securable_id::text || \' \' || g.privilege FROM {Grant._meta.db_table} g '
-    f'WHERE (g.principal = %s OR g.principal IN (SELECT c.group_name FROM {GroupClosure._meta.db_table} c '
-    f'WHERE c.principal = %s)) AND g.securable_id = "{_CATALOG}"."id")'
-)
+CATALOG_HELD_GRANTS_SQL = _held_grants_on(f'"{_CATALOG}"."id"')
 
 
 def held_grants_params(caller: Principal) -> list:
