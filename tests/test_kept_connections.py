@@ -43,7 +43,7 @@ def test_the_pool_asks_the_socket_then_the_database_only_when_it_has_something_t
     """The servers' pool (ucweb.pool) hands out a connection without a round trip while its socket
     is quiet, and replaces one that the database ended meanwhile (its socket says so)."""
     if connection.vendor != "postgresql":
-        pytest.skip("a PostgreSQL connection pool")
+        pytest.skip("the connection pool exists only on PostgreSQL (DATABASE_URL)")
     from unittest import mock
 
     from psycopg_pool import ConnectionPool
@@ -77,7 +77,7 @@ def test_the_servers_install_their_check_on_the_pool_django_makes(settings):
     """ucweb.wsgi and ucweb.asgi put ucweb.pool's check on the pool (Django passes psycopg_pool's
     own, which the pool keeps as `_check`)."""
     if connection.vendor != "postgresql":
-        pytest.skip("a PostgreSQL connection pool")
+        pytest.skip("the connection pool exists only on PostgreSQL (DATABASE_URL)")
     from django.db import connections
     from psycopg_pool import ConnectionPool
 
