@@ -11,7 +11,7 @@ from typing import Annotated
 
 from pydantic import BeforeValidator, Field
 
-from commits.delta_v1.wire import DeltaUpdateTableRequest
+from commits.delta_v1.update_wire import DeltaUpdateTableRequest
 from commits.delta_wire import DeltaCommitRequest
 from commits.engine import MOST_TABLES_PER_TRANSACTION
 from ucweb.bodies import Body, Hyphenated, NonEmpty, refusal

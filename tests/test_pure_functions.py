@@ -16,7 +16,7 @@ from catalog.pagination import decode_page_token, encode_page_token
 from catalog.services import audit, recipes
 from catalog.names import join_full_name, split_full_name, validate_name
 from commits import delta_wire
-from commits.delta_v1.wire import DeltaUpdateTableRequest
+from commits.delta_v1.update_wire import DeltaUpdateTableRequest
 from commits.formats import delta_log
 from commits.formats.iceberg_view import apply_view_updates, check_view_requirements, create_view_metadata
 from ucweb import errors

@@ -33,9 +33,9 @@ from catalog.models import Principal, Table
 from catalog.services import tables
 from commits import publication
 from commits.delta_v1.tables import COMMIT_KEYS, describe, etag, require, require_delta, table_for
+from commits.delta_v1.update_wire import LOG_REPRESENTED, DeltaUpdates, DeltaUpdateTableRequest
 from commits.delta_v1.wire import (
-    LOG_REPRESENTED, CommitVersionConflict, DeltaUpdates, DeltaUpdateTableRequest, RequirementFailed, check_contract,
-    millis, parse_columns, parse_uniform, render_columns,
+    CommitVersionConflict, RequirementFailed, check_contract, millis, parse_columns, parse_uniform, render_columns,
 )
 from commits.formats import delta_protocol as dp
 from commits.models import DeltaCommit

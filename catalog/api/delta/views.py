@@ -11,7 +11,7 @@ from catalog.choices import AuditAction
 from catalog.api.base import CatalogAPIView
 from catalog.api.delta import errors
 from commits import delta_transactions, delta_v1, transaction_wire
-from commits.delta_v1 import wire as bodies
+from commits.delta_v1 import update_wire, wire as bodies
 from ucweb.renderers import PlainJSONRenderer
 
 TAGS = ["Delta REST API (managed tables spec 1.0)"]
@@ -82,7 +82,7 @@ class TableView(DeltaView):
     def get(self, request, catalog, schema, table):
         return Response(delta_v1.load_table(caller=request.user, catalog=catalog, schema=schema, name=table))
 
-    @extend_schema(operation_id="deltaUpdateTable", tags=TAGS, request=bodies.DeltaUpdateTableRequest,
+    @extend_schema(operation_id="deltaUpdateTable", tags=TAGS, request=update_wire.DeltaUpdateTableRequest,
                    responses=answers(bodies.DeltaLoadTableResponse, 400, 403, 404, 409, 429),
         description="Requirements and updates apply atomically. Replaying an accepted add-commit (same "
         "version and file-name) is a whole-request no-op answered 200. At the bound of unbackfilled "
