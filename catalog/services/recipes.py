@@ -64,6 +64,12 @@ class Updatable:
         if not self.audit_action:
             object.__setattr__(self, "audit_action", audit.change_of(self.securable_type, "update"))
 
+    @classmethod
+    def in_a_schema(cls, securable_type: str, **rest) -> Updatable:
+        """A table, volume or registered model: renamed among the rows of its schema, its comment
+        and owner changed (its properties are not the owner's to set)."""
+        return cls(securable_type=securable_type, siblings=in_its_schema, fields=COMMENT_AND_OWNER, **rest)
+
     @property
     def what(self) -> str:
         """What "already exists" calls it: "Catalog", "Registered model"."""

@@ -85,9 +85,8 @@ def create_model(*, caller: Principal, name, catalog_name, schema_name, comment=
                            securable_type=SecurableType.REGISTERED_MODEL)
 
 
-UPDATABLE = recipes.Updatable(
-    securable_type=SecurableType.REGISTERED_MODEL,
-    siblings=recipes.in_its_schema, fields=recipes.COMMENT_AND_OWNER,
+UPDATABLE = recipes.Updatable.in_a_schema(
+    SecurableType.REGISTERED_MODEL,
     comment=lambda value: reject_nul(validate_long_comment(value), field="comment"),
 )
 
