@@ -182,6 +182,21 @@ def dropping(row, *, caller: Principal, access: authz.Access, securable_type: st
                  securable_type=securable_type, securable_name=name, securable_id=row_id, details=details or None)
 
 
+@contextmanager
+def dropping_container(row, *, caller: Principal, access: authz.Access, securable_type: str, force: bool,
+                       holds_anything: Callable[[], bool], not_empty: CatalogError) -> Iterator[dict]:
+    """`dropping` for a catalog or schema, whose body drops it with everything inside: refused with
+    `not_empty` when it holds anything and `force` is not set.
+
+    The caller resolves the row for update, and it stays locked until the end: what is created in
+    it meanwhile waits, and fails then, instead of slipping in after the check that it is empty."""
+    with dropping(row, caller=caller, access=access, securable_type=securable_type,
+                  details={"force": force}) as details:
+        if not force and holds_anything():
+            raise not_empty
+        yield details
+
+
 def require_create(caller: Principal, catalog_name: str, schema_name: str, action: Action):
     """The schema named, once the caller may see it and do `action` (CREATE TABLE, ...) in it."""
     schema, access = resolve.schema(caller, catalog_name, schema_name)
