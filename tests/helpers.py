@@ -63,6 +63,17 @@ def rows(*models) -> dict:
     return {model.__name__: sorted(repr(row) for row in model.objects.values_list()) for model in models}
 
 
+def securable_rows(*more_models) -> dict:
+    """Every row of the catalogs, schemas, volumes, functions, registered models and their
+    versions, credentials, external locations and grants (and of `more_models`): what a refused
+    request must leave as it was."""
+    from catalog.models import (Catalog, Credential, ExternalLocation, Function, Grant, ModelVersion,
+                                RegisteredModel, Schema, Volume)
+
+    return rows(Catalog, Schema, Volume, Function, RegisteredModel, ModelVersion, Credential, ExternalLocation, Grant,
+                *more_models)
+
+
 def plant_orphans(root: Path) -> tuple[Path, Path]:
     """Two data files no commit names in table folder `root`: one two hours old, and a fresh one
     (a writer's, about to commit). VACUUM with one hour of retention deletes only the first."""

@@ -77,14 +77,11 @@ class World:
     carol_table: str = ""
     server: object = None  # the S3 server (tests/s3_server.py) of an s3 world
     extra: dict = field(default_factory=dict)
+    bob: str = field(init=False)  # the folder of bob's external location, in ext
+    carol: str = field(init=False)  # and of carol's
 
-    @property
-    def bob(self) -> str:
-        return f"{self.ext}/bob"
-
-    @property
-    def carol(self) -> str:
-        return f"{self.ext}/carol"
+    def __post_init__(self) -> None:
+        self.bob, self.carol = f"{self.ext}/bob", f"{self.ext}/carol"
 
     def tree(self) -> dict[str, str]:
         return snapshot(self.root, self.ext)

@@ -155,16 +155,11 @@ def _start(static_conf: dict[str, str], catalog_settings: dict[str, str]):
     return session
 
 
-def iceberg_spark_session(
-    catalog_name: str,
-    uri: str,
-    warehouse: str,
-    token: str | None = None,
-    extra_conf: dict | None = None,
-):
-    """The shared local SparkSession with Iceberg REST catalog ``catalog_name`` configured."""
+def iceberg_spark_session(catalog_name: str, uri: str, warehouse: str, **options):
+    """The shared local SparkSession with Iceberg REST catalog ``catalog_name`` configured;
+    ``options`` (``token``, ``extra_conf``) are those of ``catalog_conf``."""
     global _session, _static_conf
-    wanted = catalog_conf(catalog_name, uri, warehouse, token, extra_conf)
+    wanted = catalog_conf(catalog_name, uri, warehouse, **options)
     catalog_settings = {k: v for k, v in wanted.items() if _is_catalog_key(k)}
     session_settings = {k: v for k, v in wanted.items() if not _is_catalog_key(k)}
     with _lock:

@@ -24,22 +24,9 @@ from django.core.management import call_command
 from django.test import override_settings
 
 from catalog.choices import AuditOutcome, Privilege, SecurableType
-from catalog.models import (
-    AuditEvent,
-    Catalog,
-    Column,
-    Credential,
-    ExternalLocation,
-    Function,
-    Grant,
-    ModelVersion,
-    RegisteredModel,
-    Schema,
-    Table,
-    Volume,
-)
+from catalog.models import AuditEvent, Column, Grant, Table, Volume
 from tests.conftest import bearer_client, token_for
-from tests.helpers import UC, api_routes, grant, rows
+from tests.helpers import UC, api_routes, grant, securable_rows
 
 ICE = "/api/catalog/v1"
 DELTA = f"{UC}/delta/v1"
@@ -153,8 +140,7 @@ def _drop_some(admin) -> None:
 
 
 def snapshot(storage: Path) -> dict:
-    state = rows(Catalog, Schema, Table, Column, Volume, Function, RegisteredModel, ModelVersion, Credential,
-                 ExternalLocation, Grant)
+    state = securable_rows(Table, Column)
     state["dropped"] = sorted(repr(row) for model in (Table, Volume) for row in model.with_dropped.values_list())
     state["files"] = sorted(str(path.relative_to(storage)) for path in storage.rglob("*"))
     return state

@@ -9,17 +9,8 @@ import uuid
 
 import pytest
 
-from catalog.models import (
-    Credential,
-    ExternalLocation,
-    Function,
-    Grant,
-    ModelVersion,
-    RegisteredModel,
-    Volume,
-)
 from tests.conftest import bearer_client
-from tests.helpers import UC, rows
+from tests.helpers import UC, securable_rows
 from tests.uc_bad_input_support import admin_world
 
 pytestmark = pytest.mark.django_db
@@ -224,17 +215,10 @@ def assets_world(db, admin_token):
     return bearer_client(admin_token)
 
 
-def assets_snapshot() -> dict:
-    from catalog.models import Catalog, Schema
-
-    return rows(Catalog, Schema, Volume, Function, RegisteredModel, ModelVersion, Credential, ExternalLocation,
-                Grant)
-
-
 @pytest.mark.parametrize("method,path,body,status", BAD_REQUESTS,
                          ids=[f"{m} {p} {i}" for i, (m, p, _, _) in enumerate(BAD_REQUESTS)])
 def test_bad_input_is_refused_and_changes_nothing(assets_world, method, path, body, status):
-    before = assets_snapshot()
+    before = securable_rows()
     if body is None:
         response = getattr(assets_world, method)(f"{UC}{path}")
     elif isinstance(body, str):
@@ -244,7 +228,7 @@ def test_bad_input_is_refused_and_changes_nothing(assets_world, method, path, bo
     assert response.status_code == status, response.content
     payload = response.json()
     assert set(payload) == {"error_code", "message", "details"}, payload
-    assert assets_snapshot() == before
+    assert securable_rows() == before
 
 
 def test_openapi_documents_every_new_operation(client):

@@ -9,24 +9,12 @@ import json
 
 import pytest
 from unitycatalog.client import CredentialsApi, ExternalLocationsApi, TemporaryCredentialsApi
-from unitycatalog.client.exceptions import (
-    ApiException,
-    BadRequestException,
-    ForbiddenException,
-    NotFoundException,
-)
-from unitycatalog.client.models import (
-    AwsIamRoleRequest,
-    CreateCredentialRequest,
-    CreateExternalLocation,
-    CredentialPurpose,
-    GenerateTemporaryPathCredential,
-    PathOperation,
-    Privilege,
-    SecurableType,
-    UpdateCredentialRequest,
-    UpdateExternalLocation,
-)
+from unitycatalog.client.exceptions import (ApiException, BadRequestException, ForbiddenException,
+                                            NotFoundException)
+from unitycatalog.client.models import (AwsIamRoleRequest, CreateCredentialRequest, CreateExternalLocation,
+                                        CredentialPurpose, GenerateTemporaryPathCredential, PathOperation,
+                                        Privilege, SecurableType, UpdateCredentialRequest,
+                                        UpdateExternalLocation)
 
 from catalog.choices import Privilege as P
 from catalog.models import AuditEvent, Credential, ExternalLocation, Grant, Principal

@@ -6,21 +6,11 @@ from __future__ import annotations
 
 import pytest
 from unitycatalog.client import GrantsApi, TemporaryCredentialsApi, VolumesApi
-from unitycatalog.client.exceptions import (
-    ApiException,
-    BadRequestException,
-    ForbiddenException,
-    NotFoundException,
-)
-from unitycatalog.client.models import (
-    CreateVolumeRequestContent,
-    GenerateTemporaryVolumeCredential,
-    Privilege,
-    SecurableType,
-    UpdateVolumeRequestContent,
-    VolumeOperation,
-    VolumeType,
-)
+from unitycatalog.client.exceptions import (ApiException, BadRequestException, ForbiddenException,
+                                            NotFoundException)
+from unitycatalog.client.models import (CreateVolumeRequestContent, GenerateTemporaryVolumeCredential,
+                                        Privilege, SecurableType, UpdateVolumeRequestContent, VolumeOperation,
+                                        VolumeType)
 
 from catalog.models import AuditEvent, Grant, Volume
 from maintenance.models import PurgeRequest

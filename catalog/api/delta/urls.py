@@ -1,19 +1,19 @@
-from django.urls import path
-
 from catalog.api.delta import views
-
-SCHEMA = "catalogs/<str:catalog>/schemas/<str:schema>"
-TABLE = f"{SCHEMA}/tables/<str:table>"
+from catalog.api.routes import routes
 
 urlpatterns = [
-    path("config", views.ConfigView.as_view()),
-    path(f"{SCHEMA}/staging-tables", views.StagingTablesView.as_view()),
-    path(f"{SCHEMA}/tables", views.TablesView.as_view()),
-    path(TABLE, views.TableView.as_view()),
-    path(f"{TABLE}/credentials", views.TableCredentialsView.as_view()),
-    path(f"{TABLE}/metrics", views.MetricsView.as_view()),
-    path(f"{TABLE}/rename", views.RenameView.as_view()),
-    path("staging-tables/<str:table_id>/credentials", views.StagingCredentialsView.as_view()),
-    path("temporary-path-credentials", views.PathCredentialsView.as_view()),
-    path("transactions/commit", views.TransactionView.as_view()),
+    *routes("", {
+        "config": views.ConfigView,
+        "staging-tables/<str:table_id>/credentials": views.StagingCredentialsView,
+        "temporary-path-credentials": views.PathCredentialsView,
+        "transactions/commit": views.TransactionView,
+    }),
+    *routes("catalogs/<str:catalog>/schemas/<str:schema>", {
+        "staging-tables": views.StagingTablesView,
+        "tables": views.TablesView,
+        "tables/<str:table>": views.TableView,
+        "tables/<str:table>/credentials": views.TableCredentialsView,
+        "tables/<str:table>/metrics": views.MetricsView,
+        "tables/<str:table>/rename": views.RenameView,
+    }),
 ]

@@ -1,14 +1,14 @@
-from django.urls import path
-
+from catalog.api.iceberg.urls import NAMESPACE, PREFIX
 from catalog.api.polaris import views
-
-NS = "v1/<str:prefix>/namespaces/<str:namespace>"
+from catalog.api.routes import routes
 
 urlpatterns = [
-    path(f"{NS}/generic-tables", views.GenericTablesView.as_view()),
-    path(f"{NS}/generic-tables/<str:table>", views.GenericTableView.as_view()),
-    path(f"{NS}/policies", views.PoliciesView.as_view()),
-    path(f"{NS}/policies/<str:policy>", views.PolicyView.as_view()),
-    path(f"{NS}/policies/<str:policy>/mappings", views.PolicyMappingsView.as_view()),
-    path("v1/<str:prefix>/applicable-policies", views.ApplicablePoliciesView.as_view()),
+    *routes(NAMESPACE, {
+        "generic-tables": views.GenericTablesView,
+        "generic-tables/<str:table>": views.GenericTableView,
+        "policies": views.PoliciesView,
+        "policies/<str:policy>": views.PolicyView,
+        "policies/<str:policy>/mappings": views.PolicyMappingsView,
+    }),
+    *routes(PREFIX, {"applicable-policies": views.ApplicablePoliciesView}),
 ]

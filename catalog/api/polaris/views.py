@@ -56,9 +56,8 @@ class GenericTablesView(PolarisView):
     @extend_schema(tags=GENERIC_TAGS, operation_id="createGenericTable", request=wire.CreateGenericTableRequest,
                    responses={200: wire.LoadGenericTableResponse, **CONFLICT})
     def post(self, request, prefix, namespace):
-        table = generic_tables.create_generic_table(caller=request.user, prefix=prefix, namespace=namespace,
-                                                    body=self.body(request))
-        return Response({"table": wire.generic_table(table)})
+        return Response(wire.loaded_generic_table(generic_tables.create_generic_table(
+            caller=request.user, prefix=prefix, namespace=namespace, body=self.body(request))))
 
 
 def _delegation(request) -> str | None:
@@ -74,10 +73,7 @@ class GenericTableView(PolarisView):
     def get(self, request, prefix, namespace, table):
         row, configs = generic_tables.load_generic_table(caller=request.user, prefix=prefix, namespace=namespace,
                                                          name=table, delegation=_delegation(request))
-        body = {"table": wire.generic_table(row)}
-        if configs is not None:
-            body["storage-access-configs"] = configs
-        return Response(body)
+        return Response(wire.loaded_generic_table(row, configs))
 
     @extend_schema(tags=GENERIC_TAGS, operation_id="dropGenericTable", responses={204: NO_CONTENT, **ERRORS})
     def delete(self, request, prefix, namespace, table):
@@ -98,9 +94,8 @@ class PoliciesView(PolarisView):
     @extend_schema(tags=POLICY_TAGS, operation_id="createPolicy", request=wire.CreatePolicyRequest,
                    responses={200: wire.LoadPolicyResponse, **CONFLICT})
     def post(self, request, prefix, namespace):
-        policy = policies.create_policy(caller=request.user, prefix=prefix, namespace=namespace,
-                                        body=self.body(request))
-        return Response({"policy": wire.policy(policy)})
+        return Response(wire.loaded_policy(policies.create_policy(
+            caller=request.user, prefix=prefix, namespace=namespace, body=self.body(request))))
 
 
 class PolicyView(PolarisView):
@@ -108,15 +103,14 @@ class PolicyView(PolarisView):
 
     @extend_schema(tags=POLICY_TAGS, operation_id="loadPolicy", responses={200: wire.LoadPolicyResponse, **ERRORS})
     def get(self, request, prefix, namespace, policy):
-        row = policies.load_policy(caller=request.user, prefix=prefix, namespace=namespace, name=policy)
-        return Response({"policy": wire.policy(row)})
+        return Response(wire.loaded_policy(policies.load_policy(caller=request.user, prefix=prefix,
+                                                                namespace=namespace, name=policy)))
 
     @extend_schema(tags=POLICY_TAGS, operation_id="updatePolicy", request=wire.UpdatePolicyRequest,
                    responses={200: wire.LoadPolicyResponse, **CONFLICT})
     def put(self, request, prefix, namespace, policy):
-        row = policies.update_policy(caller=request.user, prefix=prefix, namespace=namespace, name=policy,
-                                     body=self.body(request))
-        return Response({"policy": wire.policy(row)})
+        return Response(wire.loaded_policy(policies.update_policy(
+            caller=request.user, prefix=prefix, namespace=namespace, name=policy, body=self.body(request))))
 
     @extend_schema(tags=POLICY_TAGS, operation_id="dropPolicy", responses={204: NO_CONTENT, **ERRORS},
                    parameters=[OpenApiParameter("detach-all", bool)])
@@ -133,15 +127,16 @@ class PolicyMappingsView(PolarisView):
     @extend_schema(tags=POLICY_TAGS, operation_id="attachPolicy", request=wire.AttachPolicyRequest,
                    responses={204: NO_CONTENT, **CONFLICT})
     def put(self, request, prefix, namespace, policy):
-        policies.attach_policy(caller=request.user, prefix=prefix, namespace=namespace, name=policy,
-                               body=self.body(request))
-        return Response(status=204)
+        return self.change_mapping(policies.attach_policy, request, prefix, namespace, policy)
 
     @extend_schema(tags=POLICY_TAGS, operation_id="detachPolicy", request=wire.DetachPolicyRequest,
                    responses={204: NO_CONTENT, **ERRORS})
     def post(self, request, prefix, namespace, policy):
-        policies.detach_policy(caller=request.user, prefix=prefix, namespace=namespace, name=policy,
-                               body=self.body(request))
+        return self.change_mapping(policies.detach_policy, request, prefix, namespace, policy)
+
+    def change_mapping(self, change, request, prefix, namespace, policy):
+        """Attaching and detaching take the same path and body, and both answer 204."""
+        change(caller=request.user, prefix=prefix, namespace=namespace, name=policy, body=self.body(request))
         return Response(status=204)
 
 

@@ -123,12 +123,25 @@ def generic_table(table) -> dict:
     return body
 
 
+def loaded_generic_table(table, storage_access_configs: list | None = None) -> dict:
+    """A LoadGenericTableResponse: the table, and the credentials for its location when they were vended."""
+    body = {"table": generic_table(table)}
+    if storage_access_configs is not None:
+        body["storage-access-configs"] = storage_access_configs
+    return body
+
+
 def policy(item) -> dict:
     body = {"policy-type": item.policy_type, "inheritable": item.inheritable, "name": item.name,
             "content": item.content, "version": item.version}
     if item.comment is not None:
         body["description"] = item.comment
     return body
+
+
+def loaded_policy(item) -> dict:
+    """A LoadPolicyResponse."""
+    return {"policy": policy(item)}
 
 
 def applicable(item) -> dict:
