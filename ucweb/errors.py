@@ -24,6 +24,7 @@ docs/clients.md shows that list ("Errors: one status per protocol"), and a test 
 from __future__ import annotations
 
 import logging
+import re
 
 from django.core.exceptions import RequestDataTooBig
 from django.db import DataError, IntegrityError
@@ -73,6 +74,22 @@ def _error(
     return row
 
 
+def _does_not_exist(securable: str, iceberg_type: str = "NotFoundException", *,
+                    error_code: str = "") -> type[CatalogError]:
+    """The 404 `<Securable>DoesNotExist`: `ExternalLocation` gives ExternalLocationDoesNotExist,
+    with the code EXTERNAL_LOCATION_DOES_NOT_EXIST unless `error_code` names another."""
+    words = re.findall(r"[A-Z][a-z]*", securable)
+    code = error_code or "_".join(words).upper() + "_DOES_NOT_EXIST"
+    return _error(f"{securable}DoesNotExist", 404, code, iceberg_type)
+
+
+def _already_exists(securable: str, status: int) -> type[CatalogError]:
+    """`<Securable>AlreadyExists`, SCHEMA_ALREADY_EXISTS: `status` in the Unity Catalog API, 409 in
+    the Delta and Iceberg APIs."""
+    code = securable.upper() + "_ALREADY_EXISTS"
+    return _error(f"{securable}AlreadyExists", status, code, "AlreadyExistsException", 409, delta_status=409)
+
+
 InvalidParameter = _error("InvalidParameter", 400, "INVALID_PARAMETER_VALUE", "BadRequestException")
 Unauthenticated = _error("Unauthenticated", 401, "UNAUTHENTICATED", "NotAuthorizedException")
 PermissionDenied = _error("PermissionDenied", 403, "PERMISSION_DENIED", "ForbiddenException")
@@ -87,44 +104,40 @@ NotImplementedYet = _error("NotImplementedYet", 501, "NOT_IMPLEMENTED", "Unsuppo
 TemporarilyUnavailable = _error(
     "TemporarilyUnavailable", 503, "TEMPORARILY_UNAVAILABLE", "ServiceUnavailableException")
 
-MetastoreDoesNotExist = _error("MetastoreDoesNotExist", 404, "METASTORE_DOES_NOT_EXIST", "NotFoundException")
-CatalogDoesNotExist = _error("CatalogDoesNotExist", 404, "CATALOG_DOES_NOT_EXIST", "NoSuchWarehouseException")
-SchemaDoesNotExist = _error("SchemaDoesNotExist", 404, "SCHEMA_DOES_NOT_EXIST", "NoSuchNamespaceException")
-TableDoesNotExist = _error("TableDoesNotExist", 404, "TABLE_DOES_NOT_EXIST", "NoSuchTableException")
-PrincipalDoesNotExist = _error("PrincipalDoesNotExist", 404, "PRINCIPAL_DOES_NOT_EXIST", "NotFoundException")
-GroupDoesNotExist = _error("GroupDoesNotExist", 404, "GROUP_DOES_NOT_EXIST", "NotFoundException")
-VolumeDoesNotExist = _error("VolumeDoesNotExist", 404, "VOLUME_DOES_NOT_EXIST", "NotFoundException")
-FunctionDoesNotExist = _error("FunctionDoesNotExist", 404, "FUNCTION_DOES_NOT_EXIST", "NotFoundException")
+MetastoreDoesNotExist = _does_not_exist("Metastore")
+CatalogDoesNotExist = _does_not_exist("Catalog", "NoSuchWarehouseException")
+SchemaDoesNotExist = _does_not_exist("Schema", "NoSuchNamespaceException")
+TableDoesNotExist = _does_not_exist("Table", "NoSuchTableException")
+PrincipalDoesNotExist = _does_not_exist("Principal")
+GroupDoesNotExist = _does_not_exist("Group")
+VolumeDoesNotExist = _does_not_exist("Volume")
+FunctionDoesNotExist = _does_not_exist("Function")
 # MLflow's registry clients know RESOURCE_DOES_NOT_EXIST (and ALREADY_EXISTS) by name.
-RegisteredModelDoesNotExist = _error(
-    "RegisteredModelDoesNotExist", 404, "RESOURCE_DOES_NOT_EXIST", "NotFoundException")
-ModelVersionDoesNotExist = _error("ModelVersionDoesNotExist", 404, "RESOURCE_DOES_NOT_EXIST", "NotFoundException")
-CredentialDoesNotExist = _error("CredentialDoesNotExist", 404, "CREDENTIAL_DOES_NOT_EXIST", "NotFoundException")
-ExternalLocationDoesNotExist = _error(
-    "ExternalLocationDoesNotExist", 404, "EXTERNAL_LOCATION_DOES_NOT_EXIST", "NotFoundException")
+RegisteredModelDoesNotExist = _does_not_exist("RegisteredModel", error_code="RESOURCE_DOES_NOT_EXIST")
+ModelVersionDoesNotExist = _does_not_exist("ModelVersion", error_code="RESOURCE_DOES_NOT_EXIST")
+CredentialDoesNotExist = _does_not_exist("Credential")
+ExternalLocationDoesNotExist = _does_not_exist("ExternalLocation")
 # "Already exists" per securable: see the module's docstring for which client needs which status.
-CatalogAlreadyExists = _error("CatalogAlreadyExists", 400, "CATALOG_ALREADY_EXISTS", "AlreadyExistsException", 409,
-                              delta_status=409)
-SchemaAlreadyExists = _error("SchemaAlreadyExists", 409, "SCHEMA_ALREADY_EXISTS", "AlreadyExistsException", 409)
-TableAlreadyExists = _error("TableAlreadyExists", 400, "TABLE_ALREADY_EXISTS", "AlreadyExistsException", 409,
-                            delta_status=409)
+CatalogAlreadyExists = _already_exists("Catalog", 400)
+SchemaAlreadyExists = _already_exists("Schema", 409)
+TableAlreadyExists = _already_exists("Table", 400)
 CatalogNotEmpty = _error("CatalogNotEmpty", 400, "CATALOG_NOT_EMPTY", "NamespaceNotEmptyException", 409)
 SchemaNotEmpty = _error("SchemaNotEmpty", 400, "SCHEMA_NOT_EMPTY", "NamespaceNotEmptyException", 409)
 # Iceberg REST errors without a Unity Catalog twin.
 CommitFailed = _error("CommitFailed", 409, "ABORTED", "CommitFailedException")
-ViewDoesNotExist = _error("ViewDoesNotExist", 404, "TABLE_DOES_NOT_EXIST", "NoSuchViewException")
+ViewDoesNotExist = _does_not_exist("View", "NoSuchViewException", error_code="TABLE_DOES_NOT_EXIST")
 UnprocessableEntity = _error("UnprocessableEntity", 422, "INVALID_PARAMETER_VALUE", "UnprocessableEntityException")
 # Server-side scan planning: a plan id or plan task that is unknown, expired, cancelled or another
 # principal's (all answer alike).
-PlanDoesNotExist = _error("PlanDoesNotExist", 404, "NOT_FOUND", "NoSuchPlanIdException")
-PlanTaskDoesNotExist = _error("PlanTaskDoesNotExist", 404, "NOT_FOUND", "NoSuchPlanTaskException")
+PlanDoesNotExist = _does_not_exist("Plan", "NoSuchPlanIdException", error_code="NOT_FOUND")
+PlanTaskDoesNotExist = _does_not_exist("PlanTask", "NoSuchPlanTaskException", error_code="NOT_FOUND")
 # Polaris-native API (policies, generic tables); the types are those of the Polaris spec.
-PolicyDoesNotExist = _error("PolicyDoesNotExist", 404, "NOT_FOUND", "NoSuchPolicyException")
+PolicyDoesNotExist = _does_not_exist("Policy", "NoSuchPolicyException", error_code="NOT_FOUND")
 PolicyVersionMismatch = _error("PolicyVersionMismatch", 409, "ABORTED", "PolicyVersionMismatchException")
 PolicyInUse = _error("PolicyInUse", 400, "INVALID_PARAMETER_VALUE", "PolicyInUseException")
 PolicyAttachmentConflict = _error(
     "PolicyAttachmentConflict", 409, "ALREADY_EXISTS", "ConflictPolicyAttachmentException")
-PolicyMappingDoesNotExist = _error("PolicyMappingDoesNotExist", 404, "NOT_FOUND", "NoSuchMappingException")
+PolicyMappingDoesNotExist = _does_not_exist("PolicyMapping", "NoSuchMappingException", error_code="NOT_FOUND")
 # A write the database refused at commit because of a concurrent one that committed first (a
 # catalog or schema dropped while something was being created in it): nothing was changed.
 ConcurrentChange = _error("ConcurrentChange", 409, "ABORTED", "CommitFailedException")

@@ -77,16 +77,13 @@ def update_catalog(*, caller: Principal, name: str, fields: dict) -> Catalog:
 
 @transaction.atomic
 def delete_catalog(*, caller: Principal, name: str, force: bool) -> None:
-    """The catalog row stays locked until the end: a schema created in it meanwhile waits, and
-    fails then, instead of slipping in after the check that it is empty."""
     from catalog.services.schemas import drop_schema_contents
 
     catalog, access = resolve.catalog(caller, name, for_update=True)
-    with recipes.dropping(catalog, caller=caller, access=access,
-                          securable_type=SecurableType.CATALOG, details={"force": force}):
-        schemas = Schema.objects.filter(catalog=catalog)
-        if not force and schemas.exists():
-            raise CatalogNotEmpty(f"Catalog '{name}' is not empty; delete its schemas first or pass force=true.")
+    schemas = Schema.objects.filter(catalog=catalog)
+    not_empty = CatalogNotEmpty(f"Catalog '{name}' is not empty; delete its schemas first or pass force=true.")
+    with recipes.dropping_container(catalog, caller=caller, access=access, securable_type=SecurableType.CATALOG,
+                                    force=force, holds_anything=schemas.exists, not_empty=not_empty):
         for schema in schemas.select_related("catalog"):
             drop_schema_contents(schema)
         grants.forget_securables([catalog.id])

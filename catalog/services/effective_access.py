@@ -11,21 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from catalog.choices import PRIVILEGES_BY_SECURABLE, Privilege, SecurableType
-from catalog.models import (
-    Catalog,
-    Credential,
-    ExternalLocation,
-    Function,
-    Grant,
-    Group,
-    Metastore,
-    Policy,
-    Principal,
-    RegisteredModel,
-    Schema,
-    Table,
-    Volume,
-)
+from catalog import models
 from catalog import authz
 from catalog.authz import Access, chain_of, describe, kind_of
 from ucweb.errors import InvalidParameter
@@ -36,25 +22,25 @@ ALL_PRIVILEGES = "ALL PRIVILEGES"
 _ORDER = {value: index for index, value in enumerate(Privilege.values)}
 
 SECURABLE_MODELS: dict[str, type] = {
-    SecurableType.METASTORE: Metastore,
-    SecurableType.CATALOG: Catalog,
-    SecurableType.SCHEMA: Schema,
-    SecurableType.TABLE: Table,
-    SecurableType.VOLUME: Volume,
-    SecurableType.FUNCTION: Function,
-    SecurableType.REGISTERED_MODEL: RegisteredModel,
-    SecurableType.EXTERNAL_LOCATION: ExternalLocation,
-    SecurableType.CREDENTIAL: Credential,
-    SecurableType.POLICY: Policy,
+    SecurableType.METASTORE: models.Metastore,
+    SecurableType.CATALOG: models.Catalog,
+    SecurableType.SCHEMA: models.Schema,
+    SecurableType.TABLE: models.Table,
+    SecurableType.VOLUME: models.Volume,
+    SecurableType.FUNCTION: models.Function,
+    SecurableType.REGISTERED_MODEL: models.RegisteredModel,
+    SecurableType.EXTERNAL_LOCATION: models.ExternalLocation,
+    SecurableType.CREDENTIAL: models.Credential,
+    SecurableType.POLICY: models.Policy,
 }
 RELATED_FIELDS = {
-    Schema: ("catalog",),
-    Table: ("schema__catalog",),
-    Volume: ("schema__catalog",),
-    Function: ("schema__catalog",),
-    RegisteredModel: ("schema__catalog",),
-    Policy: ("schema__catalog",),
-    ExternalLocation: ("credential",),
+    models.Schema: ("catalog",),
+    models.Table: ("schema__catalog",),
+    models.Volume: ("schema__catalog",),
+    models.Function: ("schema__catalog",),
+    models.RegisteredModel: ("schema__catalog",),
+    models.Policy: ("schema__catalog",),
+    models.ExternalLocation: ("credential",),
 }
 
 
@@ -87,7 +73,7 @@ def sorted_privileges(privileges) -> list[str]:
 
 def _held_by_principal(chain_ids) -> dict[str, dict]:
     """grantee (a principal or a group) → securable id → the privileges granted to it there."""
-    rows = Grant.objects.filter(securable_id__in=list(chain_ids))
+    rows = models.Grant.objects.filter(securable_id__in=list(chain_ids))
     held: dict[str, dict] = {}
     for name, securable_id, privilege in rows.values_list("principal", "securable_id", "privilege"):
         held.setdefault(name, {}).setdefault(securable_id, set()).add(privilege)
@@ -98,7 +84,7 @@ def _usability(access: Access) -> tuple[bool, str]:
     """Whether the principal can reach the securable at all, as the APIs require: USE CATALOG on
     a catalog and anything in it, USE SCHEMA too on a schema and anything in it."""
     chain = access.chain
-    if not isinstance(chain[-1], Catalog):
+    if not isinstance(chain[-1], models.Catalog):
         return True, ""
     if not access.can_use_catalog():
         return False, f"missing USE CATALOG on catalog {describe(chain[-1])}"
@@ -144,9 +130,9 @@ def on_securable(securable) -> list[PrincipalAccess]:
     held = _held_by_principal(s.id for s in chain)
     names = set(held)
     names.update(s.owner for s in chain if getattr(s, "owner", None))
-    principals = {p.name: p for p in Principal.objects.filter(name__in=names)}
-    groups = set(Group.objects.filter(name__in=names - set(principals)).values_list("name", flat=True))
-    admins = Principal.objects.filter(is_metastore_admin=True).exclude(name__in=names)
+    principals = {p.name: p for p in models.Principal.objects.filter(name__in=names)}
+    groups = set(models.Group.objects.filter(name__in=names - set(principals)).values_list("name", flat=True))
+    admins = models.Principal.objects.filter(is_metastore_admin=True).exclude(name__in=names)
     principals.update({p.name: p for p in admins})
     names.update(principals)
     answer = []
@@ -154,7 +140,7 @@ def on_securable(securable) -> list[PrincipalAccess]:
         principal = principals.get(name)
         exists = principal is not None
         if principal is None:  # an owner whose principal row is gone still owns
-            principal = Principal(name=name)
+            principal = models.Principal(name=name)
         access = Access(principal=principal, chain=chain, _held=held.get(name, {}))
         holdings = _holdings(access, securable_type)
         if not holdings:
@@ -185,20 +171,20 @@ class Reach:
 
 @dataclass
 class PrincipalReach:
-    principal: Principal
+    principal: models.Principal
     is_admin: bool
     rows: list[Reach]
     truncated: bool
 
 
-def reach_of(principal: Principal, *, limit: int = 500) -> PrincipalReach:
+def reach_of(principal: models.Principal, *, limit: int = 500) -> PrincipalReach:
     """What `principal` can reach: every securable it holds a privilege on, directly, through a
     container's grant or ownership, with whether the USE privileges above let it use it."""
     if principal.is_metastore_admin:
         return PrincipalReach(principal=principal, is_admin=True, rows=[], truncated=False)
     held: dict = {}
     via: dict = {}  # (securable id, privilege) → the group it comes through, as Access keeps it
-    for securable_id, privilege, grantee in Grant.objects.filter(authz.grantees(principal)).values_list(
+    for securable_id, privilege, grantee in models.Grant.objects.filter(authz.grantees(principal)).values_list(
             "securable_id", "privilege", "principal"):
         held.setdefault(securable_id, set()).add(privilege)
         if grantee == principal.name:
@@ -207,23 +193,23 @@ def reach_of(principal: Principal, *, limit: int = 500) -> PrincipalReach:
             via.setdefault((securable_id, privilege), grantee)
     name = principal.name
     # The catalogs in which the principal holds or owns anything, at any level.
-    catalog_ids = set(Catalog.objects.filter(id__in=held).values_list("id", flat=True))
-    catalog_ids |= set(Catalog.objects.filter(owner=name).values_list("id", flat=True))
-    catalog_ids |= set(Schema.objects.filter(id__in=held).values_list("catalog_id", flat=True))
-    catalog_ids |= set(Schema.objects.filter(owner=name).values_list("catalog_id", flat=True))
-    for model in (Table, Volume, Function, RegisteredModel):
+    catalog_ids = set(models.Catalog.objects.filter(id__in=held).values_list("id", flat=True))
+    catalog_ids |= set(models.Catalog.objects.filter(owner=name).values_list("id", flat=True))
+    catalog_ids |= set(models.Schema.objects.filter(id__in=held).values_list("catalog_id", flat=True))
+    catalog_ids |= set(models.Schema.objects.filter(owner=name).values_list("catalog_id", flat=True))
+    for model in (models.Table, models.Volume, models.Function, models.RegisteredModel):
         for ids in (model.objects.filter(id__in=held), model.objects.filter(owner=name)):
             catalog_ids |= set(ids.values_list("schema__catalog_id", flat=True))
     candidates: list = []
-    metastore = Metastore.objects.first()
+    metastore = models.Metastore.objects.first()
     if metastore is not None and metastore.id in held:
         candidates.append(metastore)
-    candidates += list(Catalog.objects.filter(id__in=catalog_ids).order_by("name"))
-    candidates += list(Schema.objects.filter(catalog_id__in=catalog_ids).select_related("catalog"))
-    for model in (Table, Volume, Function, RegisteredModel):
+    candidates += list(models.Catalog.objects.filter(id__in=catalog_ids).order_by("name"))
+    candidates += list(models.Schema.objects.filter(catalog_id__in=catalog_ids).select_related("catalog"))
+    for model in (models.Table, models.Volume, models.Function, models.RegisteredModel):
         candidates += list(model.objects.filter(schema__catalog_id__in=catalog_ids)
                            .select_related("schema__catalog")[: limit + 1])
-    for model in (ExternalLocation, Credential):
+    for model in (models.ExternalLocation, models.Credential):
         candidates += list(model.objects.filter(id__in=held) | model.objects.filter(owner=name))
     rows: list[Reach] = []
     for securable in candidates:
@@ -258,7 +244,7 @@ class Decision:
         return f"Denied: {failed[0].question}: {failed[0].reason}"
 
 
-def check(*, principal: Principal, securable, privilege: str) -> Decision:
+def check(*, principal: models.Principal, securable, privilege: str) -> Decision:
     """Can `principal` exercise `privilege` on `securable`? The steps the APIs take: USE CATALOG
     on the catalog (above), USE SCHEMA on the schema (above), then the privilege itself."""
     securable_type = securable_type_of(securable)
@@ -271,7 +257,7 @@ def check(*, principal: Principal, securable, privilege: str) -> Decision:
     access = Access.load(principal, securable)  # its own grants and its groups'
     chain = access.chain
     steps = []
-    if isinstance(chain[-1], Catalog):
+    if isinstance(chain[-1], models.Catalog):
         steps.append(_step(access, Privilege.USE_CATALOG, len(chain) - 1))
         if len(chain) >= 2:
             steps.append(_step(access, Privilege.USE_SCHEMA, len(chain) - 2))

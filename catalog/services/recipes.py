@@ -64,6 +64,12 @@ class Updatable:
         if not self.audit_action:
             object.__setattr__(self, "audit_action", audit.change_of(self.securable_type, "update"))
 
+    @classmethod
+    def in_a_schema(cls, securable_type: str, **rest) -> Updatable:
+        """A table, volume or registered model: renamed among the rows of its schema, its comment
+        and owner changed (its properties are not the owner's to set)."""
+        return cls(securable_type=securable_type, siblings=in_its_schema, fields=COMMENT_AND_OWNER, **rest)
+
     @property
     def what(self) -> str:
         """What "already exists" calls it: "Catalog", "Registered model"."""
@@ -174,6 +180,21 @@ def dropping(row, *, caller: Principal, access: authz.Access, securable_type: st
     yield details
     audit.record(principal=caller.name, action=audit.change_of(securable_type, "delete"),
                  securable_type=securable_type, securable_name=name, securable_id=row_id, details=details or None)
+
+
+@contextmanager
+def dropping_container(row, *, caller: Principal, access: authz.Access, securable_type: str, force: bool,
+                       holds_anything: Callable[[], bool], not_empty: CatalogError) -> Iterator[dict]:
+    """`dropping` for a catalog or schema, whose body drops it with everything inside: refused with
+    `not_empty` when it holds anything and `force` is not set.
+
+    The caller resolves the row for update, and it stays locked until the end: what is created in
+    it meanwhile waits, and fails then, instead of slipping in after the check that it is empty."""
+    with dropping(row, caller=caller, access=access, securable_type=securable_type,
+                  details={"force": force}) as details:
+        if not force and holds_anything():
+            raise not_empty
+        yield details
 
 
 def require_create(caller: Principal, catalog_name: str, schema_name: str, action: Action):

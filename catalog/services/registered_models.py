@@ -28,17 +28,8 @@ from catalog import authz, pagination, resolve
 from catalog.authz import Action
 from catalog.choices import ModelVersionStatus, SecurableType
 from catalog.models import ModelVersion, Principal, RegisteredModel
-from catalog.services import audit, recipes
+from catalog.services import audit, recipes, schema_assets
 from catalog.names import split_full_name, validate_name
-from catalog.services.schema_assets import (
-    managed_location,
-    reject_nul,
-    schema_access,
-    visible_in_schema,
-    validate_long_comment,
-    validate_optional_string,
-    validate_required_string,
-)
 from catalog.storage import join
 from ucweb.errors import AlreadyExists, InvalidParameter
 
@@ -54,7 +45,8 @@ def visible_models(*, caller: Principal, catalog_name=None, schema_name=None):
         return authz.visible(queryset, caller)
     if catalog_name in (None, "") or schema_name in (None, ""):
         raise InvalidParameter("Pass both catalog_name and schema_name, or neither to list every model.")
-    return visible_in_schema(queryset, caller=caller, catalog_name=catalog_name, schema_name=schema_name)
+    return schema_assets.visible_in_schema(
+        queryset, caller=caller, catalog_name=catalog_name, schema_name=schema_name)
 
 
 def paginate_models(queryset, *, max_results, page_token):
@@ -69,8 +61,8 @@ def get_model(*, caller: Principal, full_name: str) -> RegisteredModel:
 @transaction.atomic
 def create_model(*, caller: Principal, name, catalog_name, schema_name, comment=None) -> RegisteredModel:
     validate_name(name)
-    comment = reject_nul(validate_long_comment(comment), field="comment")
-    schema, access = schema_access(caller, catalog_name, schema_name)
+    comment = schema_assets.reject_nul(schema_assets.validate_long_comment(comment), field="comment")
+    schema, access = schema_assets.schema_access(caller, catalog_name, schema_name)
     authz.require(caller, schema, Action.CREATE_MODEL, access=access)
     if RegisteredModel.objects.filter(schema=schema, name=name).exists():
         raise AlreadyExists(f"Registered model '{schema.full_name}.{name}' already exists.")
@@ -78,17 +70,16 @@ def create_model(*, caller: Principal, name, catalog_name, schema_name, comment=
     now = timezone.now()
     model = RegisteredModel.objects.create(
         id=model_id, schema=schema, name=name, comment=comment,
-        storage_location=managed_location(schema, "models", model_id),
+        storage_location=schema_assets.managed_location(schema, "models", model_id),
         owner=caller.name, created_by=caller.name, updated_at=now, updated_by=caller.name,
     )
     return recipes.audited(model, caller=caller, action="createRegisteredModel",
                            securable_type=SecurableType.REGISTERED_MODEL)
 
 
-UPDATABLE = recipes.Updatable(
-    securable_type=SecurableType.REGISTERED_MODEL,
-    siblings=recipes.in_its_schema, fields=recipes.COMMENT_AND_OWNER,
-    comment=lambda value: reject_nul(validate_long_comment(value), field="comment"),
+UPDATABLE = recipes.Updatable.in_a_schema(
+    SecurableType.REGISTERED_MODEL,
+    comment=lambda value: schema_assets.reject_nul(schema_assets.validate_long_comment(value), field="comment"),
 )
 
 
@@ -131,9 +122,11 @@ def create_version(
     validate_name(model_name, field="model_name")
     validate_name(catalog_name, field="catalog_name")
     validate_name(schema_name, field="schema_name")
-    source = reject_nul(validate_required_string(source, field="source", max_length=4096), field="source")
-    run_id = reject_nul(validate_optional_string(run_id, field="run_id", max_length=255), field="run_id")
-    comment = reject_nul(validate_long_comment(comment), field="comment")
+    source = schema_assets.reject_nul(
+        schema_assets.validate_required_string(source, field="source", max_length=4096), field="source")
+    run_id = schema_assets.reject_nul(
+        schema_assets.validate_optional_string(run_id, field="run_id", max_length=255), field="run_id")
+    comment = schema_assets.reject_nul(schema_assets.validate_long_comment(comment), field="comment")
     full_name = f"{catalog_name}.{schema_name}.{model_name}"
     model, _ = _model_for_writing(caller, full_name)
     # The model row is the lock that numbers versions: concurrent creators queue here.

@@ -87,14 +87,11 @@ def _has_contents(schema: Schema) -> bool:
 
 @transaction.atomic
 def delete_schema(*, caller: Principal, full_name: str, force: bool) -> None:
-    """The schema row stays locked until the end: what is created in it meanwhile waits, and
-    fails then, instead of slipping in after the check that it is empty."""
     schema, access = resolve.schema_by_full_name(caller, full_name, for_update=True)
-    with recipes.dropping(schema, caller=caller, access=access,
-                          securable_type=SecurableType.SCHEMA, details={"force": force}):
-        if not force and _has_contents(schema):
-            raise SchemaNotEmpty(
-                f"Schema '{schema.full_name}' is not empty; delete its schemas, tables, volumes, functions, models "
-                "and policies first or pass force=true."
-            )
+    not_empty = SchemaNotEmpty(
+        f"Schema '{schema.full_name}' is not empty; delete its schemas, tables, volumes, functions, models "
+        "and policies first or pass force=true."
+    )
+    with recipes.dropping_container(schema, caller=caller, access=access, securable_type=SecurableType.SCHEMA,
+                                    force=force, holds_anything=lambda: _has_contents(schema), not_empty=not_empty):
         drop_schema_contents(schema)

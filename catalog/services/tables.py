@@ -122,11 +122,7 @@ def delete_table(*, caller: Principal, full_name: str) -> None:
         dropped.drop_table(table, dropped_by=caller.name)
 
 
-UPDATABLE = recipes.Updatable(
-    securable_type=SecurableType.TABLE,
-    siblings=recipes.in_its_schema, fields=recipes.COMMENT_AND_OWNER,
-    already_exists=TableAlreadyExists,
-)
+UPDATABLE = recipes.Updatable.in_a_schema(SecurableType.TABLE, already_exists=TableAlreadyExists)
 
 
 @transaction.atomic

@@ -69,11 +69,7 @@ def create_volume(
                            details={"volume_type": volume_type, "storage_location": storage_location})
 
 
-UPDATABLE = recipes.Updatable(
-    securable_type=SecurableType.VOLUME,
-    siblings=recipes.in_its_schema, fields=recipes.COMMENT_AND_OWNER,
-    comment=validate_long_comment,
-)
+UPDATABLE = recipes.Updatable.in_a_schema(SecurableType.VOLUME, comment=validate_long_comment)
 
 
 @transaction.atomic
