@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from catalog.api.base import CatalogAPIView
 from catalog.api.scim import resources
 from catalog.choices import AuditAction
-from catalog.services import scim
+from catalog.services import scim, scim_groups
 from ucweb.errors import scim_exception_handler
 
 TAGS = ["SCIM"]
@@ -122,8 +122,9 @@ UsersView, UserView = views(Kind(
     list_summary="List users (principals)", patch_summary="Change active, displayName or externalId (admin)",
 ))
 GroupsView, GroupView = views(Kind(
-    noun="Group", securable_type="group", render=resources.group, list=scim.list_groups, create=scim.create_group,
-    get=scim.get_group, replace=scim.replace_group, patch=scim.patch_group, delete=scim.delete_group,
+    noun="Group", securable_type="group", render=resources.group, list=scim.list_groups, get=scim.get_group,
+    create=scim_groups.create_group, replace=scim_groups.replace_group, patch=scim_groups.patch_group,
+    delete=scim_groups.delete_group,
     list_summary="List groups", patch_summary="Change members, displayName (admin)",
 ))
 
