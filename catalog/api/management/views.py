@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from catalog.api.base import CatalogAPIView
 from catalog.api.management import wire
 from catalog.choices import AuditAction
-from catalog.services import polaris_management as management
+from catalog.services import polaris_grants, polaris_management as management
 from catalog.services.common import validate_optional_bool
 from ucweb.errors import iceberg_exception_handler
 
@@ -243,17 +243,17 @@ class CatalogRoleGrantsView(ManagementView):
 
     @_schema("listGrantsForCatalogRole", response=wire.PolarisGrantResources)
     def get(self, request, catalog, catalog_role):
-        rows = management.list_grants(caller=request.user, catalog=catalog, role=catalog_role)
+        rows = polaris_grants.list_grants(caller=request.user, catalog=catalog, role=catalog_role)
         return Response({"grants": [wire.grant(row) for row in rows]})
 
     @_schema("addGrantToCatalogRole", request=wire.PolarisGrantRequest, status=201)
     def put(self, request, catalog, catalog_role):
-        management.add_grant(caller=request.user, catalog=catalog, role=catalog_role, body=self.body(request))
+        polaris_grants.add_grant(caller=request.user, catalog=catalog, role=catalog_role, body=self.body(request))
         return Response(status=201)
 
     @_schema("revokeGrantFromCatalogRole", request=wire.PolarisGrantRequest, status=201, parameters=[CASCADE])
     def post(self, request, catalog, catalog_role):
         cascade = validate_optional_bool(request.query_params.get("cascade"), field="cascade")
-        management.revoke_grant(caller=request.user, catalog=catalog, role=catalog_role, body=self.body(request),
+        polaris_grants.revoke_grant(caller=request.user, catalog=catalog, role=catalog_role, body=self.body(request),
                                 cascade=cascade)
         return Response(status=201)

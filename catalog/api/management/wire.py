@@ -12,7 +12,7 @@ from pydantic.alias_generators import to_camel
 
 from catalog.models import Catalog, Group, Principal
 from catalog.services import polaris_management
-from catalog.services.polaris_management import PolarisGrant
+from catalog.services.polaris_grants import PolarisGrant
 from ucweb.bodies import Body
 
 
