@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
-from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -19,7 +17,6 @@ from tests.delta_client import DeltaClient, log_name
 from tests.helpers import UC, wait_for
 from tests.maintenance_delta_support import commit, live_files, read_rows, write_rows
 from tests.product import FAST, PostgresDatabase, Product
-from tests.server_process import children
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("product")]
 
@@ -92,50 +89,6 @@ def test_a_killed_web_server_is_started_again(product):
     wait_for(back, timeout=120)
     assert product.process.poll() is None
     assert f"web server (pid {killed}) exited" in product.log()
-
-
-def _running(pid: int) -> bool:
-    """Whether process `pid` exists and is not a zombie."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rindex(")") + 2] != "Z"
-
-
-def test_ctrl_c_while_the_web_workers_start_ends_make_run_at_once(tmp_path):
-    """granian gives a worker its own signal handlers only once ucweb is loaded, seconds after the
-    worker starts; a Ctrl+C in between was lost by the workers, which served on until granian
-    killed them UCWEB_STOP_SECONDS later, and make run waited for them."""
-    running = Product(tmp_path, **FAST, UCWEB_STOP_SECONDS="600").launch()
-    try:
-        def listening():
-            """make run's web server to accept connections (its workers are still loading ucweb)"""
-            assert running.process.poll() is None, running.log()[-3000:]
-            try:
-                socket.create_connection(("127.0.0.1", running.port), timeout=1).close()
-                return True
-            except OSError:
-                return False
-
-        wait_for(listening, timeout=300, interval=0.01)
-        master = running.pid("server")
-        assert master, "make run listens before it records its web server"
-        server = [master, *children(master)]
-        os.killpg(running.process.pid, signal.SIGINT)  # Ctrl+C in the terminal make run is in
-
-        def ended():
-            """make run and its web server to exit"""
-            return running.process.poll() is not None and not any(map(_running, server))
-
-        try:
-            wait_for(ended, timeout=120)
-        except AssertionError as exc:
-            left = subprocess.run(["ps", "-o", "pid,ppid,stat,args", "-s", str(running.process.pid)],
-                                  capture_output=True, text=True).stdout
-            raise AssertionError(f"{exc}; still running:\n{left}") from None
-    finally:
-        running.stop()
 
 
 @pytest.fixture(scope="module")
