@@ -64,6 +64,9 @@ INFO
 # ucweb with an error, rather than serving without it. The web server needs this too: granian
 # restarts a killed worker process of its own, but exits when one dies again within seconds of its
 # restart ("crash loop"), which would otherwise end ucweb.
+# Each part runs in a process group of its own (scripts/in_own_process_group.py): a Ctrl+C or a
+# stop reaches the script alone, which stops the parts one by one with a single SIGTERM each; the
+# supervisors ignore SIGINT, so a part stopping on request is never taken for a crash.
 # UCWEB_NO_WORKER=1 leaves the worker and the beat out, for a deployment that runs them as
 # services of their own (docker-compose.yml).
 RESTART_SECONDS="${UCWEB_WORKER_RESTART_SECONDS:-5}"
@@ -72,10 +75,11 @@ MAX_QUICK_FAILURES="${UCWEB_WORKER_MAX_QUICK_FAILURES:-5}"
 supervise() {  # name, what to call it in the log, then the command; its pid is kept in var/<name>.pid
     local name="$1" label="$2" quick=0 started status lived child=""
     shift 2
-    trap '[[ -n "$child" ]] && kill -TERM "$child" 2>/dev/null; wait; exit 0' TERM INT
+    trap '' INT
+    trap '[[ -n "$child" ]] && kill -TERM "$child" 2>/dev/null; wait; exit 0' TERM
     while true; do
         started=$SECONDS
-        "$@" &
+        "$PY" scripts/in_own_process_group.py "$@" &
         child=$!
         echo "$child" > "${UCWEB_VAR_DIR:-var}/$name.pid"
         status=0
@@ -96,11 +100,13 @@ supervise() {  # name, what to call it in the log, then the command; its pid is 
 }
 
 # The background half stops first (a worker finishes its running task, and an Iceberg run still
-# talks to this server's catalog), then the web server.
+# talks to this server's catalog), then the web server; a second Ctrl+C or stop meanwhile stops the
+# web server too without waiting. Either way the script ends once every part has.
 PIDS=()
 BACKGROUND=()
 stop_all() {
-    trap - EXIT INT TERM
+    trap - EXIT
+    trap 'for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done' INT TERM HUP
     for pid in "${BACKGROUND[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
     for pid in "${BACKGROUND[@]}"; do wait "$pid" 2>/dev/null || true; done
     for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
@@ -109,6 +115,7 @@ stop_all() {
 trap 'stop_all' EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
+trap 'exit 129' HUP
 
 if [[ -z "${UCWEB_NO_WORKER:-}" ]]; then
     LOG_LEVEL="${UCWEB_WORKER_LOG_LEVEL:-warning}"

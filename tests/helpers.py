@@ -152,14 +152,29 @@ def stop_process(process: subprocess.Popen | None, *, grace: float) -> None:
         except subprocess.TimeoutExpired:
             _signal_group(process.pid, signal.SIGKILL)
             process.wait(timeout=30)
+    _wait_until_group_is_gone(process.pid, grace=grace)
+
+
+def stop_groups(groups: list[int], *, grace: float) -> None:
+    """Stop process groups whose leader is no child of this process (scripts/run_server.sh starts
+    each part of ucweb in a group of its own): SIGTERM to those still there, then as
+    `stop_process`."""
+    for group in groups:
+        _signal_group(group, signal.SIGTERM)
+    for group in groups:
+        _wait_until_group_is_gone(group, grace=grace)
+
+
+def _wait_until_group_is_gone(group: int, *, grace: float) -> None:
+    """Returns once no process of `group` is left, sending SIGKILL after `grace` seconds."""
     # What the leader started may outlive it for a moment; a group of zombies nobody reaps
     # answers signals too, hence the bound after SIGKILL.
     deadline, killed = time.monotonic() + grace, False
-    while _signal_group(process.pid, 0):
+    while _signal_group(group, 0):
         if time.monotonic() > deadline:
             if killed:
                 return
-            _signal_group(process.pid, signal.SIGKILL)
+            _signal_group(group, signal.SIGKILL)
             deadline, killed = time.monotonic() + 30, True
         time.sleep(0.05)
 

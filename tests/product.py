@@ -7,6 +7,7 @@ installs nothing) and the machine's Spark jar cache."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -20,12 +21,14 @@ from pathlib import Path
 
 import dj_database_url
 
-from tests.helpers import free_port, stop_process, wait_for
+from tests.helpers import free_port, stop_groups, stop_process, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
 # What the test process's own environment must not hand to the product: its settings come from
 # the copy's defaults and from what a test passes.
 FOREIGN = ("UCWEB_", "CELERY_", "DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE", "PYTEST_")
+# What scripts/run_server.sh supervises, by the name of the file under var/ that holds its pid.
+PARTS = ("server", "worker", "beat")
 # Lines of the log that mean something went wrong (granian's access log shows a 5xx answer as
 # `"GET /x HTTP/1.1" 500`).
 PROBLEMS = re.compile(r"Traceback|\bERROR\b|CRITICAL|database is locked|\" 5\d\d ")
@@ -160,7 +163,8 @@ class Product:
         return self.manage("issue_token", name, "--admin").strip().splitlines()[-1].strip()
 
     def pid(self, part: str) -> int | None:
-        """The running worker's or beat's pid, as the supervisor recorded it."""
+        """The running web server's, worker's or beat's pid, as the supervisor recorded it; each
+        leads a process group of its own."""
         try:
             return int((self.var / f"{part}.pid").read_text().strip())
         except (OSError, ValueError):
@@ -193,11 +197,25 @@ class Product:
         return [line for line in self.log().splitlines()
                 if PROBLEMS.search(line) and '"GET /readyz ' not in line]
 
+    def part_groups(self) -> list[int]:
+        """The process groups of the parts as last started (web server, worker, beat)."""
+        return [pid for pid in map(self.pid, PARTS) if pid is not None]
+
+    def kill_outright(self) -> None:
+        """SIGKILL to every process of this server at once, as when its machine fails: make, the
+        script and its supervisors, and each part's process group."""
+        groups = self.part_groups()
+        os.killpg(self.process.pid, signal.SIGKILL)
+        for group in groups:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(group, signal.SIGKILL)
+
     def stop(self) -> None:
         """As an operator stops it (`kill` of the script make runs: it stops the web server, the
-        worker and the beat, each finishing what it does), then whatever is left of the group."""
+        worker and the beat, each finishing what it does), then whatever is left of them."""
         from tests.server_process import children
 
+        groups = self.part_groups()
         if self.process.poll() is None:  # its children's pids are its own only while it runs
             for pid in children(self.process.pid):
                 os.kill(pid, signal.SIGTERM)
@@ -206,4 +224,5 @@ class Product:
         except subprocess.TimeoutExpired:
             pass
         stop_process(self.process, grace=30)
+        stop_groups(groups, grace=30)
         self._log.close()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from tests.helpers import free_port, stop_process, wait_for
+from tests.helpers import free_port, stop_groups, stop_process, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -102,9 +102,11 @@ class ServerProcess:
         return children(self.master)
 
     def stop(self) -> None:
-        # The arbiter and its workers are in the script's process group: stopping waits until
-        # none is left holding database connections.
+        # granian and its workers are in a process group of their own, which the script stops:
+        # stopping waits until no process of either group is left holding database connections.
+        group = [self.master] if (self.var_dir / "server.pid").exists() else []
         stop_process(self.process, grace=60)
+        stop_groups(group, grace=60)
         self._log.close()
 
 

@@ -266,5 +266,38 @@ def test_a_worker_that_cannot_start_stops_make_run_loudly(tmp_path):
     assert not [line for line in log.splitlines() if "ucweb worker" in line and "is ready" in line]
 
 
+def test_ctrl_c_stops_every_part_once_and_for_all(tmp_path):
+    """Ctrl+C in the terminal of a ready `make run` (SIGINT to its foreground process group) stops
+    the web server, the worker and the beat: none is started again, no web server worker is left
+    waiting for a stop it missed (granian would kill it only after UCWEB_STOP_SECONDS, here half an
+    hour), and no process of any part is left."""
+    product = Product(tmp_path, **FAST, UCWEB_STOP_SECONDS="1800").start()
+    try:
+        wait_for(lambda: len(product.part_groups()) == 3, timeout=60)
+        parts = product.part_groups()
+        os.killpg(product.process.pid, signal.SIGINT)
+        product.process.wait(timeout=300)
+
+        def gone():
+            """every process of every part to end"""
+            return not [group for group in parts if signalled(group)]
+
+        wait_for(gone, timeout=120)
+        log = product.log()
+        assert "starting it again" not in log, log[-3000:]
+        assert product.problems() == []
+    finally:
+        product.stop()
+
+
+def signalled(group: int) -> bool:
+    """Whether process group `group` still has a process to signal."""
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 def test_the_log_is_free_of_errors(product):
     assert product.problems() == []

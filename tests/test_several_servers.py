@@ -349,7 +349,7 @@ def test_two_servers_two_workers_one_database_through_a_storm_and_a_lost_server(
     killed_worker = second.pid("worker")
     os.kill(killed_worker, signal.SIGKILL)
     wait_for(landed(0.5), timeout=300)
-    os.killpg(first.process.pid, signal.SIGKILL)  # the whole first server: web, worker and beat
+    first.kill_outright()  # the whole first server: web, worker and beat
     for storm in storms:
         storm.join()
     stormed = time.monotonic()
