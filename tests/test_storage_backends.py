@@ -17,6 +17,7 @@ from catalog.storage import (
     Storage,
     StorageError,
     StorageObjectNotFound,
+    StorageOutsideRoot,
     join,
     normalize,
     storage_for,
@@ -218,6 +219,28 @@ def test_odd_characters_round_trip(backend):
     # A percent-encoded URL addresses the same object as the plain spelling.
     encoded = backend.base + "/odd/" + quote("with space.json")
     assert backend.storage.read(encoded) == b"0"
+
+
+def test_a_confined_backend_acts_only_at_or_below_its_root(backend):
+    inside, beside = backend.url("t", "a"), backend.url("t2", "a")
+    backend.storage.put(beside, b"beside")
+    confined = backend.storage.confined(backend.url("t"))
+    confined.put(inside, b"inside")
+    assert confined.read(inside) == b"inside"
+    assert [info.url for info in confined.list(backend.url("t"))] == [inside]
+    assert confined.copy_if_absent(inside, backend.url("t", "b")) is True
+    assert confined.confined(backend.url("t", "a")).exists(inside)
+
+    for act in (lambda: confined.read(beside), lambda: confined.exists(beside), lambda: confined.put(beside, b"x"),
+                lambda: confined.put_if_absent(beside, b"x"), lambda: confined.list(backend.url("t2")),
+                lambda: confined.delete(beside), lambda: confined.delete_prefix(backend.url("t2")),
+                lambda: confined.copy_if_absent(beside, backend.url("t", "c")),
+                lambda: confined.copy_if_absent(inside, beside), lambda: confined.symbolic_links(backend.url("t2")),
+                lambda: confined.confined(backend.url("t2"))):
+        with pytest.raises(StorageOutsideRoot, match="lies outside"):
+            act()
+    assert backend.storage.read(beside) == b"beside"
+    assert not backend.storage.exists(backend.url("t", "c"))
 
 
 def test_rejects_urls_of_another_scheme(backend):

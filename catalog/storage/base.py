@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import copy
 from dataclasses import dataclass
 
 from .errors import InvalidStorageUrl, StorageOutsideRoot
@@ -42,6 +43,8 @@ class Storage(abc.ABC):
 
     #: The canonical URL scheme the backend serves ("file" or "s3").
     scheme: str = ""
+    #: The canonical URL of the root an object store is confined to (see :meth:`confined`).
+    confined_to: str | None = None
 
     def _location(self, url: str) -> Location:
         location = parse(url)
@@ -49,6 +52,8 @@ class Storage(abc.ABC):
             raise InvalidStorageUrl(
                 f"{type(self).__name__} serves {self.scheme}:// URLs, not {url!r}", url=url
             )
+        if self.confined_to is not None and not within(location.url, self.confined_to):
+            raise StorageOutsideRoot(f"{url} lies outside {self.confined_to}", url=url)
         return location
 
     @abc.abstractmethod
@@ -98,7 +103,11 @@ class Storage(abc.ABC):
         """This backend, acting only at or below `root_url`: any other URL raises
         ``StorageOutsideRoot``. The file:// backend holds the real path to the root as well, so a
         symbolic link cannot lead a read, write, listing or delete out of it."""
-        return ConfinedStorage(self, root_url)
+        # Object stores: every URL passes _location, and keys name objects with nothing to
+        # resolve a key elsewhere, so the text of each URL is the whole check.
+        confined = copy.copy(self)
+        confined.confined_to = self._location(root_url).url
+        return confined
 
     def symbolic_links(self, prefix_url: str) -> list[str]:
         """The symbolic links at or below `prefix_url` (the prefix itself included), found
@@ -107,52 +116,4 @@ class Storage(abc.ABC):
         return []
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.scheme}://>"
-
-
-class ConfinedStorage(Storage):
-    """A backend held to one root by the text of each URL: enough where keys name objects and
-    nothing resolves a key elsewhere (object stores)."""
-
-    def __init__(self, backend: Storage, root_url: str):
-        self.backend = backend
-        self.scheme = backend.scheme
-        self.root = backend._location(root_url).url
-
-    def _inside(self, url: str) -> str:
-        if not within(self._location(url).url, self.root):
-            raise StorageOutsideRoot(f"{url} lies outside {self.root}", url=url)
-        return url
-
-    def read(self, url: str) -> bytes:
-        return self.backend.read(self._inside(url))
-
-    def exists(self, url: str) -> bool:
-        return self.backend.exists(self._inside(url))
-
-    def list(self, prefix_url: str) -> list[ObjectInfo]:
-        return self.backend.list(self._inside(prefix_url))
-
-    def put(self, url: str, data: bytes) -> None:
-        self.backend.put(self._inside(url), data)
-
-    def put_if_absent(self, url: str, data: bytes) -> bool:
-        return self.backend.put_if_absent(self._inside(url), data)
-
-    def copy_if_absent(self, src_url: str, dst_url: str) -> bool:
-        return self.backend.copy_if_absent(self._inside(src_url), self._inside(dst_url))
-
-    def delete(self, url: str) -> None:
-        self.backend.delete(self._inside(url))
-
-    def delete_prefix(self, prefix_url: str) -> int:
-        return self.backend.delete_prefix(self._inside(prefix_url))
-
-    def confined(self, root_url: str) -> Storage:
-        return self.backend.confined(self._inside(root_url))
-
-    def symbolic_links(self, prefix_url: str) -> list[str]:
-        return self.backend.symbolic_links(self._inside(prefix_url))
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.root}>"
+        return f"<{type(self).__name__} {self.confined_to or self.scheme + '://'}>"

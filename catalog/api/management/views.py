@@ -47,7 +47,7 @@ class CatalogsView(ManagementView):
 
     @_schema("listPolarisCatalogs", response=wire.PolarisCatalogs)
     def get(self, request):
-        return Response({"catalogs": [wire.catalog(row) for row in management.list_catalogs(caller=request.user)]})
+        return Response(wire.catalogs(management.list_catalogs(caller=request.user)))
 
     @_schema("createPolarisCatalog", request=wire.PolarisCreateCatalogRequest, response=wire.PolarisCatalog, status=201,
              errors=CONFLICT)
@@ -75,14 +75,16 @@ class CatalogView(ManagementView):
 
 
 # -- principals ----------------------------------------------------------------------------------
-class PrincipalsView(ManagementView):
+class PrincipalManagementView(ManagementView):
     audit_securable_type = "principal"
+
+
+class PrincipalsView(PrincipalManagementView):
     audit_actions = {"POST": AuditAction.CREATE_PRINCIPAL}
 
     @_schema("listPrincipals", response=wire.PolarisPrincipals)
     def get(self, request):
-        return Response({"principals": [wire.principal(row)
-                                        for row in management.list_principals(caller=request.user)]})
+        return Response(wire.principals(management.list_principals(caller=request.user)))
 
     @_schema("createPrincipal", request=wire.PolarisCreatePrincipalRequest, response=wire.PolarisPrincipalWithCredentials,
              status=201, errors=CONFLICT)
@@ -91,8 +93,7 @@ class PrincipalsView(ManagementView):
         return Response(wire.with_credentials(row, client_id, secret), status=201)
 
 
-class PrincipalView(ManagementView):
-    audit_securable_type = "principal"
+class PrincipalView(PrincipalManagementView):
     audit_actions = {"DELETE": AuditAction.DELETE_PRINCIPAL}
 
     @_schema("getPrincipal", response=wire.PolarisPrincipal)
@@ -105,8 +106,7 @@ class PrincipalView(ManagementView):
         return Response(status=204)
 
 
-class RotateCredentialsView(ManagementView):
-    audit_securable_type = "principal"
+class RotateCredentialsView(PrincipalManagementView):
     audit_actions = {"POST": AuditAction.ROTATE_CLIENT_SECRET}
 
     @_schema("rotateCredentials", response=wire.PolarisPrincipalWithCredentials)
@@ -115,14 +115,12 @@ class RotateCredentialsView(ManagementView):
         return Response(wire.with_credentials(row, client_id, secret))
 
 
-class PrincipalRolesAssignedView(ManagementView):
-    audit_securable_type = "principal"
+class PrincipalRolesAssignedView(PrincipalManagementView):
     audit_actions = {"PUT": AuditAction.UPDATE_GROUP}
 
     @_schema("listPrincipalRolesAssigned", response=wire.PolarisPrincipalRoles)
     def get(self, request, principal):
-        rows = management.principal_roles_of(caller=request.user, principal=principal)
-        return Response({"roles": [wire.role(row) for row in rows]})
+        return Response(wire.roles(management.principal_roles_of(caller=request.user, principal=principal)))
 
     @_schema("assignPrincipalRole", request=wire.PolarisPrincipalRoleRequest, status=201)
     def put(self, request, principal):
@@ -130,8 +128,7 @@ class PrincipalRolesAssignedView(ManagementView):
         return Response(status=201)
 
 
-class PrincipalRoleAssignmentView(ManagementView):
-    audit_securable_type = "principal"
+class PrincipalRoleAssignmentView(PrincipalManagementView):
     audit_actions = {"DELETE": AuditAction.UPDATE_GROUP}
 
     @_schema("revokePrincipalRole", status=204)
@@ -147,7 +144,7 @@ class PrincipalRolesView(ManagementView):
 
     @_schema("listPrincipalRoles", response=wire.PolarisPrincipalRoles)
     def get(self, request):
-        return Response({"roles": [wire.role(row) for row in management.list_principal_roles(caller=request.user)]})
+        return Response(wire.roles(management.list_principal_roles(caller=request.user)))
 
     @_schema("createPrincipalRole", request=wire.PolarisPrincipalRoleRequest, response=wire.PolarisPrincipalRole, status=201,
              errors=CONFLICT)
@@ -173,8 +170,7 @@ class PrincipalRoleView(ManagementView):
 class PrincipalRolePrincipalsView(ManagementView):
     @_schema("listAssigneePrincipalsForPrincipalRole", response=wire.PolarisPrincipals)
     def get(self, request, role):
-        rows = management.principals_in_role(caller=request.user, role=role)
-        return Response({"principals": [wire.principal(row) for row in rows]})
+        return Response(wire.principals(management.principals_in_role(caller=request.user, role=role)))
 
 
 class PrincipalRoleCatalogRolesView(ManagementView):
@@ -183,7 +179,7 @@ class PrincipalRoleCatalogRolesView(ManagementView):
     @_schema("listCatalogRolesForPrincipalRole", response=wire.PolarisCatalogRoles)
     def get(self, request, role, catalog):
         rows = management.catalog_roles_of(caller=request.user, principal_role=role, catalog=catalog)
-        return Response({"roles": [wire.role(row) for row in rows]})
+        return Response(wire.roles(rows))
 
     @_schema("assignCatalogRoleToPrincipalRole", request=wire.PolarisCatalogRoleRequest, status=201)
     def put(self, request, role, catalog):
@@ -207,8 +203,7 @@ class CatalogRolesView(ManagementView):
 
     @_schema("listCatalogRoles", response=wire.PolarisCatalogRoles)
     def get(self, request, catalog):
-        rows = management.list_catalog_roles(caller=request.user, catalog=catalog)
-        return Response({"roles": [wire.role(row) for row in rows]})
+        return Response(wire.roles(management.list_catalog_roles(caller=request.user, catalog=catalog)))
 
     @_schema("createCatalogRole", request=wire.PolarisCatalogRoleRequest, response=wire.PolarisCatalogRole, status=201,
              errors=CONFLICT)
@@ -235,7 +230,7 @@ class CatalogRolePrincipalRolesView(ManagementView):
     @_schema("listAssigneePrincipalRolesForCatalogRole", response=wire.PolarisPrincipalRoles)
     def get(self, request, catalog, catalog_role):
         rows = management.principal_roles_holding(caller=request.user, catalog=catalog, role=catalog_role)
-        return Response({"roles": [wire.role(row) for row in rows]})
+        return Response(wire.roles(rows))
 
 
 class CatalogRoleGrantsView(ManagementView):
@@ -244,7 +239,7 @@ class CatalogRoleGrantsView(ManagementView):
     @_schema("listGrantsForCatalogRole", response=wire.PolarisGrantResources)
     def get(self, request, catalog, catalog_role):
         rows = polaris_grants.list_grants(caller=request.user, catalog=catalog, role=catalog_role)
-        return Response({"grants": [wire.grant(row) for row in rows]})
+        return Response(wire.grants(rows))
 
     @_schema("addGrantToCatalogRole", request=wire.PolarisGrantRequest, status=201)
     def put(self, request, catalog, catalog_role):

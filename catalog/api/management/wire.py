@@ -143,6 +143,10 @@ def catalog(row: Catalog) -> dict:
             "entityVersion": 1}
 
 
+def catalogs(rows) -> dict:
+    return {"catalogs": [catalog(row) for row in rows]}
+
+
 def principal(row: Principal) -> dict:
     body = {"name": row.name, "properties": {}, "entityVersion": 1}
     if row.client_id:
@@ -151,6 +155,10 @@ def principal(row: Principal) -> dict:
     if created:
         body["createTimestamp"] = _millis(created)
     return body
+
+
+def principals(rows) -> dict:
+    return {"principals": [principal(row) for row in rows]}
 
 
 def with_credentials(row: Principal, client_id: str, client_secret: str) -> dict:
@@ -166,6 +174,10 @@ def role(row: Group) -> dict:
     return body
 
 
+def roles(rows) -> dict:
+    return {"roles": [role(row) for row in rows]}
+
+
 def grant(item: PolarisGrant) -> dict:
     body = {"type": item.type, "privilege": item.privilege}
     securable = item.securable
@@ -174,3 +186,7 @@ def grant(item: PolarisGrant) -> dict:
     elif item.type == "table":
         body["namespace"], body["tableName"] = securable.schema.levels, securable.name
     return body
+
+
+def grants(items) -> dict:
+    return {"grants": [grant(item) for item in items]}

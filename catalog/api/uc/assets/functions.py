@@ -39,14 +39,10 @@ class ParametersField(serializers.Field):
         return {"parameters": [{k: v for k, v in p.items() if v is not None} for p in value]}
 
 
-class FunctionInfo(OwnedInfo):
-    name = serializers.CharField()
-    catalog_name = serializers.CharField(source="schema.catalog.name")
-    schema_name = serializers.CharField(source="schema.uc_name")
-    full_name = serializers.CharField()
-    function_id = serializers.CharField(source="id")
-    input_params = ParametersField()
-    return_params = ParametersField(allow_null=True)
+# What the function returns and how it runs, declared once for its create request and its info
+# (which the spec gives the same fields). A comment, not a docstring: a docstring would become
+# the description of both components in the OpenAPI document.
+class FunctionRoutine(serializers.Serializer):
     data_type = serializers.ChoiceField(choices=ColumnTypeName.choices)
     full_data_type = serializers.CharField()
     routine_body = serializers.ChoiceField(choices=RoutineBody.choices)
@@ -58,27 +54,27 @@ class FunctionInfo(OwnedInfo):
     is_null_call = serializers.BooleanField()
     security_type = serializers.CharField()
     specific_name = serializers.CharField()
+
+
+class FunctionInfo(OwnedInfo, FunctionRoutine):
+    name = serializers.CharField()
+    catalog_name = serializers.CharField(source="schema.catalog.name")
+    schema_name = serializers.CharField(source="schema.uc_name")
+    full_name = serializers.CharField()
+    function_id = serializers.CharField(source="id")
+    input_params = ParametersField()
+    return_params = ParametersField(allow_null=True)
     external_language = serializers.CharField(allow_null=True)
     properties = serializers.CharField(source="properties_text", allow_null=True)
 
 
-class CreateFunctionBody(serializers.Serializer):
+class CreateFunctionBody(FunctionRoutine):
     name = serializers.CharField()
     catalog_name = serializers.CharField()
     schema_name = serializers.CharField()
     input_params = FunctionParameterInfos()
-    data_type = serializers.ChoiceField(choices=ColumnTypeName.choices)
-    full_data_type = serializers.CharField()
     return_params = FunctionParameterInfos(required=False)
-    routine_body = serializers.ChoiceField(choices=RoutineBody.choices)
-    routine_definition = serializers.CharField()
-    routine_dependencies = serializers.JSONField(required=False)
-    parameter_style = serializers.CharField()
-    is_deterministic = serializers.BooleanField()
-    sql_data_access = serializers.ChoiceField(choices=SqlDataAccess.choices)
-    is_null_call = serializers.BooleanField()
-    security_type = serializers.CharField()
-    specific_name = serializers.CharField()
+    routine_dependencies = serializers.JSONField(required=False)  # a request may leave it out
     comment = serializers.CharField(required=False)
     properties = serializers.CharField(required=False)
     external_language = serializers.CharField(required=False)
