@@ -204,11 +204,12 @@ class Product:
     def kill_outright(self) -> None:
         """SIGKILL to every process of this server at once, as when its machine fails: make, the
         script and its supervisors, and each part's process group."""
-        groups = self.part_groups()
-        os.killpg(self.process.pid, signal.SIGKILL)
-        for group in groups:
+        # The parts first: once their supervisors are gone they would get SIGTERM and start a
+        # graceful stop, which a failing machine does not give them.
+        for group in self.part_groups():
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(group, signal.SIGKILL)
+        os.killpg(self.process.pid, signal.SIGKILL)
 
     def stop(self) -> None:
         """As an operator stops it (`kill` of the script make runs: it stops the web server, the
