@@ -84,6 +84,9 @@ supervise() {  # name, what to call it in the log, then the command; its pid is 
         echo "$child" > "${UCWEB_VAR_DIR:-var}/$name.pid"
         status=0
         wait "$child" || status=$?
+        # What the part leaves behind stops with it: granian's workers when its main process was
+        # killed (they would serve on, unsupervised), the Celery worker's Spark JVM.
+        kill -TERM -- "-$child" 2>/dev/null || true
         lived=$((SECONDS - started))
         if ((lived < 60)); then quick=$((quick + 1)); else quick=0; fi
         if ((quick >= MAX_QUICK_FAILURES)); then

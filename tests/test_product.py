@@ -77,9 +77,14 @@ def test_a_killed_worker_makes_readiness_fail_until_it_is_back(product):
 
 def test_a_killed_web_server_is_started_again(product):
     """granian gives up on its own after a worker crash loop; make run then starts it again
-    instead of stopping ucweb."""
+    instead of stopping ucweb. The killed one's worker processes end with it: none serves on
+    unsupervised beside the new one."""
+    from tests.server_process import children
+
     killed = product.pid("server")
     assert killed
+    orphans = children(killed)
+    assert orphans, "granian's worker processes"
     os.kill(killed, signal.SIGKILL)
 
     def back():
@@ -89,6 +94,12 @@ def test_a_killed_web_server_is_started_again(product):
     wait_for(back, timeout=120)
     assert product.process.poll() is None
     assert f"web server (pid {killed}) exited" in product.log()
+
+    def orphans_gone():
+        """the killed web server's worker processes (its process group) to end"""
+        return not signalled(killed)
+
+    wait_for(orphans_gone, timeout=120)
 
 
 @pytest.fixture(scope="module")
