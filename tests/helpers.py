@@ -129,8 +129,9 @@ def die_with_parent() -> None:
             libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
 
 
-def _signal_group(pid: int, signum: int) -> bool:
-    """Send `signum` to process group `pid`; False when no process of it is left."""
+def signal_group(pid: int, signum: int) -> bool:
+    """Send `signum` to process group `pid` (0: none, only ask whether one of it is left); False when
+    no process of it is left."""
     try:
         os.killpg(pid, signum)
     except ProcessLookupError:
@@ -146,11 +147,11 @@ def stop_process(process: subprocess.Popen | None, *, grace: float) -> None:
     if process is None:
         return
     if process.poll() is None:
-        _signal_group(process.pid, signal.SIGTERM)
+        signal_group(process.pid, signal.SIGTERM)
         try:
             process.wait(timeout=grace)
         except subprocess.TimeoutExpired:
-            _signal_group(process.pid, signal.SIGKILL)
+            signal_group(process.pid, signal.SIGKILL)
             process.wait(timeout=30)
     _wait_until_group_is_gone(process.pid, grace=grace)
 
@@ -160,7 +161,7 @@ def stop_groups(groups: list[int], *, grace: float) -> None:
     each part of ucweb in a group of its own): SIGTERM to those still there, then as
     `stop_process`."""
     for group in groups:
-        _signal_group(group, signal.SIGTERM)
+        signal_group(group, signal.SIGTERM)
     for group in groups:
         _wait_until_group_is_gone(group, grace=grace)
 
@@ -170,11 +171,11 @@ def _wait_until_group_is_gone(group: int, *, grace: float) -> None:
     # What the leader started may outlive it for a moment; a group of zombies nobody reaps
     # answers signals too, hence the bound after SIGKILL.
     deadline, killed = time.monotonic() + grace, False
-    while _signal_group(group, 0):
+    while signal_group(group, 0):
         if time.monotonic() > deadline:
             if killed:
                 return
-            _signal_group(group, signal.SIGKILL)
+            signal_group(group, signal.SIGKILL)
             deadline, killed = time.monotonic() + 30, True
         time.sleep(0.05)
 

@@ -7,7 +7,6 @@ installs nothing) and the machine's Spark jar cache."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -21,7 +20,7 @@ from pathlib import Path
 
 import dj_database_url
 
-from tests.helpers import free_port, stop_groups, stop_process, wait_for
+from tests.helpers import free_port, signal_group, stop_groups, stop_process, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
 # What the test process's own environment must not hand to the product: its settings come from
@@ -207,9 +206,8 @@ class Product:
         # The parts first: once their supervisors are gone they would get SIGTERM and start a
         # graceful stop, which a failing machine does not give them.
         for group in self.part_groups():
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(group, signal.SIGKILL)
-        os.killpg(self.process.pid, signal.SIGKILL)
+            signal_group(group, signal.SIGKILL)
+        signal_group(self.process.pid, signal.SIGKILL)
 
     def stop(self) -> None:
         """As an operator stops it (`kill` of the script make runs: it stops the web server, the

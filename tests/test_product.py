@@ -14,7 +14,7 @@ import pytest
 from catalog.storage import join, storage_for
 from tests.celery_worker import Redis
 from tests.delta_client import DeltaClient, log_name
-from tests.helpers import UC, wait_for
+from tests.helpers import UC, signal_group, wait_for
 from tests.maintenance_delta_support import commit, live_files, read_rows, write_rows
 from tests.product import FAST, PostgresDatabase, Product
 
@@ -97,7 +97,7 @@ def test_a_killed_web_server_is_started_again(product):
 
     def orphans_gone():
         """the killed web server's worker processes (its process group) to end"""
-        return not signalled(killed)
+        return not signal_group(killed, 0)
 
     wait_for(orphans_gone, timeout=120)
 
@@ -291,7 +291,7 @@ def test_ctrl_c_stops_every_part_once_and_for_all(tmp_path):
 
         def gone():
             """every process of every part to end"""
-            return not [group for group in parts if signalled(group)]
+            return not [group for group in parts if signal_group(group, 0)]
 
         wait_for(gone, timeout=120)
         log = product.log()
@@ -299,15 +299,6 @@ def test_ctrl_c_stops_every_part_once_and_for_all(tmp_path):
         assert product.problems() == []
     finally:
         product.stop()
-
-
-def signalled(group: int) -> bool:
-    """Whether process group `group` still has a process to signal."""
-    try:
-        os.killpg(group, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def test_the_log_is_free_of_errors(product):
