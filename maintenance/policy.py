@@ -23,7 +23,7 @@ Table properties read (the first one present wins):
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, fields
 
 from django.conf import settings
 
@@ -40,22 +40,32 @@ POLICY_OPERATIONS = {
 }
 
 
+def _shown(label: str, form: str | None = None):
+    """A figure the table's console page shows, under `label` (`form` "size": in bytes)."""
+    return field(metadata={"label": label, "form": form})
+
+
 @dataclass(frozen=True)
 class MaintenancePolicy:
-    enabled: bool
-    target_file_bytes: int
+    enabled: bool = _shown("catalog runs maintenance on its own")
+    target_file_bytes: int = _shown("target file size", "size")
     small_file_bytes: int
-    min_input_files: int
-    vacuum_retention_hours: float
-    log_retention_hours: float
-    snapshot_max_age_hours: float
-    snapshots_min_keep: int
-    orphan_retention_hours: float
+    min_input_files: int = _shown("fewest files compacted together")
+    vacuum_retention_hours: float = _shown("VACUUM keeps removed files for (hours)")
+    log_retention_hours: float = _shown("Delta log kept for (hours)")
+    snapshot_max_age_hours: float = _shown("Iceberg snapshots kept for (hours)")
+    snapshots_min_keep: int = _shown("Iceberg snapshots always kept")
+    orphan_retention_hours: float = _shown("orphan files kept for (hours)")
     checkpoint_interval: int
     disabled_operations: frozenset = frozenset()
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+    def shown(self) -> list[tuple[str, object, str | None]]:
+        """(label, value, form) of each figure the console shows, in declaration order."""
+        return [(f.metadata["label"], getattr(self, f.name), f.metadata["form"]) for f in fields(self)
+                if "label" in f.metadata]
 
 
 def parse_interval_hours(text) -> float | None:

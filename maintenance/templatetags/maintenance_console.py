@@ -17,16 +17,6 @@ from maintenance.models import MaintenancePlan
 register = template.Library()
 
 RUNS_SHOWN = 20
-POLICY_FIGURES = (
-    ("enabled", "catalog runs maintenance on its own", None),
-    ("target_file_bytes", "target file size", "size"),
-    ("min_input_files", "fewest files compacted together", None),
-    ("vacuum_retention_hours", "VACUUM keeps removed files for (hours)", None),
-    ("log_retention_hours", "Delta log kept for (hours)", None),
-    ("snapshot_max_age_hours", "Iceberg snapshots kept for (hours)", None),
-    ("snapshots_min_keep", "Iceberg snapshots always kept", None),
-    ("orphan_retention_hours", "orphan files kept for (hours)", None),
-)
 
 
 def run_row(plan: MaintenancePlan) -> dict:
@@ -56,7 +46,7 @@ def table_maintenance(context, table):
         "table": table,
         "runs": [run_row(plan) for plan in plans],
         "total": MaintenancePlan.objects.filter(table=table).count(),
-        "policy": [(label, getattr(policy, name), kind) for name, label, kind in POLICY_FIGURES],
+        "policy": policy.shown(),
         "disabled": sorted(policy.disabled_operations),
         "operations": operations,
         "may_run": bool(operations) and authz.allows(caller, table, authz.Action.WRITE, access=access),
