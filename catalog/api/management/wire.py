@@ -66,10 +66,15 @@ class PolarisUpdateCatalogRequest(_Camel):
     storage_config_info: PolarisStorageConfigInfo
 
 
-class PolarisPrincipal(_Entity):
+class _Named(_Entity):
+    """What every Polaris entity a name addresses has: principals, principal roles, catalog roles."""
+
     name: str
-    client_id: str = None
     properties: dict[str, str] = None
+
+
+class PolarisPrincipal(_Named):
+    client_id: str = None
 
 
 class PolarisPrincipals(Body):
@@ -91,10 +96,8 @@ class PolarisPrincipalWithCredentials(Body):
     credentials: PolarisPrincipalCredentials
 
 
-class PolarisPrincipalRole(_Entity):
-    name: str
+class PolarisPrincipalRole(_Named):
     federated: bool = None
-    properties: dict[str, str] = None
 
 
 class PolarisPrincipalRoles(Body):
@@ -105,9 +108,8 @@ class PolarisPrincipalRoleRequest(_Camel):
     principal_role: PolarisPrincipalRole
 
 
-class PolarisCatalogRole(_Entity):
-    name: str
-    properties: dict[str, str] = None
+class PolarisCatalogRole(_Named):
+    pass
 
 
 class PolarisCatalogRoles(Body):
