@@ -18,6 +18,9 @@ else
     PY=python3
 fi
 
+# A taken port stops the start before anything changes (granian would share it: scripts/port_is_free.py).
+"$PY" scripts/port_is_free.py "$BIND" "$PORT"
+
 # SQLite (the default database) does not create its parent directory.
 mkdir -p "${UCWEB_VAR_DIR:-var}"
 

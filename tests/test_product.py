@@ -301,5 +301,22 @@ def test_ctrl_c_stops_every_part_once_and_for_all(tmp_path):
         product.stop()
 
 
+def test_a_second_make_run_on_a_taken_port_refuses_to_start(product, tmp_path):
+    """granian binds its port with SO_REUSEPORT: a second server on a taken port would start without
+    a word and take about half of the new connections, serving a database of its own. A second
+    `make run` on the port of a running one says why and exits before it touches anything (no
+    database, no var folder); the first one serves on."""
+    second = Product(tmp_path, UCWEB_PORT=str(product.port)).launch()
+    try:
+        assert second.process.wait(timeout=300) != 0
+    finally:
+        second.stop()
+    log = second.log()
+    assert f"ucweb: ERROR: 127.0.0.1:{product.port} is in use" in log, log[-3000:]
+    assert "ucweb is starting" not in log
+    assert not second.var.exists()
+    assert product.get("/readyz")[0] == 200
+
+
 def test_the_log_is_free_of_errors(product):
     assert product.problems() == []
