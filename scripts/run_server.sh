@@ -69,27 +69,45 @@ INFO
 # restart ("crash loop"), which would otherwise end ucweb.
 # Each part runs in a process group of its own (scripts/in_own_process_group.py): a Ctrl+C or a
 # stop reaches the script alone, which stops the parts one by one with a single SIGTERM each; the
-# supervisors ignore SIGINT, so a part stopping on request is never taken for a crash.
+# supervisors ignore SIGINT and SIGHUP, so a part stopping on request is never taken for a crash,
+# and pass on only the first SIGTERM they get. The script ends once every part has, however many
+# signals reach it meanwhile.
 # UCWEB_NO_WORKER=1 leaves the worker and the beat out, for a deployment that runs them as
 # services of their own (docker-compose.yml).
 RESTART_SECONDS="${UCWEB_WORKER_RESTART_SECONDS:-5}"
 MAX_QUICK_FAILURES="${UCWEB_WORKER_MAX_QUICK_FAILURES:-5}"
 
+end_group() {  # a part's process group, once the part has ended: what it left behind ends too
+    local group="$1" tenths=0
+    kill -TERM -- "-$group" 2>/dev/null || return 0
+    while kill -0 -- "-$group" 2>/dev/null && ((tenths < 50)); do
+        sleep 0.1
+        tenths=$((tenths + 1))
+    done
+    kill -KILL -- "-$group" 2>/dev/null || true
+}
+
 supervise() {  # name, what to call it in the log, then the command; its pid is kept in var/<name>.pid
-    local name="$1" label="$2" quick=0 started status lived child=""
+    local name="$1" label="$2" quick=0 started status lived child="" part=""
     shift 2
-    trap '' INT
-    trap '[[ -n "$child" ]] && kill -TERM "$child" 2>/dev/null; wait; exit 0' TERM
+    trap '' INT HUP  # the script's own stop (stop_all) reaches the supervisors as SIGTERM
+    # One SIGTERM reaches the part, however many reach the supervisor: granian's main process sets
+    # a threading.Event in its signal handler, and a second signal landing inside that handler
+    # deadlocks it for good (the nested handler waits for the lock the first one holds).
+    trap 'trap "" TERM; [[ -n "$child" ]] && kill -TERM "$child" 2>/dev/null; wait
+          [[ -z "$part" ]] || end_group "$part"; exit 0' TERM
     while true; do
         started=$SECONDS
         "$PY" scripts/in_own_process_group.py "$@" &
         child=$!
+        part=$child
         echo "$child" > "${UCWEB_VAR_DIR:-var}/$name.pid"
         status=0
         wait "$child" || status=$?
-        # What the part leaves behind stops with it: granian's workers when its main process was
-        # killed (they would serve on, unsupervised), the Celery worker's Spark JVM.
-        kill -TERM -- "-$child" 2>/dev/null || true
+        # What the part leaves behind ends with it, before it is started again: granian's workers
+        # when its main process was killed (they would serve on, unsupervised, on the same port),
+        # the Celery worker's Spark JVM.
+        end_group "$part"
         lived=$((SECONDS - started))
         if ((lived < 60)); then quick=$((quick + 1)); else quick=0; fi
         if ((quick >= MAX_QUICK_FAILURES)); then
@@ -110,13 +128,28 @@ supervise() {  # name, what to call it in the log, then the command; its pid is 
 # web server too without waiting. Either way the script ends once every part has.
 PIDS=()
 BACKGROUND=()
+# (Each function keeps its loop variable local: a trap runs inside whatever function it interrupts.)
+stop_parts() {  # pids of supervisors
+    local supervisor
+    for supervisor in "$@"; do kill -TERM "$supervisor" 2>/dev/null || true; done
+}
+wait_until_gone() {  # pids of children: a signal the script traps ends a `wait` early, so wait again
+    local child status
+    for child in "$@"; do
+        while kill -0 "$child" 2>/dev/null; do
+            status=0
+            wait "$child" 2>/dev/null || status=$?
+            ((status != 127)) || break  # not a child (any more): its pid went to another process
+        done
+    done
+}
 stop_all() {
     trap - EXIT
-    trap 'for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done' INT TERM HUP
-    for pid in "${BACKGROUND[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-    for pid in "${BACKGROUND[@]}"; do wait "$pid" 2>/dev/null || true; done
-    for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
+    trap 'stop_parts "${PIDS[@]}"' INT TERM HUP
+    stop_parts "${BACKGROUND[@]}"
+    wait_until_gone "${BACKGROUND[@]}"
+    stop_parts "${PIDS[@]}"
+    wait_until_gone "${PIDS[@]}"
 }
 trap 'stop_all' EXIT
 trap 'exit 143' TERM

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -299,6 +300,46 @@ def test_ctrl_c_stops_every_part_once_and_for_all(tmp_path):
         assert product.problems() == []
     finally:
         product.stop()
+
+
+def test_a_stop_repeated_to_the_whole_group_ends_make_run_only_with_its_parts(tmp_path):
+    """`kill` of make run's whole process group again and again until its script ends (an impatient
+    operator, a service manager that signals every process): the script ends only once the web
+    server, the worker and the beat have ended, and none of them is started again or left behind.
+    Each supervisor passes one SIGTERM on to its part: granian's main process that got a second one
+    inside its handler of the first would hang for good, and the script with it."""
+    from tests.server_process import children
+
+    product = Product(tmp_path, **FAST).start()
+    try:
+        wait_for(lambda: len(product.part_groups()) == 3, timeout=60)
+        parts = product.part_groups()
+        script = children(product.process.pid)  # bash scripts/run_server.sh, as make started it
+        assert len(script) == 1, script
+
+        def script_ended():
+            """make run's script to end, its process group signalled again meanwhile"""
+            if not running(script[0]):
+                return True
+            signal_group(product.process.pid, signal.SIGTERM)
+            return False
+
+        wait_for(script_ended, timeout=300, interval=0.5)
+        left = subprocess.run(["ps", "-eo", "pid,ppid,pgid,stat,args"], capture_output=True, text=True).stdout
+        left = "\n".join(line for line in left.splitlines() if any(f" {group} " in line for group in parts))
+        assert [group for group in parts if signal_group(group, 0)] == [], f"a part outlived the script:\n{left}"
+        assert "starting it again" not in product.log(), product.log()[-3000:]
+    finally:
+        product.stop()
+
+
+def running(pid: int) -> bool:
+    """Whether process `pid` exists and has not ended (a zombie has)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] not in "ZX"
 
 
 def test_a_second_make_run_on_a_taken_port_refuses_to_start(product, tmp_path):
