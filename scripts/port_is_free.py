@@ -32,8 +32,16 @@ def in_use(host: str, port: int) -> bool:
 
 
 def main() -> int:
-    host, port = sys.argv[1], int(sys.argv[2])
-    if in_use(host, port):
+    host, port = sys.argv[1], sys.argv[2]
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        print(f"ucweb: ERROR: UCWEB_PORT must be a port number (1-65535), not {port!r}.", file=sys.stderr)
+        return 1
+    try:
+        taken = in_use(host, int(port))
+    except OSError as error:  # an address this machine does not have, or a name it cannot resolve
+        print(f"ucweb: ERROR: UCWEB_BIND {host!r} cannot be listened on: {error}.", file=sys.stderr)
+        return 1
+    if taken:
         print(f"ucweb: ERROR: {host}:{port} is in use (another ucweb, or another server). Stop it, or choose "
               "another port with UCWEB_PORT.", file=sys.stderr)
         return 1
