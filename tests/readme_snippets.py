@@ -2,7 +2,9 @@
 that follows a line `<!-- snippet: NAME -->` in README.md or a page of docs/ (the marker does not
 render). It addresses the server as
 `make run` serves it, at http://127.0.0.1:8080; the one change a test makes is that address, to the
-test's own server."""
+test's own server. A block that is not a whole program (a piece of configuration, lines to add to
+one) follows `<!-- fragment: NAME -->` instead, and a test checks it against what the product
+takes; every fenced block is one or the other."""
 
 from __future__ import annotations
 
@@ -15,16 +17,40 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 README_SERVER = "http://127.0.0.1:8080"
-_BLOCK = re.compile(r"<!-- snippet: (?P<name>[\w.-]+) -->\n```(?P<language>\w*)\n(?P<code>.*?)\n```", re.DOTALL)
+_MARKER = re.compile(r"<!-- (?P<kind>snippet|fragment): (?P<name>[\w.-]+) -->")
+_BLOCK = re.compile(_MARKER.pattern + r"\n```(?P<language>\w*)\n(?P<code>.*?)\n```", re.DOTALL)
 
 
-def snippets() -> dict[str, tuple[str, str]]:
-    """Every marked snippet: name → (language, code)."""
+def snippets(kind: str = "snippet") -> dict[str, tuple[str, str]]:
+    """Every marked snippet (or, with kind="fragment", every fragment): name → (language, code)."""
     found = {}
     for page in PAGES:
         for match in _BLOCK.finditer(page.read_text()):
-            assert match["name"] not in found, f"two snippets are named {match['name']}"
-            found[match["name"]] = (match["language"], match["code"])
+            assert match["name"] not in found, f"two blocks are named {match['name']}"
+            if match["kind"] == kind:
+                found[match["name"]] = (match["language"], match["code"])
+    return found
+
+
+def fragment(name: str, language: str) -> str:
+    marked = snippets("fragment")
+    assert name in marked, f"no page has a fragment {name!r} (a line '<!-- fragment: {name} -->' before its block)"
+    assert marked[name][0] == language, f"fragment {name!r} is {marked[name][0]!r}, not {language!r}"
+    return marked[name][1]
+
+
+def unmarked_blocks() -> list[str]:
+    """`page:line` of each fenced block that no snippet or fragment marker precedes."""
+    found = []
+    for page in PAGES:
+        lines = page.read_text().splitlines()
+        inside = False
+        for number, line in enumerate(lines):
+            if not line.startswith("```"):
+                continue
+            if not inside and not (number and _MARKER.fullmatch(lines[number - 1])):
+                found.append(f"{page.relative_to(ROOT)}:{number + 1}")
+            inside = not inside
     return found
 
 
@@ -51,15 +77,20 @@ def run_python(name: str, *, server: str, token: str, cwd: Path, env: dict | Non
     return process.stdout
 
 
-def run_shell(name: str, *, server: str, token: str, cwd: Path, env: dict | None = None, timeout: float = 300) -> str:
+def run_shell(name: str, *, server: str | None, token: str, cwd: Path, env: dict | None = None,
+              timeout: float = 300) -> str:
     """Runs README snippet `name` (```sh) in bash, failing on the first failing command, with
     $TOKEN set and this environment's commands (its virtualenv's bin) first on the PATH, as a
-    reader who ran `make run` has them."""
+    reader who ran `make run` has them. `server=None`: a snippet that does not call the server."""
     code = snippet(name, language="sh")
-    assert README_SERVER in code, f"README snippet {name!r} does not address {README_SERVER}"
+    if server is None:
+        assert README_SERVER not in code, f"README snippet {name!r} addresses {README_SERVER}"
+    else:
+        assert README_SERVER in code, f"README snippet {name!r} does not address {README_SERVER}"
+        code = code.replace(README_SERVER, server.rstrip("/"))
     bin_dir = str(Path(sys.executable).parent)
     process = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", code.replace(README_SERVER, server.rstrip("/"))],
+        ["bash", "-euo", "pipefail", "-c", code],
         cwd=cwd, env={**os.environ, **(env or {}), "TOKEN": token, "PATH": f"{bin_dir}:{os.environ['PATH']}"},
         capture_output=True, text=True, timeout=timeout,
     )

@@ -26,10 +26,13 @@ def lake(sts_s3_server, settings, bootstrap):  # noqa: F811
     return sts_s3_server
 
 
+# What a Spark catalog on S3 adds to its configuration (docs/iceberg.md shows it).
+S3_CATALOG_CONF = {"io-impl": "org.apache.iceberg.aws.s3.S3FileIO"}
+
+
 def spark_with(live_server, catalog_name: str, delegation: str):
     return iceberg_spark_session(catalog_name, f"{live_server.url}/api/catalog", "unity", token=SPARK_TOKEN,
-                                 extra_conf={"io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
-                                             "header.X-Iceberg-Access-Delegation": delegation})
+                                 extra_conf={**S3_CATALOG_CONF, "header.X-Iceberg-Access-Delegation": delegation})
 
 
 def insert_select_merge(spark, catalog: str, lake, *, purge: bool):  # noqa: F811

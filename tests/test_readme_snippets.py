@@ -1,12 +1,26 @@
 """The snippets of the README and docs/, run as printed (tests/readme_snippets.py), against a live
 server bootstrapped as `make run` bootstraps it."""
 
+import ast
+import json
 import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
+import requests
+import yaml
+from django.contrib.auth import get_user_model
+from django.db import connection
+from pyiceberg.catalog.rest import RestCatalog
 
-from catalog.models import Table
+from catalog.models import AuditEvent, Grant, GroupMember, Table
+from catalog.services import principals
 from tests import readme_snippets
+from tests.pyiceberg_support import SCHEMA
+from tests.server_process import database_url
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -19,7 +33,16 @@ def server(live_server, bootstrap, make_token, storage_root):
 def test_every_marked_snippet_is_named_once_and_fenced():
     marked = readme_snippets.snippets()
     assert {"uc-sdk", "pyiceberg", "duckdb-iceberg", "polars", "duckdb-delta", "deltalake", "daft-iceberg",
-            "dlt-iceberg", "pyiceberg-cli"} <= set(marked)
+            "dlt-iceberg", "pyiceberg-cli", "first-token", "console-login", "iceberg-connect", "spark-iceberg",
+            "iceberg-scan-planning", "polaris-client", "polaris-cli-roles", "polaris-cli-privileges",
+            "daft-unity"} <= set(marked)
+
+
+def test_every_fenced_block_is_a_snippet_run_here_or_a_fragment_checked_here():
+    assert readme_snippets.unmarked_blocks() == []
+    tested = set(re.findall(r'(?:run_python|run_shell|fragment)\("([\w.-]+)"', Path(__file__).read_text()))
+    marked = set(readme_snippets.snippets()) | set(readme_snippets.snippets("fragment"))
+    assert marked - tested == set(), "marked blocks that no test here runs or checks"
 
 
 def test_links_between_the_pages_lead_somewhere():
@@ -98,3 +121,186 @@ def test_pyiceberg_cli_snippet_after_the_duckdb_one(server, tmp_path):
     printed = readme_snippets.run_shell("pyiceberg-cli", server=url, token=token, cwd=tmp_path)
     assert "default.trips" in printed
     assert not Table.objects.filter(schema__catalog__name="unity", schema__name="default", name="trips").exists()
+
+
+# -- the README's set-up, first token and console login ---------------------------------------------
+def on_postgresql():
+    if connection.vendor != "postgresql":
+        pytest.skip("a command of its own reaches the test database only on PostgreSQL (DATABASE_URL)")
+    return {"DATABASE_URL": database_url()}
+
+
+def test_set_up_is_the_two_commands_and_ci_runs_the_second():
+    commands = [line.split("#")[0].strip() for line in readme_snippets.fragment("set-up", "sh").splitlines()]
+    assert [command for command in commands if command] == ["make run", "make test"]
+    targets = re.findall(r"^([\w-]+):", (readme_snippets.ROOT / "Makefile").read_text(), re.M)
+    assert {"run", "test"} <= set(targets)
+    assert (readme_snippets.ROOT / ".ci" / "run").read_text().strip().endswith("exec make test")
+
+
+def test_first_token_snippet_issues_a_token_that_lists_the_catalogs(server):
+    url, token = server
+    printed = readme_snippets.run_shell("first-token", server=url, token=token, cwd=readme_snippets.ROOT,
+                                        env=on_postgresql())
+    assert [catalog["name"] for catalog in json.loads(printed)["catalogs"]] == ["unity"]
+
+
+def test_console_login_snippet_makes_the_login_admin(server):
+    url, token = server
+    readme_snippets.run_shell("console-login", server=None, token=token, cwd=readme_snippets.ROOT,
+                              env=on_postgresql())
+    login = get_user_model().objects.get(username="admin")
+    assert login.is_superuser and login.check_password("choose-one")
+
+
+# -- docs/iceberg.md ----------------------------------------------------------------------------------
+def test_iceberg_connect_snippet_lists_the_namespaces(server, tmp_path):
+    url, token = server
+    printed = readme_snippets.run_python("iceberg-connect", server=url, token=token, cwd=tmp_path)
+    assert "('default',)" in printed
+
+
+def test_iceberg_scan_planning_snippet_is_planned_by_the_catalog(server, tmp_path):
+    url, token = server
+    readme_snippets.run_python("pyiceberg", server=url, token=token, cwd=tmp_path)
+    printed = readme_snippets.run_python("iceberg-scan-planning", server=url, token=token, cwd=tmp_path)
+    assert printed.split()[-1] == "2"  # the two clicks of the README's events
+    assert AuditEvent.objects.filter(action="planIcebergScan", securable_name="unity.default.events").exists()
+
+
+def test_spark_iceberg_snippet_creates_inserts_and_selects(server):
+    url, token = server
+    printed = readme_snippets.run_python("spark-iceberg", server=url, token=token, cwd=readme_snippets.ROOT,
+                                         timeout=600)
+    assert "Lyon" in printed and "Oslo" in printed
+    table = Table.objects.get(schema__catalog__name="unity", schema__name="default", name="rides")
+    assert table.data_source_format == "ICEBERG"
+
+
+def test_spark_s3_fragment_is_what_the_spark_tests_on_s3_configure():
+    from tests.test_iceberg_spark_vending import S3_CATALOG_CONF
+
+    shown = dict(re.findall(r'\.config\("spark\.sql\.catalog\.ucweb\.([\w.-]+)", "([\w.-]+)"\)',
+                            readme_snippets.fragment("spark-s3", "python")))
+    assert shown == {**S3_CATALOG_CONF, "header.X-Iceberg-Access-Delegation": "vended-credentials"}
+
+
+def unity_catalog(url: str, token: str) -> RestCatalog:
+    return RestCatalog("unity", uri=f"{url}/api/catalog", warehouse="unity", token=token)
+
+
+def test_polaris_client_snippet_lists_what_applies_to_the_table(server, tmp_path):
+    from tests.polaris_support import Polaris
+
+    url, token = server
+    unity_catalog(url, token).create_namespace("sales")
+    unity_catalog(url, token).create_table(("sales", "orders"), schema=SCHEMA)
+    polaris = Polaris(url, token)
+    polaris.create_policy("sales", "keep-a-week")
+    polaris.attach("sales", "keep-a-week", "namespace", path=["sales"])
+    printed = readme_snippets.run_python("polaris-client", server=url, token=token, cwd=tmp_path)
+    assert "keep-a-week" in printed and "system.snapshot-expiry" in printed
+
+
+def test_polaris_cli_snippets_grant_and_revoke_reading_a_table(server, tmp_path):
+    url, token = server
+    _, client_id, client_secret = principals.create_service_principal(name="ops", admin=True)
+    env = {"CLIENT_ID": client_id, "CLIENT_SECRET": client_secret}
+    created = readme_snippets.run_shell("polaris-cli-roles", server=url, token=token, cwd=tmp_path, env=env)
+    assert "clientSecret" in created
+    assert GroupMember.objects.filter(group__name="analyst", principal__name="nadia").exists()
+    lake = RestCatalog("lake", uri=f"{url}/api/catalog", warehouse="lake", token=token)
+    lake.create_namespace("sales")
+    lake.create_table(("sales", "orders"), schema=SCHEMA)
+    assert lake.load_table(("sales", "orders")).location().startswith((tmp_path / "var" / "lake").as_uri())
+
+    printed = readme_snippets.run_shell("polaris-cli-privileges", server=url, token=token, cwd=tmp_path, env=env)
+    assert json.loads(printed.splitlines()[0]) == {
+        "type": "table", "namespace": ["sales"], "tableName": "orders", "privilege": "TABLE_READ_DATA"}
+    assert not Grant.objects.filter(principal="lake.readers").exists()  # revoked at the end
+
+
+# -- docs/clients.md ----------------------------------------------------------------------------------
+def test_daft_unity_snippet_lists_and_reads_an_external_table(server, tmp_path):
+    from deltalake import write_deltalake
+    import pyarrow as pa
+
+    url, token = server
+    location = (tmp_path / "trips").as_uri()
+    write_deltalake(location, pa.table({"id": [1, 2, 3], "city": ["Lyon", "Oslo", "Quito"]}))
+    requests.post(f"{url}/api/2.1/unity-catalog/tables", headers={"Authorization": f"Bearer {token}"}, json={
+        "name": "trips", "catalog_name": "unity", "schema_name": "default", "table_type": "EXTERNAL",
+        "data_source_format": "DELTA", "storage_location": location}, timeout=30).raise_for_status()
+    printed = readme_snippets.run_python("daft-unity", server=url, token=token, cwd=tmp_path)
+    assert "unity.default.trips" in printed and "Quito" in printed
+
+
+def test_deltalake_uc_fragment_names_what_the_delta_rs_tests_give_it():
+    shown = readme_snippets.fragment("deltalake-uc", "python")
+    environment = re.findall(r"\b([A-Z_]+)=", shown.splitlines()[0])
+    options = re.findall(r'"(AWS_[A-Z_]+)"', shown)
+    tested = (readme_snippets.ROOT / "tests" / "test_deltars.py").read_text()
+    assert environment == ["DATABRICKS_HOST", "DATABRICKS_TOKEN", "UNITY_ALLOW_HTTP_URL"]
+    assert options == ["AWS_ENDPOINT_URL", "AWS_ALLOW_HTTP", "AWS_REGION"]
+    assert all(f'"{name}"' in tested for name in environment + options)
+
+
+# -- docs/security.md, docs/unity-catalog.md, docs/operations.md -------------------------------------
+def test_oidc_providers_fragment_is_taken_by_the_settings():
+    from ucweb.settings import oidc_provider
+
+    assignment = shlex.split(readme_snippets.fragment("oidc-providers", "sh"))
+    assert len(assignment) == 1 and assignment[0].startswith("UCWEB_OIDC_PROVIDERS=")
+    listed = json.loads(assignment[0].split("=", 1)[1])
+    provider = oidc_provider(listed[0])
+    assert (provider["issuer"], provider["audience"], provider["username_claim"], provider["name"],
+            provider["staff_group"]) == ("https://login.example.com/realms/corp", "ucweb", "email", "corp",
+                                         "data-governance")
+
+
+def test_token_exchange_fragment_sends_what_the_token_endpoint_takes():
+    from catalog.api.iceberg.config import SUBJECT_TOKEN_TYPES, TOKEN_EXCHANGE
+
+    shown = readme_snippets.fragment("token-exchange", "python")
+    ast.parse(shown)
+    assert f'"grant_type": "{TOKEN_EXCHANGE}"' in shown
+    sent = re.findall(r'"subject_token_type": "([\w:.-]+)"', shown)
+    assert sent and set(sent) <= SUBJECT_TOKEN_TYPES
+
+
+def test_delta_transaction_fragment_calls_what_the_client_has():
+    import inspect
+
+    from ucweb_client import delta_transactions
+
+    shown = readme_snippets.fragment("delta-transaction", "python")
+    ast.parse(shown)
+    assert "from ucweb_client.delta_transactions import DeltaTransaction, files_under" in shown
+    called = set(re.findall(r"\btxn\.(\w+)\(", shown))
+    assert called == {"append", "commit"}
+    assert all(callable(getattr(delta_transactions.DeltaTransaction, name)) for name in called)
+    assert "api" in inspect.signature(delta_transactions.DeltaTransaction).parameters
+    assert callable(delta_transactions.files_under) and hasattr(delta_transactions, "DataFile")
+
+
+def test_prometheus_scrape_fragment_reads_the_metrics_with_a_bearer_token_file():
+    job, = yaml.safe_load(readme_snippets.fragment("prometheus-scrape", "yaml"))["scrape_configs"]
+    assert job["authorization"] == {"credentials_file": "/etc/prometheus/ucweb-metrics-token"}
+    assert job.get("metrics_path", "/metrics") == "/metrics"  # Prometheus's default is the server's path
+    assert all(target.endswith(":8080") for target in job["static_configs"][0]["targets"])
+
+
+@pytest.mark.django_db
+def test_change_event_fragment_has_the_members_of_a_delivered_event(settings, bootstrap):
+    from cloudevents.core.bindings.http import to_structured_event
+
+    from catalog.models import ChangeEvent
+    from catalog.services import catalogs
+    from maintenance.change_events import cloud_event
+
+    shown = json.loads(readme_snippets.fragment("change-event", "json"))
+    settings.UCWEB_EVENTS_WEBHOOK_URL = "http://127.0.0.1:9/events"
+    catalogs.create_catalog(caller=principals.ensure_principal(name="alice", admin=True), name="announced")
+    delivered = json.loads(to_structured_event(cloud_event(ChangeEvent.objects.get(subject="announced"))).body)
+    assert set(shown) == set(delivered)
+    assert set(shown["data"]) == set(delivered["data"])
