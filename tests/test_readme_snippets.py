@@ -5,8 +5,6 @@ import ast
 import json
 import re
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -25,9 +23,23 @@ from tests.server_process import database_url
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+class Reader:
+    """A reader of the README and docs/ with the server they address and alice's admin token as
+    $TOKEN (as the README's first step makes it), in a folder of their own unless told."""
+
+    def __init__(self, url: str, token: str, cwd: Path):
+        self.url, self.token, self.cwd = url, token, cwd
+
+    def python(self, name: str, **options) -> str:
+        return readme_snippets.run_python(name, **{"server": self.url, "token": self.token, "cwd": self.cwd, **options})
+
+    def shell(self, name: str, **options) -> str:
+        return readme_snippets.run_shell(name, **{"server": self.url, "token": self.token, "cwd": self.cwd, **options})
+
+
 @pytest.fixture
-def server(live_server, bootstrap, make_token, storage_root):
-    return live_server.url, make_token("alice", admin=True)
+def reader(live_server, bootstrap, make_token, storage_root, tmp_path) -> Reader:
+    return Reader(live_server.url, make_token("alice", admin=True), tmp_path)
 
 
 def test_every_marked_snippet_is_named_once_and_fenced():
@@ -40,7 +52,7 @@ def test_every_marked_snippet_is_named_once_and_fenced():
 
 def test_every_fenced_block_is_a_snippet_run_here_or_a_fragment_checked_here():
     assert readme_snippets.unmarked_blocks() == []
-    tested = set(re.findall(r'(?:run_python|run_shell|fragment)\("([\w.-]+)"', Path(__file__).read_text()))
+    tested = set(re.findall(r'\.(?:python|shell|fragment)\("([\w.-]+)"', Path(__file__).read_text()))
     marked = set(readme_snippets.snippets()) | set(readme_snippets.snippets("fragment"))
     assert marked - tested == set(), "marked blocks that no test here runs or checks"
 
@@ -51,74 +63,65 @@ def test_links_between_the_pages_lead_somewhere():
             assert (page.parent / target).resolve().is_file(), f"{page.name} links to {target}, which is missing"
 
 
-def test_pyiceberg_snippet_creates_appends_and_lists(server, tmp_path):
-    url, token = server
-    printed = readme_snippets.run_python("pyiceberg", server=url, token=token, cwd=tmp_path)
+def test_pyiceberg_snippet_creates_appends_and_lists(reader):
+    printed = reader.python("pyiceberg")
     assert "('default', 'events')" in printed and printed.split()[-1] == "3"
 
 
-def test_uc_sdk_snippet_lists_the_bootstrapped_catalog(server, tmp_path):
-    url, token = server
-    printed = readme_snippets.run_python("uc-sdk", server=url, token=token, cwd=tmp_path)
+def test_uc_sdk_snippet_lists_the_bootstrapped_catalog(reader):
+    printed = reader.python("uc-sdk")
     assert "name='unity'" in printed
 
 
-def test_duckdb_iceberg_snippet_creates_and_counts_a_table(server, tmp_path):
-    url, token = server
-    printed = readme_snippets.run_python("duckdb-iceberg", server=url, token=token, cwd=tmp_path)
+def test_duckdb_iceberg_snippet_creates_and_counts_a_table(reader):
+    printed = reader.python("duckdb-iceberg")
     assert "10" in printed.split()
     table = Table.objects.get(schema__catalog__name="unity", schema__name="default", name="trips")
     assert table.data_source_format == "ICEBERG"
 
 
-def test_polars_snippet_registers_and_reads_a_parquet_directory(server, tmp_path):
-    url, token = server
-    printed = readme_snippets.run_python("polars", server=url, token=token, cwd=tmp_path)
+def test_polars_snippet_registers_and_reads_a_parquet_directory(reader, tmp_path):
+    printed = reader.python("polars")
     assert "shape: (3, 2)" in printed and "7.0" in printed
     table = Table.objects.get(schema__catalog__name="unity", schema__name="default", name="rides")
     assert (table.table_type, table.data_source_format) == ("EXTERNAL", "PARQUET")
     assert table.registered_location == (tmp_path / "var" / "lake" / "rides").resolve().as_uri() + "/"
 
 
-def test_duckdb_delta_snippet_creates_writes_and_reads_a_managed_table(server, tmp_path):
-    url, token = server
-    printed = readme_snippets.run_python("duckdb-delta", server=url, token=token, cwd=tmp_path)
+def test_duckdb_delta_snippet_creates_writes_and_reads_a_managed_table(reader):
+    printed = reader.python("duckdb-delta")
     assert "Paris" in printed and "Lyon" in printed
     table = Table.objects.get(schema__catalog__name="unity", schema__name="default", name="cities")
     assert (table.table_type, table.data_source_format, table.latest_version) == ("MANAGED", "DELTA", 1)
 
 
-def test_deltalake_snippet_registers_and_reads_an_external_table(server, tmp_path):
-    url, token = server
-    printed = readme_snippets.run_python("deltalake", server=url, token=token, cwd=tmp_path)
+def test_deltalake_snippet_registers_and_reads_an_external_table(reader, tmp_path):
+    printed = reader.python("deltalake")
     assert "{'id': 3, 'city': 'Quito'}" in printed
     table = Table.objects.get(schema__catalog__name="unity", schema__name="default", name="journeys")
     assert (table.table_type, table.data_source_format) == ("EXTERNAL", "DELTA")
     assert table.storage_location == (tmp_path / "var" / "lake" / "journeys").as_uri()
 
 
-def test_daft_iceberg_snippet_creates_appends_and_reads(server, tmp_path):
-    url, token = server
-    printed = readme_snippets.run_python("daft-iceberg", server=url, token=token, cwd=tmp_path)
+def test_daft_iceberg_snippet_creates_appends_and_reads(reader):
+    printed = reader.python("daft-iceberg")
     assert "Quito" in printed
     table = Table.objects.get(schema__catalog__name="unity", schema__name="default", name="visits")
     assert table.data_source_format == "ICEBERG"
 
 
-def test_dlt_iceberg_snippet_loads_events(server, tmp_path):
-    url, token = server
+def test_dlt_iceberg_snippet_loads_events(reader, tmp_path):
     env = {"DLT_DATA_DIR": str(tmp_path / "dlt"), "RUNTIME__DLTHUB_TELEMETRY": "false"}
-    printed = readme_snippets.run_python("dlt-iceberg", server=url, token=token, cwd=tmp_path, env=env)
+    printed = reader.python("dlt-iceberg", env=env)
     assert "completed" in printed.lower() or "load" in printed.lower()
     names = set(Table.objects.filter(schema__name="default").values_list("name", flat=True))
     assert {"events", "_dlt_loads"} <= names
 
 
-def test_pyiceberg_cli_snippet_after_the_duckdb_one(server, tmp_path):
+def test_pyiceberg_cli_snippet_after_the_duckdb_one(reader):
     """The CLI snippet works on the table the DuckDB snippet creates, as a reader runs them."""
-    url, token = server
-    readme_snippets.run_python("duckdb-iceberg", server=url, token=token, cwd=tmp_path)
-    printed = readme_snippets.run_shell("pyiceberg-cli", server=url, token=token, cwd=tmp_path)
+    reader.python("duckdb-iceberg")
+    printed = reader.shell("pyiceberg-cli")
     assert "default.trips" in printed
     assert not Table.objects.filter(schema__catalog__name="unity", schema__name="default", name="trips").exists()
 
@@ -138,40 +141,32 @@ def test_set_up_is_the_two_commands_and_ci_runs_the_second():
     assert (readme_snippets.ROOT / ".ci" / "run").read_text().strip().endswith("exec make test")
 
 
-def test_first_token_snippet_issues_a_token_that_lists_the_catalogs(server):
-    url, token = server
-    printed = readme_snippets.run_shell("first-token", server=url, token=token, cwd=readme_snippets.ROOT,
-                                        env=on_postgresql())
+def test_first_token_snippet_issues_a_token_that_lists_the_catalogs(reader):
+    printed = reader.shell("first-token", cwd=readme_snippets.ROOT, env=on_postgresql())
     assert [catalog["name"] for catalog in json.loads(printed)["catalogs"]] == ["unity"]
 
 
-def test_console_login_snippet_makes_the_login_admin(server):
-    url, token = server
-    readme_snippets.run_shell("console-login", server=None, token=token, cwd=readme_snippets.ROOT,
-                              env=on_postgresql())
+def test_console_login_snippet_makes_the_login_admin(reader):
+    reader.shell("console-login", server=None, cwd=readme_snippets.ROOT, env=on_postgresql())
     login = get_user_model().objects.get(username="admin")
     assert login.is_superuser and login.check_password("choose-one")
 
 
 # -- docs/iceberg.md ----------------------------------------------------------------------------------
-def test_iceberg_connect_snippet_lists_the_namespaces(server, tmp_path):
-    url, token = server
-    printed = readme_snippets.run_python("iceberg-connect", server=url, token=token, cwd=tmp_path)
+def test_iceberg_connect_snippet_lists_the_namespaces(reader):
+    printed = reader.python("iceberg-connect")
     assert "('default',)" in printed
 
 
-def test_iceberg_scan_planning_snippet_is_planned_by_the_catalog(server, tmp_path):
-    url, token = server
-    readme_snippets.run_python("pyiceberg", server=url, token=token, cwd=tmp_path)
-    printed = readme_snippets.run_python("iceberg-scan-planning", server=url, token=token, cwd=tmp_path)
+def test_iceberg_scan_planning_snippet_is_planned_by_the_catalog(reader):
+    reader.python("pyiceberg")
+    printed = reader.python("iceberg-scan-planning")
     assert printed.split()[-1] == "2"  # the two clicks of the README's events
     assert AuditEvent.objects.filter(action="planIcebergScan", securable_name="unity.default.events").exists()
 
 
-def test_spark_iceberg_snippet_creates_inserts_and_selects(server):
-    url, token = server
-    printed = readme_snippets.run_python("spark-iceberg", server=url, token=token, cwd=readme_snippets.ROOT,
-                                         timeout=600)
+def test_spark_iceberg_snippet_creates_inserts_and_selects(reader):
+    printed = reader.python("spark-iceberg", cwd=readme_snippets.ROOT, timeout=600)
     assert "Lyon" in printed and "Oslo" in printed
     table = Table.objects.get(schema__catalog__name="unity", schema__name="default", name="rides")
     assert table.data_source_format == "ICEBERG"
@@ -185,53 +180,52 @@ def test_spark_s3_fragment_is_what_the_spark_tests_on_s3_configure():
     assert shown == {**S3_CATALOG_CONF, "header.X-Iceberg-Access-Delegation": "vended-credentials"}
 
 
-def unity_catalog(url: str, token: str) -> RestCatalog:
-    return RestCatalog("unity", uri=f"{url}/api/catalog", warehouse="unity", token=token)
+def iceberg_catalog(reader: Reader, warehouse: str) -> RestCatalog:
+    return RestCatalog(warehouse, uri=f"{reader.url}/api/catalog", warehouse=warehouse, token=reader.token)
 
 
-def test_polaris_client_snippet_lists_what_applies_to_the_table(server, tmp_path):
+def test_polaris_client_snippet_lists_what_applies_to_the_table(reader):
     from tests.polaris_support import Polaris
 
-    url, token = server
-    unity_catalog(url, token).create_namespace("sales")
-    unity_catalog(url, token).create_table(("sales", "orders"), schema=SCHEMA)
-    polaris = Polaris(url, token)
+    unity = iceberg_catalog(reader, "unity")
+    unity.create_namespace("sales")
+    unity.create_table(("sales", "orders"), schema=SCHEMA)
+    polaris = Polaris(reader.url, reader.token)
     polaris.create_policy("sales", "keep-a-week")
     polaris.attach("sales", "keep-a-week", "namespace", path=["sales"])
-    printed = readme_snippets.run_python("polaris-client", server=url, token=token, cwd=tmp_path)
+    printed = reader.python("polaris-client")
     assert "keep-a-week" in printed and "system.snapshot-expiry" in printed
 
 
-def test_polaris_cli_snippets_grant_and_revoke_reading_a_table(server, tmp_path):
-    url, token = server
+def test_polaris_cli_snippets_grant_and_revoke_reading_a_table(reader, tmp_path):
     _, client_id, client_secret = principals.create_service_principal(name="ops", admin=True)
     env = {"CLIENT_ID": client_id, "CLIENT_SECRET": client_secret}
-    created = readme_snippets.run_shell("polaris-cli-roles", server=url, token=token, cwd=tmp_path, env=env)
+    created = reader.shell("polaris-cli-roles", env=env)
     assert "clientSecret" in created
     assert GroupMember.objects.filter(group__name="analyst", principal__name="nadia").exists()
-    lake = RestCatalog("lake", uri=f"{url}/api/catalog", warehouse="lake", token=token)
+    lake = iceberg_catalog(reader, "lake")
     lake.create_namespace("sales")
     lake.create_table(("sales", "orders"), schema=SCHEMA)
     assert lake.load_table(("sales", "orders")).location().startswith((tmp_path / "var" / "lake").as_uri())
 
-    printed = readme_snippets.run_shell("polaris-cli-privileges", server=url, token=token, cwd=tmp_path, env=env)
+    printed = reader.shell("polaris-cli-privileges", env=env)
     assert json.loads(printed.splitlines()[0]) == {
         "type": "table", "namespace": ["sales"], "tableName": "orders", "privilege": "TABLE_READ_DATA"}
     assert not Grant.objects.filter(principal="lake.readers").exists()  # revoked at the end
 
 
 # -- docs/clients.md ----------------------------------------------------------------------------------
-def test_daft_unity_snippet_lists_and_reads_an_external_table(server, tmp_path):
-    from deltalake import write_deltalake
+def test_daft_unity_snippet_lists_and_reads_an_external_table(reader, tmp_path):
     import pyarrow as pa
+    from deltalake import write_deltalake
 
-    url, token = server
     location = (tmp_path / "trips").as_uri()
     write_deltalake(location, pa.table({"id": [1, 2, 3], "city": ["Lyon", "Oslo", "Quito"]}))
-    requests.post(f"{url}/api/2.1/unity-catalog/tables", headers={"Authorization": f"Bearer {token}"}, json={
+    auth = {"Authorization": f"Bearer {reader.token}"}
+    requests.post(f"{reader.url}/api/2.1/unity-catalog/tables", headers=auth, json={
         "name": "trips", "catalog_name": "unity", "schema_name": "default", "table_type": "EXTERNAL",
         "data_source_format": "DELTA", "storage_location": location}, timeout=30).raise_for_status()
-    printed = readme_snippets.run_python("daft-unity", server=url, token=token, cwd=tmp_path)
+    printed = reader.python("daft-unity")
     assert "unity.default.trips" in printed and "Quito" in printed
 
 
