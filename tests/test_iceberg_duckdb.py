@@ -219,10 +219,12 @@ def test_duckdb_with_oauth_client_credentials(duck, live_server, pyiceberg):
 
 def test_duckdb_delete_and_update_read_by_pyiceberg(duck, pyiceberg):
     con = duck()
-    con.execute("CREATE TABLE lake.default.accounts (id BIGINT, owner VARCHAR, balance DOUBLE)")
-    con.execute("INSERT INTO lake.default.accounts SELECT i, 'owner' || i, i * 10.0 FROM range(1, 6) t(i)")
-    con.execute("DELETE FROM lake.default.accounts WHERE id = 2")
-    con.execute("UPDATE lake.default.accounts SET balance = 0 WHERE id = 5")
+    con.execute("""
+        CREATE TABLE lake.default.accounts (id BIGINT, owner VARCHAR, balance DOUBLE);
+        INSERT INTO lake.default.accounts SELECT i, 'owner' || i, i * 10.0 FROM range(1, 6) t(i);
+        DELETE FROM lake.default.accounts WHERE id = 2;
+        UPDATE lake.default.accounts SET balance = 0 WHERE id = 5;
+    """)
     assert con.execute("SELECT id, balance FROM lake.default.accounts ORDER BY id").fetchall() == [
         (1, 10.0), (3, 30.0), (4, 40.0), (5, 0.0)]
     arrow = pyiceberg.load_table(("default", "accounts")).scan().to_arrow().sort_by("id")
@@ -232,10 +234,8 @@ def test_duckdb_delete_and_update_read_by_pyiceberg(duck, pyiceberg):
 
 def test_duckdb_commit_conflict_changes_nothing(duck, pyiceberg):
     con = duck()
-    con.execute("CREATE TABLE lake.default.counter (id BIGINT)")
-    con.execute("INSERT INTO lake.default.counter VALUES (1)")
-    con.execute("BEGIN")
-    con.execute("INSERT INTO lake.default.counter VALUES (2)")
+    con.execute("CREATE TABLE lake.default.counter (id BIGINT); INSERT INTO lake.default.counter VALUES (1)")
+    con.execute("BEGIN; INSERT INTO lake.default.counter VALUES (2)")
     # Another writer commits first: DuckDB's commit must not overwrite it.
     table = pyiceberg.load_table(("default", "counter"))
     table.append(pa.Table.from_pylist([{"id": 3}], schema=table.schema().as_arrow()))

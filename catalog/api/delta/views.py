@@ -19,9 +19,11 @@ ERROR = OpenApiResponse(OpenApiTypes.OBJECT, description='{"error": {"type": ...
 NO_CONTENT = OpenApiResponse(description="No content.")
 
 
-def answers(body, *refusals: int, status: int = 200) -> dict:
-    """An operation's responses: `body` with `status`, and the Delta error envelope for each refusal."""
-    return {status: body, **dict.fromkeys(refusals, ERROR)}
+def operation(name: str, body, *refusals: int, status: int = 200, **schema):
+    """The OpenAPI of operation `delta<name>`: `body` with `status`, and the Delta error envelope
+    for each refusal."""
+    return extend_schema(operation_id=f"delta{name}", tags=TAGS,
+                         responses={status: body, **dict.fromkeys(refusals, ERROR)}, **schema)
 
 
 OPERATION = OpenApiParameter("operation", str, enum=["READ", "READ_WRITE"], required=True)
@@ -38,10 +40,10 @@ class DeltaView(CatalogAPIView):
 
 
 class ConfigView(DeltaView):
-    @extend_schema(operation_id="deltaGetConfig", tags=TAGS, responses=answers(bodies.DeltaCatalogConfig, 400, 404),
-                   parameters=[OpenApiParameter("catalog", str, required=True),
-                               OpenApiParameter("protocol-versions", str, required=True,
-                                                description="Comma-separated, e.g. 1.0")])
+    @operation("GetConfig", bodies.DeltaCatalogConfig, 400, 404,
+               parameters=[OpenApiParameter("catalog", str, required=True),
+                           OpenApiParameter("protocol-versions", str, required=True,
+                                            description="Comma-separated, e.g. 1.0")])
     def get(self, request):
         return Response(delta_v1.get_config(caller=request.user, catalog=request.query_params.get("catalog"),
                                             protocol_versions=request.query_params.get("protocol-versions")))
@@ -50,8 +52,8 @@ class ConfigView(DeltaView):
 class StagingTablesView(DeltaView):
     audit_actions = {"POST": AuditAction.CREATE_STAGING_TABLE}
 
-    @extend_schema(operation_id="deltaCreateStagingTable", tags=TAGS, request=bodies.DeltaCreateStagingTableRequest,
-                   responses=answers(bodies.DeltaStagingTableResponse, 400, 403, 404, 409))
+    @operation("CreateStagingTable", bodies.DeltaStagingTableResponse, 400, 403, 404, 409,
+               request=bodies.DeltaCreateStagingTableRequest)
     def post(self, request, catalog, schema):
         return Response(delta_v1.create_staging_table(caller=request.user, catalog=catalog, schema=schema,
                                                       body=self.body(request)))
@@ -60,15 +62,14 @@ class StagingTablesView(DeltaView):
 class TablesView(DeltaView):
     audit_actions = {"POST": AuditAction.CREATE_TABLE}
 
-    @extend_schema(operation_id="deltaListTables", tags=TAGS, responses=answers(bodies.DeltaListTablesResponse, 403, 404),
-                   parameters=[OpenApiParameter("max-results", int), OpenApiParameter("page-token", str)])
+    @operation("ListTables", bodies.DeltaListTablesResponse, 403, 404,
+               parameters=[OpenApiParameter("max-results", int), OpenApiParameter("page-token", str)])
     def get(self, request, catalog, schema):
         return Response(delta_v1.list_tables(
             caller=request.user, catalog=catalog, schema=schema,
             max_results=request.query_params.get("max-results"), page_token=request.query_params.get("page-token")))
 
-    @extend_schema(operation_id="deltaCreateTable", tags=TAGS, request=bodies.DeltaCreateTableRequest,
-                   responses=answers(bodies.DeltaLoadTableResponse, 400, 403, 404, 409))
+    @operation("CreateTable", bodies.DeltaLoadTableResponse, 400, 403, 404, 409, request=bodies.DeltaCreateTableRequest)
     def post(self, request, catalog, schema):
         return Response(delta_v1.create_table(caller=request.user, catalog=catalog, schema=schema,
                                               body=self.body(request)))
@@ -77,26 +78,25 @@ class TablesView(DeltaView):
 class TableView(DeltaView):
     audit_actions = {"POST": AuditAction.UPDATE_DELTA_TABLE, "DELETE": AuditAction.DELETE_TABLE}
 
-    @extend_schema(operation_id="deltaLoadTable", tags=TAGS,
-                   responses=answers(bodies.DeltaLoadTableResponse, 400, 403, 404))
+    @operation("LoadTable", bodies.DeltaLoadTableResponse, 400, 403, 404)
     def get(self, request, catalog, schema, table):
         return Response(delta_v1.load_table(caller=request.user, catalog=catalog, schema=schema, name=table))
 
-    @extend_schema(operation_id="deltaUpdateTable", tags=TAGS, request=update_wire.DeltaUpdateTableRequest,
-                   responses=answers(bodies.DeltaLoadTableResponse, 400, 403, 404, 409, 429),
-        description="Requirements and updates apply atomically. Replaying an accepted add-commit (same "
-        "version and file-name) is a whole-request no-op answered 200. At the bound of unbackfilled "
-        "commits the server publishes the oldest ones itself; 429 only when it cannot.")
+    @operation("UpdateTable", bodies.DeltaLoadTableResponse, 400, 403, 404, 409, 429,
+               request=update_wire.DeltaUpdateTableRequest,
+               description="Requirements and updates apply atomically. Replaying an accepted add-commit (same "
+               "version and file-name) is a whole-request no-op answered 200. At the bound of unbackfilled "
+               "commits the server publishes the oldest ones itself; 429 only when it cannot.")
     def post(self, request, catalog, schema, table):
         return Response(delta_v1.update_table(caller=request.user, catalog=catalog, schema=schema, name=table,
                                               body=self.body(request)))
 
-    @extend_schema(operation_id="deltaDeleteTable", tags=TAGS, responses=answers(NO_CONTENT, 403, 404, status=204))
+    @operation("DeleteTable", NO_CONTENT, 403, 404, status=204)
     def delete(self, request, catalog, schema, table):
         delta_v1.delete_table(caller=request.user, catalog=catalog, schema=schema, name=table)
         return Response(status=204)
 
-    @extend_schema(operation_id="deltaTableExists", tags=TAGS, responses=answers(NO_CONTENT, 404, status=204))
+    @operation("TableExists", NO_CONTENT, 404, status=204)
     def head(self, request, catalog, schema, table):
         delta_v1.table_exists(caller=request.user, catalog=catalog, schema=schema, name=table)
         return Response(status=204)
@@ -105,8 +105,7 @@ class TableView(DeltaView):
 class TableCredentialsView(DeltaView):
     audit_actions = {"GET": AuditAction.GENERATE_TEMPORARY_TABLE_CREDENTIALS}
 
-    @extend_schema(operation_id="deltaGetTableCredentials", tags=TAGS, parameters=[OPERATION],
-                   responses=answers(bodies.DeltaCredentialsResponse, 400, 403, 404))
+    @operation("GetTableCredentials", bodies.DeltaCredentialsResponse, 400, 403, 404, parameters=[OPERATION])
     def get(self, request, catalog, schema, table):
         return Response(delta_v1.table_credentials(caller=request.user, catalog=catalog, schema=schema, name=table,
                                                    operation=request.query_params.get("operation")))
@@ -115,8 +114,7 @@ class TableCredentialsView(DeltaView):
 class MetricsView(DeltaView):
     audit_actions = {"POST": AuditAction.REPORT_METRICS}
 
-    @extend_schema(operation_id="deltaReportMetrics", tags=TAGS, request=bodies.DeltaReportMetricsRequest,
-                   responses=answers(NO_CONTENT, 400, 403, 404, status=204))
+    @operation("ReportMetrics", NO_CONTENT, 400, 403, 404, status=204, request=bodies.DeltaReportMetricsRequest)
     def post(self, request, catalog, schema, table):
         delta_v1.report_metrics(caller=request.user, catalog=catalog, schema=schema, name=table,
                                 body=self.body(request))
@@ -126,8 +124,7 @@ class MetricsView(DeltaView):
 class RenameView(DeltaView):
     audit_actions = {"POST": AuditAction.RENAME_TABLE}
 
-    @extend_schema(operation_id="deltaRenameTable", tags=TAGS, request=bodies.DeltaRenameTableRequest,
-                   responses=answers(NO_CONTENT, 400, 403, 404, 409, status=204))
+    @operation("RenameTable", NO_CONTENT, 400, 403, 404, 409, status=204, request=bodies.DeltaRenameTableRequest)
     def post(self, request, catalog, schema, table):
         delta_v1.rename_table(caller=request.user, catalog=catalog, schema=schema, name=table,
                               body=self.body(request))
@@ -137,8 +134,7 @@ class RenameView(DeltaView):
 class StagingCredentialsView(DeltaView):
     audit_actions = {"GET": AuditAction.GENERATE_TEMPORARY_TABLE_CREDENTIALS}
 
-    @extend_schema(operation_id="deltaGetStagingTableCredentials", tags=TAGS,
-                   responses=answers(bodies.DeltaCredentialsResponse, 403, 404))
+    @operation("GetStagingTableCredentials", bodies.DeltaCredentialsResponse, 403, 404)
     def get(self, request, table_id):
         return Response(delta_v1.staging_table_credentials(caller=request.user, table_id=table_id))
 
@@ -146,9 +142,8 @@ class StagingCredentialsView(DeltaView):
 class PathCredentialsView(DeltaView):
     audit_actions = {"GET": AuditAction.GENERATE_TEMPORARY_PATH_CREDENTIALS}
 
-    @extend_schema(operation_id="deltaGetTemporaryPathCredentials", tags=TAGS,
-                   parameters=[OpenApiParameter("location", str, required=True), OPERATION],
-                   responses=answers(bodies.DeltaCredentialsResponse, 400, 403))
+    @operation("GetTemporaryPathCredentials", bodies.DeltaCredentialsResponse, 400, 403,
+               parameters=[OpenApiParameter("location", str, required=True), OPERATION])
     def get(self, request):
         return Response(delta_v1.path_credentials(caller=request.user, location=request.query_params.get("location"),
                                                   operation=request.query_params.get("operation")))
@@ -158,13 +153,12 @@ class TransactionView(DeltaView):
     audit_securable_type = ""
     audit_actions = {"POST": AuditAction.COMMIT_DELTA_TRANSACTION}
 
-    @extend_schema(operation_id="deltaCommitTransaction", tags=TAGS,
-                   request=transaction_wire.DeltaCommitTransactionRequest,
-                   responses=answers(transaction_wire.DeltaCommitTransactionResponse, 400, 403, 404, 409, 429),
-        description="updateTable requests for up to 1000 tables, applied in one database transaction: every "
-        "table's requirements and checks apply, and any refusal (named `table-changes[i] (<catalog>.<schema>."
-        "<table>): ...`) leaves every table as it was. The same table twice, or more than 1000 tables, is 400. "
-        "The same transaction-id with the same body is answered as the first time and changes nothing again; "
-        "with another body it is 409. See docs/unity-catalog.md.")
+    @operation("CommitTransaction", transaction_wire.DeltaCommitTransactionResponse, 400, 403, 404, 409, 429,
+               request=transaction_wire.DeltaCommitTransactionRequest,
+               description="updateTable requests for up to 1000 tables, applied in one database transaction: every "
+               "table's requirements and checks apply, and any refusal (named `table-changes[i] (<catalog>.<schema>."
+               "<table>): ...`) leaves every table as it was. The same table twice, or more than 1000 tables, is 400. "
+               "The same transaction-id with the same body is answered as the first time and changes nothing again; "
+               "with another body it is 409. See docs/unity-catalog.md.")
     def post(self, request):
         return Response(delta_transactions.commit_v1(caller=request.user, body=self.body(request)))
