@@ -25,7 +25,7 @@ from catalog.services.managed_tables import managed_location
 from catalog.names import validate_name
 from catalog.services import dropped
 from catalog.services.tables import replace_columns
-from catalog.storage import StorageError, StorageObjectNotFound, parse, storage_for
+from catalog.storage import StorageError, StorageObjectNotFound, parse, storage_for, storage_within
 from commits.formats import iceberg as formats
 from commits.formats import iceberg_view
 from commits.models import IcebergMetadata, IcebergMetricsReport
@@ -33,9 +33,11 @@ from ucweb import client_json
 from ucweb.errors import AlreadyExists, InvalidParameter, TableAlreadyExists
 
 
-def write_metadata_file(location: str, payload: str) -> None:
+def write_metadata_file(table_location: str, location: str, payload: str) -> None:
+    """Writes the new metadata file `location` of the table at `table_location`, confined to the
+    table: a symbolic link planted in its folders leads the write nowhere else (400)."""
     try:
-        if not storage_for(location).put_if_absent(location, payload.encode()):
+        if not storage_within(table_location).put_if_absent(location, payload.encode()):
             raise AlreadyExists(f"Metadata file {location} exists already.")
     except StorageError as exc:
         raise InvalidParameter(f"Cannot write table metadata to {location}: {exc}") from None
@@ -67,15 +69,15 @@ class FileWrites:
     def __init__(self):
         self._futures = []
 
-    def start(self, location: str, payload: str) -> None:
+    def start(self, table_location: str, location: str, payload: str) -> None:
         if not _in_flight.acquire(blocking=False):
-            write_metadata_file(location, payload)
+            write_metadata_file(table_location, location, payload)
             return
         try:
-            future = _file_writers().submit(write_metadata_file, location, payload)
+            future = _file_writers().submit(write_metadata_file, table_location, location, payload)
         except RuntimeError:  # the interpreter is shutting down: no new thread starts
             _in_flight.release()
-            write_metadata_file(location, payload)
+            write_metadata_file(table_location, location, payload)
             return
         except BaseException:
             _in_flight.release()
@@ -110,9 +112,9 @@ def swap(table: Table, metadata: formats.Metadata, current: IcebergMetadata | No
     location = formats.next_metadata_location(metadata.location, current.metadata_location if current else None)
     payload = metadata.text
     if writes is None:
-        write_metadata_file(location, payload)
+        write_metadata_file(metadata.location, location, payload)
     else:
-        writes.start(location, payload)
+        writes.start(metadata.location, location, payload)
     if current is None:
         current = IcebergMetadata.objects.create(table=table, metadata_location=location, metadata_json=payload)
     else:
@@ -157,21 +159,19 @@ def new_row(*, caller, schema, name, table_id, location, table_type, view=False)
 
 
 def prepare_location(location: str) -> None:
-    """Creates the `metadata/` and `data/` folders of a table on a local file system. Object
-    stores have no folders, but local writers that do not create parent directories (DuckDB)
-    fail to write the first manifest of a table created in the same transaction (a staged
-    create, or CREATE TABLE AS), when no metadata file has been written yet."""
+    """Creates the `metadata/` and `data/` folders of a table where its storage has folders (a
+    local file system): local writers that do not create parent folders (DuckDB) fail to write
+    the first manifest of a table created in the same transaction (a staged create, or CREATE
+    TABLE AS), when no metadata file has been written yet. Confined to the table's location: a
+    link planted there leads no folder elsewhere."""
     try:
-        local = parse(location)
+        storage = storage_within(location)
     except StorageError:
         return
-    if local.scheme != "file":
-        return
-    for folder in ("metadata", "data"):
-        try:
-            os.makedirs(os.path.join(local.path, folder), exist_ok=True)
-        except OSError as exc:
-            raise InvalidParameter(f"Cannot create {location}/{folder}: {exc.strerror or exc}") from None
+    try:
+        storage.make_folders(location, "metadata", "data")
+    except StorageError as exc:
+        raise InvalidParameter(f"Cannot create the folders of {location}: {exc}") from None
 
 
 def _location_for(caller: Principal, schema: Schema, table_id, requested) -> tuple[str, str]:

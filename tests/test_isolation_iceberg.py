@@ -257,3 +257,37 @@ def test_register_reads_only_what_the_caller_may_use(world, make_token, caplog):
     bob.drop_table(("default", "source"))
     registered = bob.register_table(("default", "again"), table.metadata_location)
     assert registered.metadata.location == table.metadata.location
+
+
+# Object stores have no folders and no links: these worlds are on file:// only.
+@pytest.mark.parametrize("world", ["file"], indirect=True)
+@pytest.mark.parametrize("staged", [True, False], ids=["stage-create", "create"])
+def test_a_create_writes_nothing_through_a_link_in_its_location(world, make_token, caplog, staged):
+    """A create in bob's own location whose `metadata` folder is a link to another table's folder:
+    the catalog makes no folder and writes no metadata file through the link."""
+    location = world.fresh("linked")
+    os.makedirs(parse(location).path)
+    os.symlink(parse(world.victim).path, os.path.join(parse(location).path, "metadata"))
+    send = http(world, make_token)
+    text = refused(400, lambda: send("POST", "/namespaces/default/tables", {
+        **iceberg_table_body("linked", location), "stage-create": staged}), caplog, world,
+        "a create whose metadata folder is a link to another table")
+    assert "symbolic link" in text
+
+
+@pytest.mark.parametrize("world", ["file"], indirect=True)
+def test_a_commit_writes_nothing_through_a_link_planted_in_the_table(world, make_token, caplog):
+    """bob's table, whose `metadata` folder bob then replaces with a link to another table's
+    folder: the next commit writes its metadata file nowhere, and the table stays as it was."""
+    send = http(world, make_token)
+    location = world.fresh("planted")
+    assert send("POST", "/namespaces/default/tables", iceberg_table_body("planted", location)).status_code == 200
+    folder = os.path.join(parse(location).path, "metadata")
+    os.rename(folder, folder + ".moved")
+    os.symlink(parse(world.victim).path, folder)
+    pointer = Table.objects.get(name="planted").iceberg.metadata_location
+    text = refused(400, lambda: send("POST", "/namespaces/default/tables/planted", {
+        "requirements": [], "updates": [{"action": "set-properties", "updates": {"owner-team": "bob"}}]}),
+        caplog, world, "a commit whose metadata folder is now a link to another table")
+    assert "symbolic link" in text
+    assert Table.objects.get(name="planted").iceberg.metadata_location == pointer

@@ -177,3 +177,46 @@ def test_a_planted_fifo_does_not_hang_a_read(tmp_path):
     with pytest.raises(StorageError, match="not a regular file"):
         LocalStorage().read(join(tmp_path.as_uri(), "pipe"))
     assert [item.name for item in LocalStorage().list(tmp_path.as_uri())] == []
+
+
+# -- folders -----------------------------------------------------------------------------------------
+def test_make_folders_creates_each_folder_once_inside_the_url(tmp_path):
+    table = join(tmp_path.as_uri(), "t")
+    LocalStorage().make_folders(table, "metadata", "data")
+    LocalStorage().make_folders(table, "metadata", "data")  # again: nothing changes
+    assert sorted(os.listdir(tmp_path / "t")) == ["data", "metadata"]
+    assert all((tmp_path / "t" / name).is_dir() and not os.listdir(tmp_path / "t" / name) for name in ("data", "metadata"))
+
+
+def test_make_folders_refuses_a_name_that_is_not_one_segment_and_creates_nothing(tmp_path):
+    table = join(tmp_path.as_uri(), "t")
+    for name in ("..", ".", "../elsewhere"):
+        with pytest.raises(StorageError):
+            LocalStorage().make_folders(table, name)
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_confined_storage_makes_no_folder_through_a_link(linked):
+    table, elsewhere = linked
+    before = sorted(os.listdir(elsewhere))
+    with pytest.raises(StorageOutsideRoot):
+        storage_within(table).make_folders(table, "linkdir")
+    with pytest.raises(StorageOutsideRoot):
+        storage_within(join(table, "linkdir")).make_folders(join(table, "linkdir"), "metadata")
+    assert sorted(os.listdir(elsewhere)) == before
+
+
+def test_make_folders_over_a_file_is_a_storage_error(tmp_path):
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "metadata").write_bytes(b"a file, not a folder")
+    with pytest.raises(StorageError, match="create the folder"):
+        LocalStorage().make_folders((tmp_path / "t").as_uri(), "metadata")
+    assert (tmp_path / "t" / "metadata").read_bytes() == b"a file, not a folder"
+
+
+def test_an_object_store_has_no_folders_to_make():
+    from catalog.storage import storage_for
+
+    storage_for("s3://bucket/t").make_folders("s3://bucket/t", "metadata", "data")  # no request is sent
+    with pytest.raises(StorageError):
+        storage_for("s3://bucket/t").make_folders("s3://bucket/t", "..")

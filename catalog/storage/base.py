@@ -7,7 +7,7 @@ import copy
 from dataclasses import dataclass
 
 from .errors import InvalidStorageUrl, StorageOutsideRoot
-from .urls import Location, decode_path, parse
+from .urls import Location, decode_path, join, parse
 
 
 def within(url: str, root_url: str) -> bool:
@@ -108,6 +108,13 @@ class Storage(abc.ABC):
         confined = copy.copy(self)
         confined.confined_to = self._location(root_url).url
         return confined
+
+    def make_folders(self, url: str, *names: str) -> None:
+        """Creates the folders `names` (single path segments) inside `url` on a store that has
+        folders: for writers that do not create a file's parent folders themselves (DuckDB writing
+        the first manifest of a new Iceberg table). Object stores have none: nothing is created."""
+        for name in names:
+            self._location(join(url, name))
 
     def symbolic_links(self, prefix_url: str) -> list[str]:
         """The symbolic links at or below `prefix_url` (the prefix itself included), found

@@ -24,7 +24,7 @@ from .errors import (
     StorageOutsideRoot,
     StoragePermissionDenied,
 )
-from .urls import Location
+from .urls import Location, join
 
 # Writes go to a temporary file next to the target first. Its name starts with this prefix;
 # list() and delete_prefix() counts skip such files.
@@ -203,6 +203,14 @@ class LocalStorage(Storage):
             os.close(fd)
 
     # -- Storage ---------------------------------------------------------------------------
+
+    def make_folders(self, url: str, *names: str) -> None:
+        for name in names:
+            folder_url = join(url, name)
+            _, folder = self._path(folder_url)
+            with _os_errors("create the folder", folder_url):
+                self._check_path(folder, folder_url)  # a link on the way may not lead out of the root
+                self._make_directories(folder)
 
     def read(self, url: str) -> bytes:
         _, path = self._path(url)
