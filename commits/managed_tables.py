@@ -23,7 +23,7 @@ from catalog.services import audit
 from catalog.services.common import validate_comment, validate_properties
 from catalog.names import validate_name
 from catalog.services.tables import replace_columns, require_create_table, validate_columns
-from catalog.storage import StorageError, StorageObjectNotFound, join, normalize, storage_for
+from catalog.storage import StorageError, StorageObjectNotFound, join, normalize, storage_within
 from commits.formats import delta_log, delta_types
 from ucweb.errors import InvalidParameter, PermissionDenied, TableAlreadyExists, TableDoesNotExist
 
@@ -34,7 +34,7 @@ def _read_first_commit(location: str, *, missing_ok: bool = False) -> list[dict]
     """The actions of version 0; None when the file does not exist and `missing_ok`."""
     url = join(location, FIRST_COMMIT)
     try:
-        data = storage_for(url).read(url)
+        data = storage_within(location).read(url)  # a log replaced by a link is not read through
     except StorageError as exc:
         if missing_ok and isinstance(exc, StorageObjectNotFound):
             return None

@@ -39,7 +39,7 @@ from catalog.choices import TableType
 from catalog.models import Column, Principal, Table
 from catalog.services import audit
 from catalog.signals import publication_due
-from catalog.storage import StorageError, storage_for
+from catalog.storage import StorageError, storage_within
 from commits import managed_tables, publication
 from commits.formats.definition import DeltaDefinition, delta_changes, staged_delta_changes, staged_properties
 from commits.formats.schema_evolution import delta_breaking_changes, delta_schema_fields
@@ -252,7 +252,7 @@ class Ratification:
         for version in candidates.order_by("version").values_list("version", flat=True)[:100]:
             url = publication.log_file(table.storage_location, version)
             try:
-                if not storage_for(url).exists(url):
+                if not storage_within(table.storage_location).exists(url):
                     break
             except StorageError:
                 break

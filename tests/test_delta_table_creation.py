@@ -113,3 +113,23 @@ def test_only_the_creator_of_a_staging_table_finalizes_it(delta, make_client):
         "data_source_format": "DELTA", "storage_location": staging.staging_location, "columns": []}, format="json")
     assert response.status_code == 403, response.content
     assert not Table.objects.exists()
+
+
+def test_create_reads_no_version_zero_through_a_link_to_another_tables_log(delta):
+    """B's `_delta_log` is a link to A's: finalizing B reads nothing through it (and names
+    nothing of A), and B is not created."""
+    import os
+
+    from catalog.storage import parse
+
+    first = delta.stage("unity", "default", "first")
+    delta.write_version_zero(first.staging_location, first.id)
+    second = delta.stage("unity", "default", "second")
+    os.makedirs(parse(second.staging_location).path, exist_ok=True)
+    os.symlink(os.path.join(parse(first.staging_location).path, "_delta_log"),
+               os.path.join(parse(second.staging_location).path, "_delta_log"))
+    with pytest.raises(BadRequestException) as error:
+        delta.finalize("unity", "default", "second", second.staging_location)
+    message = json.loads(error.value.body)["message"]
+    assert "symbolic link" in message and str(first.id) not in message
+    assert not Table.objects.filter(name="second").exists()
