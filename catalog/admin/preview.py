@@ -5,7 +5,11 @@ rule as a read through the APIs, and audited as a read (`previewTable`).
 Delta: the files live at the catalog's latest ratified version (commits.delta_state: a ratified
 commit that is not published yet counts), read through the catalog's storage; statistics are the
 add actions' `stats` (numRecords, nullCount, minValues, maxValues). Iceberg: pyiceberg scans the
-current snapshot from the stored metadata; statistics are the manifests' column metrics."""
+current snapshot from the stored metadata; statistics are the manifests' column metrics. An
+Iceberg preview reads with the server's own access, so first it reads the snapshot's manifests
+through the storage confined to the table, and previews nothing when one of them, or a data or
+delete file they name, lies outside the table's location, or (file://) the table's folder holds a
+symbolic link: a writer could otherwise have the console show another table's rows."""
 
 from __future__ import annotations
 
@@ -13,15 +17,16 @@ import io
 import json
 import logging
 
-from catalog import authz
+from catalog import authz, locations
 from catalog.authz import Action
 from catalog.choices import AuditOutcome, DataSourceFormat, TableType
 from catalog.services import audit
 from catalog.services.iceberg import server_storage_config
-from catalog.storage import storage_within
+from catalog.storage import StorageOutsideRoot, storage_within
+from catalog.storage.iceberg_io import ReadOnlyFileIO
 from commits import delta_state
 from commits.formats import history
-from ucweb.errors import CatalogError
+from ucweb.errors import CatalogError, InvalidParameter
 
 logger = logging.getLogger(__name__)
 ROWS = 20
@@ -129,6 +134,33 @@ def _iceberg_table(table):
     return StaticTable.from_metadata(location, properties=server_storage_config(location))
 
 
+class FilesOutsideTheTable(Exception):
+    """What the preview of an Iceberg table would read lies (or leads) outside the table."""
+
+
+def _files_are_its_own(table, static) -> None:
+    """Raises FilesOutsideTheTable unless every manifest, data file and delete file of the current
+    snapshot lies inside the table's location and, on file://, the table's folder holds no
+    symbolic link (pyarrow follows them). A manifest outside the table is not even read."""
+    root = table.storage_location or static.metadata.location
+    storage = storage_within(root)
+    links = storage.symbolic_links(root)
+    if links:
+        raise FilesOutsideTheTable(f"the table's folder holds a symbolic link ({links[0]})")
+    io = ReadOnlyFileIO(storage)
+    try:
+        entries = [entry for manifest in static.current_snapshot().manifests(io)
+                   for entry in manifest.fetch_manifest_entry(io, discard_deleted=True)]
+    except StorageOutsideRoot as exc:
+        raise FilesOutsideTheTable(f"a manifest of its snapshot lies outside the table's location ({exc})") from None
+    for entry in entries:
+        try:
+            locations.file_inside_table(entry.data_file.file_path, root, field="a data file")
+        except InvalidParameter:
+            raise FilesOutsideTheTable(f"a file its snapshot names ({entry.data_file.file_path}) lies outside "
+                                       "the table's location") from None
+
+
 def _iceberg_statistics(files, columns: list[str]) -> list[dict]:
     metrics = files.column("readable_metrics").to_pylist() if files.num_rows else []
     out = []
@@ -156,6 +188,7 @@ def _iceberg(table) -> dict:
     if snapshot is None:
         return {"columns": columns, "rows": [], "notes": [], "statistics": [], "files": 0,
                 "version": "no snapshot yet"}
+    _files_are_its_own(table, static)
     data = static.scan(limit=ROWS).to_arrow().slice(0, ROWS).to_pylist()
     files = static.inspect.files()
     return {"columns": columns, "rows": [[_cell(r.get(c)) for c in columns] for r in data], "notes": [],
@@ -189,6 +222,11 @@ def preview_section(caller, table, requested: bool) -> dict:
     is_iceberg = table.data_source_format == DataSourceFormat.ICEBERG
     try:
         shown = _iceberg(table) if is_iceberg else _delta(table)
+    except FilesOutsideTheTable as exc:
+        audit.record(principal=caller.name, action="previewTable", securable_type="table",
+                     securable_name=table.full_name, securable_id=table.id, outcome=AuditOutcome.FAILED,
+                     details={"message": str(exc)[:500], "via": "console"})
+        return {"unavailable": f"Nothing is previewed: {exc}. The console reads only a table's own files."}
     except Exception as exc:  # noqa: BLE001 - files another system wrote: any failure to read them is said, not a 500
         logger.warning("preview of %s: %s", table.full_name, exc)
         audit.record(principal=caller.name, action="previewTable", securable_type="table",

@@ -16,7 +16,7 @@ from django.conf import settings
 
 from catalog.choices import AuditAction, DataSourceFormat, TableType
 from catalog.models import AuditEvent
-from catalog.storage import StorageError, normalize, storage_for, storage_within
+from catalog.storage import StorageError, normalize, storage_within
 from commits import delta_state
 from commits.formats import delta_log, history
 from commits.formats.iceberg import metadata_version
@@ -152,10 +152,14 @@ def _iceberg_files(table) -> list[tuple[str, int | None]]:
 
 
 def _read_metadata(table, location: str) -> dict | None:
+    """A past metadata file of the table, read only inside its location: the metadata log of a
+    registered table is another writer's, and may name any file (another table's metadata)."""
     if location == table.iceberg.metadata_location:
         return json.loads(table.iceberg.metadata_json)
+    if not table.storage_location:
+        return None
     try:
-        return json.loads(storage_for(location).read(location))
+        return json.loads(storage_within(table.storage_location).read(location))
     except (StorageError, ValueError):
         return None
 

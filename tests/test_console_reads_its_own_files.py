@@ -1,0 +1,97 @@
+"""The console reads a table's files with the server's own access (its preview, its history of
+Iceberg metadata): only the table's own. A writer who names another table's files in its own
+table's snapshot, or in the metadata log of a table it registers, sees nothing of them there."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+
+import pyarrow as pa
+import pytest
+from pyiceberg.catalog.rest import RestCatalog
+
+from catalog.admin.preview import preview_section
+from catalog.admin.table_history import iceberg_timeline
+from catalog.models import AuditEvent, Principal, Table
+from catalog.storage import parse
+from tests.helpers import grant
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ROWS = pa.table({"id": pa.array([1, 2], pa.int64()), "city": ["Secretville", "Hiddenham"]})
+
+
+@pytest.fixture
+def catalogs(live_server, bootstrap, storage_root, make_token):
+    """pyiceberg as the admin, who writes unity.default.secrets (two rows bob may not read), and
+    as bob, who may create tables in unity.default and owns what he creates."""
+    for privilege, securable_type, full_name in (("USE CATALOG", "catalog", "unity"),
+                                                 ("USE SCHEMA", "schema", "unity.default"),
+                                                 ("CREATE TABLE", "schema", "unity.default")):
+        grant("bob", securable_type, full_name, privilege)
+
+    def connect(name: str, admin: bool = False) -> RestCatalog:
+        return RestCatalog(name, uri=f"{live_server.url}/api/catalog", warehouse="unity",
+                           token=make_token(name, admin=admin))
+
+    admin, bob = connect("admin", admin=True), connect("bob")
+    secrets = admin.create_table(("default", "secrets"), schema=ROWS.schema)
+    secrets.append(ROWS)
+    with secrets.transaction() as tx:
+        tx.set_properties({"kept-by": "finance-only"})
+    return admin, bob, secrets
+
+
+def test_the_preview_of_a_table_that_names_another_tables_data_file_shows_nothing(catalogs):
+    _, bob, secrets = catalogs
+    theirs = secrets.inspect.files().column("file_path").to_pylist()[0]
+    borrowed = bob.create_table(("default", "borrowed"), schema=ROWS.schema)
+    borrowed.add_files([theirs])  # bob's own snapshot, naming the secrets' data file
+    table = Table.objects.get(name="borrowed")
+    shown = preview_section(Principal.objects.get(name="bob"), table, requested=True)
+    assert "shown" not in shown and "outside" in shown["unavailable"], shown
+    assert "Secretville" not in json.dumps(shown)
+    assert AuditEvent.objects.filter(action="previewTable", principal="bob", securable_id=table.id,
+                                     outcome="FAILED").count() == 1
+
+
+def test_the_preview_of_a_table_whose_folder_holds_a_link_shows_nothing(catalogs):
+    """The data file bob's snapshot names lies in his table's folder as written, through a link
+    he planted there to the secrets' data folder."""
+    _, bob, secrets = catalogs
+    linked = bob.create_table(("default", "linked"), schema=ROWS.schema)
+    linked.append(pa.table({"id": pa.array([9], pa.int64()), "city": ["Own"]}))
+    theirs = secrets.inspect.files().column("file_path").to_pylist()[0]
+    os.symlink(os.path.dirname(parse(theirs).path), os.path.join(parse(linked.location()).path, "data", "theirs"))
+    linked.add_files([f"{linked.location()}/data/theirs/{os.path.basename(parse(theirs).path)}"])
+    shown = preview_section(Principal.objects.get(name="bob"), Table.objects.get(name="linked"), requested=True)
+    assert "shown" not in shown and "symbolic link" in shown["unavailable"], shown
+    assert "Secretville" not in json.dumps(shown)
+
+
+def test_the_preview_of_a_table_of_its_own_files_shows_its_rows(catalogs):
+    _, bob, _ = catalogs
+    own = bob.create_table(("default", "own"), schema=ROWS.schema)
+    own.append(pa.table({"id": pa.array([7], pa.int64()), "city": ["Ownton"]}))
+    shown = preview_section(Principal.objects.get(name="bob"), Table.objects.get(name="own"), requested=True)
+    assert shown["shown"]["rows"] == [["7", "Ownton"]], shown
+
+
+def test_the_history_reads_no_metadata_file_of_another_table_that_a_registered_log_names(catalogs, tmp_path):
+    admin, _, secrets = catalogs
+    theirs = secrets.metadata_location
+    metadata = json.loads(Table.objects.get(name="secrets").iceberg.metadata_json)
+    location = (tmp_path / "registered").as_uri()
+    metadata.update({"location": location, "table-uuid": str(uuid.uuid4()), "snapshots": [], "snapshot-log": [],
+                     "refs": {}, "current-snapshot-id": -1, "properties": {},
+                     "metadata-log": [{"metadata-file": theirs, "timestamp-ms": 1}]})
+    (tmp_path / "registered" / "metadata").mkdir(parents=True)
+    own_file = tmp_path / "registered" / "metadata" / "00001-registered.metadata.json"
+    own_file.write_text(json.dumps(metadata))
+    admin.register_table(("default", "registered"), own_file.as_uri())
+    entries = iceberg_timeline(Table.objects.get(name="registered"))
+    named = [entry for entry in entries if entry["metadata_file"] == theirs]
+    assert len(named) == 1 and named[0]["unreadable"], named
+    assert "finance-only" not in json.dumps(entries, default=str)
