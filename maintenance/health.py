@@ -142,18 +142,25 @@ def live_file_sizes(table: Table) -> tuple[int, int, float]:
 
 def iceberg_file_sizes(table: Table) -> list[int] | None:
     """The sizes of the data files of an Iceberg table's current snapshot, read from its manifests
-    with the server's own storage access; None when they cannot be read."""
-    from pyiceberg.table import StaticTable
+    with the server's own storage access, confined to the table's location (a manifest list may
+    name another table's manifests); None when they cannot be read."""
+    from pyiceberg.manifest import DataFileContent
+    from pyiceberg.table.metadata import TableMetadataUtil
 
-    from catalog.services.iceberg import server_storage_config
+    from catalog.storage.iceberg_io import ReadOnlyFileIO
 
-    location = table.iceberg.metadata_location
+    metadata = TableMetadataUtil.parse_raw(table.iceberg.metadata_json)
+    snapshot = metadata.current_snapshot()
+    if snapshot is None:
+        return []
     try:
-        files = StaticTable.from_metadata(location, properties=server_storage_config(location)).inspect.data_files()
-    except (OSError, ValueError) as exc:
+        io = ReadOnlyFileIO(storage_within(table.storage_location or metadata.location))
+        return [entry.data_file.file_size_in_bytes for manifest in snapshot.manifests(io)
+                for entry in manifest.fetch_manifest_entry(io, discard_deleted=True)
+                if entry.data_file.content == DataFileContent.DATA]
+    except (StorageError, OSError, ValueError) as exc:
         logger.warning("health of %s: its manifests could not be read: %s", table.full_name, exc)
         return None
-    return files.column("file_size_in_bytes").to_pylist()
 
 
 def refresh_iceberg_table(table: Table, now=None) -> list[str]:

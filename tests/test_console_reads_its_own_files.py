@@ -95,3 +95,39 @@ def test_the_history_reads_no_metadata_file_of_another_table_that_a_registered_l
     named = [entry for entry in entries if entry["metadata_file"] == theirs]
     assert len(named) == 1 and named[0]["unreadable"], named
     assert "finance-only" not in json.dumps(entries, default=str)
+
+
+def borrowed_manifests(bob, secrets, live_server, make_token) -> Table:
+    """bob's table whose snapshot's manifest list (a copy, in bob's own metadata folder) names the
+    secrets' manifests: committed through the Iceberg REST API as any client could."""
+    import requests
+
+    theirs = secrets.current_snapshot()
+    mine = bob.create_table(("default", "manifests"), schema=ROWS.schema)
+    copied = f"{mine.location()}/metadata/snap-borrowed.avro"
+    with open(parse(theirs.manifest_list).path, "rb") as source, open(parse(copied).path, "wb") as target:
+        target.write(source.read())
+    snapshot_id = 424242
+    response = requests.post(
+        f"{live_server.url}/api/catalog/v1/unity/namespaces/default/tables/manifests",
+        headers={"Authorization": f"Bearer {make_token('bob')}"}, timeout=30,
+        json={"requirements": [], "updates": [
+            {"action": "add-snapshot", "snapshot": {
+                "snapshot-id": snapshot_id, "sequence-number": 1, "timestamp-ms": 1700000000000,
+                "manifest-list": copied, "summary": {"operation": "append"}, "schema-id": 0}},
+            {"action": "set-snapshot-ref", "ref-name": "main", "type": "branch", "snapshot-id": snapshot_id}]})
+    assert response.status_code == 200, response.text
+    return Table.objects.get(name="manifests")
+
+
+def test_neither_preview_nor_health_reads_another_tables_manifests(catalogs, live_server, make_token, caplog):
+    from maintenance.health import iceberg_file_sizes
+
+    _, bob, secrets = catalogs
+    table = borrowed_manifests(bob, secrets, live_server, make_token)
+    shown = preview_section(Principal.objects.get(name="bob"), table, requested=True)
+    assert "shown" not in shown and "manifest" in shown["unavailable"], shown
+    assert "Secretville" not in json.dumps(shown)
+    assert iceberg_file_sizes(table) is None  # unreadable, not the secrets' file sizes
+    assert iceberg_file_sizes(Table.objects.get(name="secrets")) == [
+        size for size in secrets.inspect.data_files().column("file_size_in_bytes").to_pylist()]
