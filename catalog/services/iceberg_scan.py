@@ -31,7 +31,7 @@ from catalog.choices import AuditAction, SecurableType
 from catalog.models import Principal, ScanPlan, ScanPlanPage
 from catalog.services import audit, iceberg, iceberg_credentials
 from catalog.services import iceberg_scan_tasks as tasks
-from catalog.storage import StorageError, storage_within
+from catalog.storage import StorageError, StorageOutsideRoot, storage_within
 from catalog.storage.iceberg_io import ReadOnlyFileIO
 from ucweb.errors import InvalidParameter, PlanDoesNotExist, PlanTaskDoesNotExist, TemporarilyUnavailable
 
@@ -87,6 +87,9 @@ def plan_scan(*, caller: Principal, prefix: str, namespace: str, name: str, body
     try:
         root = table.storage_location or metadata.location
         planned = tasks.plan(scan, ReadOnlyFileIO(storage_within(root)), root)
+    except StorageOutsideRoot as exc:  # the snapshot is wrong, not the storage: no retry helps
+        raise InvalidParameter(f"A manifest of table {table.full_name} lies outside its location; "
+                               f"nothing is planned: {exc}") from None
     except (StorageError, OSError) as exc:
         raise TemporarilyUnavailable(f"The manifests of table {table.full_name} could not be read: {exc}") from None
     file_pages = tasks.pages(planned, max(settings.UCWEB_SCAN_PLAN_PAGE_SIZE, 1))

@@ -1,6 +1,7 @@
-"""The console reads a table's files with the server's own access (its preview, its history of
-Iceberg metadata): only the table's own. A writer who names another table's files in its own
-table's snapshot, or in the metadata log of a table it registers, sees nothing of them there."""
+"""Where the server reads a table's files with its own access (the console's preview and history
+of Iceberg metadata, the health refresh, scan planning), it reads only the table's own. A writer
+who names another table's files in its own table's snapshot, or in the metadata log of a table it
+registers, gets nothing of them back."""
 
 from __future__ import annotations
 
@@ -131,3 +132,21 @@ def test_neither_preview_nor_health_reads_another_tables_manifests(catalogs, liv
     assert iceberg_file_sizes(table) is None  # unreadable, not the secrets' file sizes
     assert iceberg_file_sizes(Table.objects.get(name="secrets")) == [
         size for size in secrets.inspect.data_files().column("file_size_in_bytes").to_pylist()]
+
+
+def test_scan_planning_of_a_snapshot_that_names_another_tables_manifests_is_a_400(catalogs, live_server,
+                                                                                  make_token):
+    """Planning reads manifests through the storage confined to the table, as the preview does:
+    another table's manifest is refused as the client's error (400), and nothing of it is answered."""
+    import requests
+
+    _, bob, secrets = catalogs
+    table = borrowed_manifests(bob, secrets, live_server, make_token)
+    response = requests.post(f"{live_server.url}/api/catalog/v1/unity/namespaces/default/tables/manifests/plan",
+                             headers={"Authorization": f"Bearer {make_token('bob')}"}, json={}, timeout=30)
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["type"] == "BadRequestException" and "outside its location" in error["message"]
+    assert secrets.inspect.files().column("file_path").to_pylist()[0] not in response.text
+    assert list(AuditEvent.objects.filter(action="planIcebergScan").values_list("outcome", "securable_name")) == [
+        ("FAILED", table.full_name)]
