@@ -249,10 +249,14 @@ class Ratification:
         # client's word): the record goes only once the published file is there. Bounded per call.
         candidates = DeltaCommit.objects.filter(table=table, version__lte=cutoff, published_at__isnull=False)
         seen = None
+        try:
+            storage = storage_within(table.storage_location)
+        except StorageError:
+            return
         for version in candidates.order_by("version").values_list("version", flat=True)[:100]:
             url = publication.log_file(table.storage_location, version)
             try:
-                if not storage_within(table.storage_location).exists(url):
+                if not storage.exists(url):
                     break
             except StorageError:
                 break

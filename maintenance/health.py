@@ -147,16 +147,15 @@ def iceberg_file_sizes(table: Table) -> list[int] | None:
     from pyiceberg.manifest import DataFileContent
     from pyiceberg.table.metadata import TableMetadataUtil
 
-    from catalog.storage.iceberg_io import ReadOnlyFileIO
+    from catalog.storage.iceberg_io import live_entries
 
     metadata = TableMetadataUtil.parse_raw(table.iceberg.metadata_json)
     snapshot = metadata.current_snapshot()
     if snapshot is None:
         return []
     try:
-        io = ReadOnlyFileIO(storage_within(table.storage_location or metadata.location))
-        return [entry.data_file.file_size_in_bytes for manifest in snapshot.manifests(io)
-                for entry in manifest.fetch_manifest_entry(io, discard_deleted=True)
+        entries = live_entries(snapshot, storage_within(table.storage_location or metadata.location))
+        return [entry.data_file.file_size_in_bytes for entry in entries
                 if entry.data_file.content == DataFileContent.DATA]
     except (StorageError, OSError, ValueError) as exc:
         logger.warning("health of %s: its manifests could not be read: %s", table.full_name, exc)

@@ -23,7 +23,7 @@ from catalog.choices import AuditOutcome, DataSourceFormat, TableType
 from catalog.services import audit
 from catalog.services.iceberg import server_storage_config
 from catalog.storage import StorageOutsideRoot, storage_within
-from catalog.storage.iceberg_io import ReadOnlyFileIO
+from catalog.storage.iceberg_io import live_entries
 from commits import delta_state
 from commits.formats import history
 from ucweb.errors import CatalogError, InvalidParameter
@@ -147,10 +147,8 @@ def _files_are_its_own(table, static) -> None:
     links = storage.symbolic_links(root)
     if links:
         raise FilesOutsideTheTable(f"the table's folder holds a symbolic link ({links[0]})")
-    io = ReadOnlyFileIO(storage)
     try:
-        entries = [entry for manifest in static.current_snapshot().manifests(io)
-                   for entry in manifest.fetch_manifest_entry(io, discard_deleted=True)]
+        entries = live_entries(static.current_snapshot(), storage)
     except StorageOutsideRoot as exc:
         raise FilesOutsideTheTable(f"a manifest of its snapshot lies outside the table's location ({exc})") from None
     for entry in entries:

@@ -5,7 +5,9 @@ backends, keys and confinement as every other read of the catalog.
     io = ReadOnlyFileIO(storage_within(table_location))
     snapshot.manifests(io)   # the manifest list and the manifests are read through `storage`
 
-Objects are read whole (manifest lists and manifests are small); anything but a read is refused."""
+Objects are read whole (manifest lists and manifests are small); anything but a read is refused.
+`live_entries` reads a snapshot's live files that way: what the console's preview and the health
+refresh check or count, never reading a manifest outside the table."""
 
 from __future__ import annotations
 
@@ -50,3 +52,12 @@ class ReadOnlyFileIO(FileIO):
 
     def delete(self, location: str | InputFile | OutputFile) -> None:
         raise PermissionError("Read-only FileIO: nothing is deleted.")
+
+
+def live_entries(snapshot, storage: Storage) -> list:
+    """The live manifest entries (data and delete files) of `snapshot`, its manifest list and
+    manifests read through `storage` (confined to the table: a manifest outside it raises
+    StorageOutsideRoot before it is read)."""
+    io = ReadOnlyFileIO(storage)
+    return [entry for manifest in snapshot.manifests(io)
+            for entry in manifest.fetch_manifest_entry(io, discard_deleted=True)]
