@@ -19,6 +19,9 @@ class Securable(models.Model):
     class Meta:
         abstract = True
 
+    def __str__(self):
+        return self.full_name
+
     def save(self, *args, **kwargs):
         # A new securable was last modified when it was created: updated_at is never earlier.
         if self._state.adding:
@@ -36,9 +39,6 @@ class MetastoreSecurable(Securable):
     class Meta(Securable.Meta):
         abstract = True
         ordering = ["name"]
-
-    def __str__(self):
-        return self.name
 
     @property
     def full_name(self) -> str:
@@ -58,9 +58,6 @@ class SchemaSecurable(Securable):
         abstract = True
         ordering = ["schema__catalog__name", "schema__path", "name"]
         constraints = [models.UniqueConstraint(fields=["schema", "name"], name="uniq_%(class)s_name")]
-
-    def __str__(self):
-        return self.full_name
 
     @property
     def full_name(self) -> str:

@@ -41,9 +41,6 @@ class Schema(Securable):
         ordering = ["catalog__name", "path"]
         constraints = [models.UniqueConstraint(fields=["catalog", "path"], name="uniq_schema_path")]
 
-    def __str__(self):
-        return self.full_name
-
     @classmethod
     def from_db(cls, db, field_names, values):
         row = super().from_db(db, field_names, values)

@@ -10,6 +10,7 @@ from catalog.choices import AuditAction
 from catalog import pagination
 from catalog.api.base import CatalogAPIView
 from catalog.api.iceberg.base import identifiers
+from catalog.api.iceberg.wire import IcebergErrorResponse
 from catalog.api.polaris import wire
 from catalog.services import generic_tables, policies
 from catalog.services.common import validate_optional_bool
@@ -26,8 +27,8 @@ POLICY_TYPE = OpenApiParameter("policyType", str, description="Only policies of 
 DELEGATION = OpenApiParameter(
     "Polaris-Generic-Table-Access-Delegation", str, OpenApiParameter.HEADER, enum=["vended-credentials"],
     description="vended-credentials: the answer carries short-lived credentials for the table's location.")
-ERRORS = {code: wire.IcebergErrorResponse for code in (400, 401, 403, 404)}
-CONFLICT = {**ERRORS, 409: wire.IcebergErrorResponse}
+ERRORS = {code: IcebergErrorResponse for code in (400, 401, 403, 404)}
+CONFLICT = {**ERRORS, 409: IcebergErrorResponse}
 
 
 class PolarisView(CatalogAPIView):

@@ -1,25 +1,14 @@
 """Bodies of the Polaris-native API, as in the Polaris catalog spec, for the OpenAPI document
 (requests are parsed and checked by the services, which give the clearer errors), and the
-rendering of its answers."""
+rendering of its answers. The components the Polaris spec takes from the Iceberg REST spec (the
+error envelope, a table's identifier) are the Iceberg catalog's own."""
 
 from __future__ import annotations
 
 from typing import Literal
 
+from catalog.api.iceberg.wire import IcebergListTablesResponse, IcebergStorageCredential, IcebergTableIdentifier
 from ucweb.bodies import Body, Hyphenated
-
-
-class PolarisErrorModel(Body):
-    message: str
-    type: str
-    code: int
-
-
-class PolarisErrorResponse(Body):
-    error: PolarisErrorModel
-
-
-IcebergErrorResponse = PolarisErrorResponse  # the envelope's name in the Polaris spec
 
 
 class GenericTable(Hyphenated):
@@ -34,9 +23,8 @@ class CreateGenericTableRequest(GenericTable):
     pass
 
 
-class StorageAccessConfig(Body):
-    prefix: str
-    config: dict[str, str]
+class StorageAccessConfig(IcebergStorageCredential):
+    """The Polaris spec's name for what the Iceberg spec calls a storage credential."""
 
 
 class LoadGenericTableResponse(Hyphenated):
@@ -44,14 +32,8 @@ class LoadGenericTableResponse(Hyphenated):
     storage_access_configs: list[StorageAccessConfig] = None
 
 
-class GenericTableIdentifier(Body):
-    namespace: list[str]
-    name: str
-
-
-class ListGenericTablesResponse(Hyphenated):
-    next_page_token: str = None
-    identifiers: list[GenericTableIdentifier]
+class ListGenericTablesResponse(IcebergListTablesResponse):
+    """A page of generic tables, as the Iceberg catalog lists its tables."""
 
 
 class Policy(Hyphenated):
@@ -80,7 +62,7 @@ class LoadPolicyResponse(Body):
     policy: Policy
 
 
-class PolicyIdentifier(GenericTableIdentifier):
+class PolicyIdentifier(IcebergTableIdentifier):
     pass
 
 
