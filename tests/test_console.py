@@ -11,11 +11,15 @@ import pyarrow as pa
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from catalog.choices import PrincipalKind, SecurableType
 from catalog.models import AuditEvent, Catalog, Grant, Principal, Schema, Table
-from catalog.services import catalogs, effective_access, groups, permissions, principals, schemas, tables
+from catalog.services import (
+    catalogs, credentials, effective_access, external_locations, groups, permissions, principals, schemas, tables,
+)
 from tests.helpers import UC, grant
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -306,6 +310,35 @@ def test_every_securable_page_renders(governance, namespace):
     from catalog.models import Metastore
     assert governance.get(f"/admin/catalog/metastore/{Metastore.objects.get().pk}/change/").status_code == 200
     assert SecurableType.TABLE in dict(effective_access.SECURABLE_MODELS)
+
+
+def _list_page_queries(client, path: str) -> int:
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(path).status_code == 200, path
+    return len(queries)
+
+
+def test_securable_lists_read_their_parents_in_the_same_query(governance, namespace):
+    """A list page shows each row's parent (a schema's catalog, an external location's credential):
+    read with the rows, so ten more rows cost no query more."""
+    admin = Principal.objects.get(name="admin")
+    credentials.create_credential(caller=admin, name="keys0", purpose="STORAGE",
+                                  aws_iam_role={"role_arn": "arn:aws:iam::123456789012:role/r"})
+    external_locations.create_external_location(caller=admin, name="place0", url="s3://bucket/place0",
+                                                credential_name="keys0")
+    pages = {"schema": "/admin/catalog/schema/", "external location": "/admin/catalog/externallocation/"}
+    governance.get(pages["schema"])  # the session and the console's principal, once
+    before = {kind: _list_page_queries(governance, path) for kind, path in pages.items()}
+    for index in range(1, 11):
+        catalog = catalogs.create_catalog(caller=admin, name=f"more{index}")
+        schemas.create_schema(caller=admin, name="inner", catalog_name=catalog.name)
+        credentials.create_credential(caller=admin, name=f"keys{index}", purpose="STORAGE",
+                                      aws_iam_role={"role_arn": f"arn:aws:iam::123456789012:role/r{index}"})
+        external_locations.create_external_location(caller=admin, name=f"place{index}",
+                                                    url=f"s3://bucket/place{index}", credential_name=f"keys{index}")
+    after = {kind: _list_page_queries(governance, path) for kind, path in pages.items()}
+    assert after == before
+    assert "keys10" in governance.get(pages["external location"]).content.decode()
 
 
 def test_schema_requests_are_quiet(client):

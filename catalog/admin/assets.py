@@ -69,6 +69,5 @@ class ExternalLocationAdmin(SecurableAdmin):
     list_display = ("name", "url", "credential", "owner", "created_at")
     search_fields = ("name", "url", "owner", "credential__name")
     list_filter = ("credential", "owner")
-    list_select_related = ("credential",)
     update_service = staticmethod(external_locations.update_external_location)
     delete_service = staticmethod(external_locations.delete_external_location)

@@ -47,7 +47,6 @@ class SchemaAdmin(SecurableAdmin):
     list_display = ("name", "catalog", "owner", "comment", "created_at")
     search_fields = ("name", "catalog__name", "owner", "comment")
     list_filter = ("catalog", "owner")
-    list_select_related = ("catalog",)
     fields = ("catalog", "name", "comment", "properties", "storage_root", "storage_location", *AUDIT_FIELDS)
     inlines = [TableInline]
     update_service = staticmethod(schemas.update_schema)
