@@ -10,6 +10,9 @@ class CatalogConfig(AppConfig):
         from django.conf import settings
 
         from catalog import admin_policies  # noqa: F401  (registers the policy pages)
+        from ucweb import pg_timestamps
+
+        pg_timestamps.install()
 
         if settings.UCWEB_ALLOW_ANONYMOUS:
             import logging

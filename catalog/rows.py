@@ -258,7 +258,7 @@ def tables(caller: Principal, where: str, params: list, *, for_update: bool = Fa
     the table has none); with `ratified` (a version and a file name), `table.ratified` is
     (version, file name, whether the table holds that ratified commit), what tells a proposal of a
     taken version from a retry (commits.ratification); with `columns`, the table's columns are
-    read too, and left where `read_columns` leaves them; with `commits` (a first and a last
+    read too, and kept where `read_columns` keeps them; with `commits` (a first and a last
     version), `table.ratified_commits` lists the ratified commits between them, but none past the
     latest version, oldest first. Locked, an Iceberg read locks the metadata rows too, and reads
     only the tables that have one: PostgreSQL hands a `SELECT ... FOR UPDATE` that waited for another
@@ -307,7 +307,7 @@ def tables(caller: Principal, where: str, params: list, *, for_update: bool = Fa
         if ratified is not None:
             table.ratified = (*ratified, bool(next(extra)))
         if columns:
-            _prefetch_columns(table, [_column(column_values, table, column_conversions)
+            _keep_columns(table, [_column(column_values, table, column_conversions)
                                       for column_values in _json(next(extra), json_converters)])
         if commits is not None:
             table.ratified_commits = _json(next(extra), json_converters)
@@ -350,29 +350,43 @@ def _column(values: list, table: Table, conversions) -> Column:
 
 
 def read_columns(table: Table) -> None:
-    """Reads the table's columns (one query, no compilation) and leaves them where
-    `prefetch_related("columns")` would: `table.columns.all()` answers from them."""
+    """Reads the table's columns (one query, no compilation) and keeps them with the table, where
+    `columns_of` finds them."""
     sql, converted = _columns_statement(connection.vendor)
     conversions = _conversions(converted)
     with connection.cursor() as cursor:
         cursor.execute(sql, [table_id(table.pk)])
         found = [_instance(Column, list(row), conversions) for row in cursor.fetchall()]
-    _prefetch_columns(table, found)
+    _keep_columns(table, found)
+
+
+# Where a table's columns read with it are kept: a list, not the queryset prefetch_related leaves
+# (making that queryset, a related manager's filtered clone, cost more than reading the columns)
+_READ_COLUMNS = "_columns_read"
+
+
+def columns_of(table: Table) -> list[Column]:
+    """The table's columns by position: those read with it (`tables(columns=True)`,
+    `read_columns`), else the database's (or what `prefetch_related("columns")` left)."""
+    found = table.__dict__.get(_READ_COLUMNS)
+    return found if found is not None else list(table.columns.all())
 
 
 def has_columns(table: Table) -> bool:
     """Whether the table's columns were read with it (`columns`) or by `read_columns`."""
-    return Column.table.field.remote_field.cache_name in getattr(table, "_prefetched_objects_cache", {})
+    return _READ_COLUMNS in table.__dict__
 
 
-def _prefetch_columns(table: Table, found: list[Column]) -> None:
+def forget_columns(table: Table) -> None:
+    """After the table's columns changed: `columns_of` reads them again."""
+    table.__dict__.pop(_READ_COLUMNS, None)
+    table._prefetched_objects_cache = {}
+
+
+def _keep_columns(table: Table, found: list[Column]) -> None:
     for column in found:
         Column.table.field.set_cached_value(column, table)
-    table._prefetched_objects_cache = {}
-    queryset = table.columns.get_queryset()
-    queryset._result_cache, queryset._prefetch_done = found, True  # as prefetch_related leaves it
-    table._prefetched_objects_cache[Column.table.field.remote_field.cache_name] = queryset
-
+    table.__dict__[_READ_COLUMNS] = found
 
 
 @lru_cache(maxsize=8)

@@ -175,12 +175,22 @@ def metrics_view(request):
     return HttpResponse(exposition(), content_type=CONTENT_TYPE_LATEST)
 
 
+_pool_gauges: tuple[int, int, int] | None = None  # what this process's pool gauges hold
+
+
 def observe_pool() -> None:
     """This process's connection pool use after a request (PostgreSQL with UCWEB_DB_POOL_SIZE)."""
     pool = getattr(connection, "pool", None) if connection.vendor == "postgresql" else None
     if pool is None:
         return
+    global _pool_gauges
     stats = pool.get_stats()
-    metrics.DB_POOL_CONNECTIONS.labels("open").set(stats.get("pool_size", 0))
-    metrics.DB_POOL_CONNECTIONS.labels("in_use").set(stats.get("pool_size", 0) - stats.get("pool_available", 0))
-    metrics.DB_POOL_CONNECTIONS.labels("waiting").set(stats.get("requests_waiting", 0))
+    size = stats.get("pool_size", 0)
+    observed = (size, size - stats.get("pool_available", 0), stats.get("requests_waiting", 0))
+    if observed == _pool_gauges:
+        return
+    # A gauge's write is a locked write to this process's file (PROMETHEUS_MULTIPROC_DIR): only a
+    # change is written, which after most requests there is not
+    for label, value in zip(("open", "in_use", "waiting"), observed):
+        metrics.DB_POOL_CONNECTIONS.labels(label).set(value)
+    _pool_gauges = observed

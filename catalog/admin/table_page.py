@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from django.apps import apps
 from django.utils.safestring import mark_safe
 
+from catalog import rows
 from catalog.admin import charts, ddl, lineage, preview, table_history
 from catalog.choices import DataSourceFormat
 from catalog.services import policies
@@ -180,5 +181,5 @@ def page_sections(caller, table, query) -> dict:
         "history": timeline,
         "lineage": section,
         "preview": preview.preview_section(caller, table, requested=query.get("preview") == "1"),
-        "ddl": ddl.create_table(table, table.columns.all()),
+        "ddl": ddl.create_table(table, rows.columns_of(table)),
     }

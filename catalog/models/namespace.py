@@ -41,16 +41,11 @@ class Schema(Securable):
         ordering = ["catalog__name", "path"]
         constraints = [models.UniqueConstraint(fields=["catalog", "path"], name="uniq_schema_path")]
 
-    @classmethod
-    def from_db(cls, db, field_names, values):
-        row = super().from_db(db, field_names, values)
-        row._stored_path = row.__dict__.get("path")
-        return row
-
     def save(self, *args, **kwargs):
-        # The path follows the name and the parent; a renamed namespace moves its descendants.
+        # The path follows the name and the parent; a renamed namespace moves its descendants. Only
+        # this method writes the path, so a stored row's is still the one in the database here.
+        stored = None if self._state.adding else self.__dict__.get("path")
         self.path = f"{self.parent.path}.{quote_part(self.name)}" if self.parent_id else quote_part(self.name)
-        stored = getattr(self, "_stored_path", None)
         super().save(*args, **kwargs)
         if stored and stored != self.path:
             from django.db.models import Value
@@ -58,7 +53,6 @@ class Schema(Securable):
 
             Schema.objects.filter(catalog_id=self.catalog_id, path__startswith=f"{stored}.").update(
                 path=Concat(Value(self.path), Substr("path", len(stored) + 1)))
-        self._stored_path = self.path
 
     @property
     def levels(self) -> list[str]:

@@ -58,7 +58,7 @@ ENDPOINTS = [
 # -- reading a table -----------------------------------------------------------------------------
 def etag(table: Table) -> str:
     columns = [(c.name, c.type_json, c.type_text, c.nullable, c.partition_index, c.comment)
-               for c in sorted(table.columns.all(), key=lambda c: c.position)]
+               for c in rows.columns_of(table)]
     state = json.dumps({"comment": table.comment, "properties": table.properties, "columns": columns},
                        sort_keys=True, separators=(",", ":"), default=str)
     return base64.urlsafe_b64encode(hashlib.sha256(state.encode()).digest()[:12]).decode()

@@ -65,7 +65,7 @@ def _apply_metadata(table: Table, update: DeltaUpdates, access: authz.Access, *,
         columns = parse_columns(update.set_columns.columns if update.set_columns else columns_now,
                                 partitions, field="set-columns.columns")
         tables.replace_columns(table, columns)
-        table._prefetched_objects_cache = {}
+        rows.forget_columns(table)
     if update.set_table_comment:
         table.comment = update.set_table_comment.comment
         changed.append("comment")

@@ -12,7 +12,7 @@ from uuid import UUID
 from django.utils import timezone
 from pydantic import BeforeValidator, Field, ValidationError, WithJsonSchema, field_validator, model_validator
 
-from catalog import locations
+from catalog import locations, rows
 from catalog.models import Table
 from catalog.names import validate_name
 from catalog.services.tables import validate_columns
@@ -164,7 +164,7 @@ def parse_columns(value, partition_columns: list[str], field: str = "columns") -
 
 def render_columns(table: Table) -> tuple[dict, list[str]]:
     """The table's columns as a DeltaStructType, and its partition columns."""
-    columns = sorted(table.columns.all(), key=lambda c: c.position)
+    columns = rows.columns_of(table)
     partitions = sorted((c.partition_index, c.name) for c in columns if c.partition_index is not None)
     return ({"type": "struct", "fields": [delta_types.column_to_field(c) for c in columns]},
             [name for _, name in partitions])

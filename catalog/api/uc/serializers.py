@@ -6,6 +6,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from catalog import rows
 from catalog.choices import ColumnTypeName, DataSourceFormat, Privilege, SecurableType, TableType
 from catalog.models import Table
 
@@ -201,7 +202,7 @@ def table_info(table) -> dict:
         "schema_name": _text(schema.uc_name),
         "table_type": _text(table.table_type),
         "data_source_format": _text(table.data_source_format),
-        "columns": [_column(vars(column)) for column in table.columns.all()],
+        "columns": [_column(vars(column)) for column in rows.columns_of(table)],
         "storage_location": _text(table.answered_location),
         "table_id": _text(table.id),
         "view_definition": _text(table.view_definition),
