@@ -11,6 +11,7 @@ from catalog.services import audit
 from ucweb.errors import InvalidParameter
 
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
+_SECURABLE_TYPES = frozenset(SecurableType.values)  # the property makes a new list at each read
 
 
 def _has_nul(text) -> bool:
@@ -112,7 +113,7 @@ class CatalogAPIView(APIView):
         the path, the Iceberg prefix, namespace and table, the Delta API's catalog, schema and table,
         or the names a create request sent."""
         securable_type = kwargs.get("securable_type") or self.audit_securable_type
-        if securable_type not in SecurableType.values:  # only a known type is recorded as one
+        if securable_type not in _SECURABLE_TYPES:  # only a known type is recorded as one
             securable_type = ""
         name = kwargs.get("full_name") or kwargs.get("name")
         if not name and kwargs.get("prefix"):
