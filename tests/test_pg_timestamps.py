@@ -44,8 +44,9 @@ def test_a_new_connection_reads_timestamps_with_the_fast_loader():
 
     from django.db.backends.postgresql.base import TIMESTAMPTZ_OID
 
-    loader = connection.connection.adapters.get_loader(TIMESTAMPTZ_OID, Format.TEXT)
-    assert loader.__name__ == "UtcTimestamptzLoader"
+    from ucweb.pg_timestamps import UtcTimestamptzLoader
+
+    assert connection.connection.adapters.get_loader(TIMESTAMPTZ_OID, Format.TEXT) is UtcTimestamptzLoader
 
 
 def test_timestamps_read_as_djangos_loader_reads_them():

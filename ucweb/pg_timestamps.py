@@ -12,7 +12,20 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from django.db.backends.postgresql.psycopg_any import BaseTzLoader, get_adapters_template
+
 _fromisoformat = datetime.fromisoformat
+
+
+class UtcTimestamptzLoader(BaseTzLoader):
+    timezone = timezone.utc
+
+    def load(self, data):
+        try:
+            value = _fromisoformat(bytes(data).decode())
+        except ValueError:
+            return super().load(data)
+        return value if value.tzinfo is timezone.utc else super().load(data)
 
 
 def install() -> None:
@@ -24,16 +37,4 @@ def install() -> None:
     connection = connections["default"]
     if connection.vendor != "postgresql" or connection.timezone is not timezone.utc or connection.timezone_name != "UTC":
         return
-    from django.db.backends.postgresql.psycopg_any import BaseTzLoader, get_adapters_template
-
-    class UtcTimestamptzLoader(BaseTzLoader):
-        timezone = timezone.utc
-
-        def load(self, data):
-            try:
-                value = _fromisoformat(bytes(data).decode())
-            except ValueError:
-                return super().load(data)
-            return value if value.tzinfo is timezone.utc else super().load(data)
-
     get_adapters_template(True, connection.timezone).register_loader("timestamptz", UtcTimestamptzLoader)
