@@ -10,7 +10,9 @@ only the stacks under Django's WSGI handler).
 The kinds of request: a legacy `/delta/commit` of the next version ("legacy commit"), the same
 proposing a version already taken, with a file of its own so that it is not a retry ("legacy
 409"), the re-read of a writer that lost ("legacy read": the commits from the version it lost),
-and the same through `/delta/v1` (updateTable with `add-commit`, loadTable). For each it prints
+and the same through `/delta/v1` (updateTable with `add-commit`, loadTable); a kind ending in
+"reported" (e.g. "legacy 409 reported") carries the backfill report delta-spark sends with every
+commit (version 0, published when the table was created). For each it prints
 the server's CPU per request (from /proc, as bench/commits.py measures it), then the functions
 that hold the most samples, inclusive of what they call and on their own, in ms per request;
 `--raw DIR` keeps py-spy's collapsed stacks.
@@ -41,6 +43,7 @@ _spec = importlib.util.spec_from_file_location("bench_commits", Path(__file__).w
 bench_commits = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bench_commits)
 STAGED_COMMIT, create_tables, v1_path = bench_commits.STAGED_COMMIT, bench_commits.create_tables, bench_commits.v1_path
+proposal_body = bench_commits.proposal_body
 
 PY_SPY = Path(sys.executable).with_name("py-spy")
 
@@ -103,7 +106,8 @@ def requests(server, token, table, kind: str, http=None):
     http = http or urllib3.PoolManager(maxsize=2)
     base = "" if isinstance(http, InProcess) else server.url
     headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
-    api, outcome = kind.split()
+    api, outcome, *extra = kind.split()
+    reported = extra == ["reported"]  # with the backfill report delta-spark sends with every commit
     version = json.loads(http.request("GET", v1_path(base, name), headers=headers).data)["latest-table-version"]
 
     def send():
@@ -122,17 +126,9 @@ def requests(server, token, table, kind: str, http=None):
         started = time.thread_time()
         storage_for(staged).put(staged, STAGED_COMMIT)
         STAGING_CPU[0] += time.thread_time() - started  # the client's, not the request's
-        if api == "v1":
-            response = http.request("POST", v1_path(base, name), headers=headers, body=json.dumps({
-                "requirements": [{"type": "assert-table-uuid", "uuid": table_id}],
-                "updates": [{"action": "add-commit", "commit": {
-                    "version": proposed, "timestamp": 1700000000000 + proposed, "file-name": file_name,
-                    "file-size": len(STAGED_COMMIT), "file-modification-timestamp": 1700000000000}}]}))
-        else:
-            response = http.request("POST", f"{base}{UC}/delta/commit", headers=headers, body=json.dumps({
-                "table_id": table_id, "table_uri": location, "commit_info": {
-                    "version": proposed, "timestamp": 1700000000000 + proposed, "file_name": file_name,
-                    "file_size": len(STAGED_COMMIT), "file_modification_timestamp": 1700000000000}}))
+        response = http.request("POST", v1_path(base, name) if api == "v1" else f"{base}{UC}/delta/commit",
+                                headers=headers, body=json.dumps(proposal_body(
+                                    api, table_id, location, proposed, file_name, backfilled=0 if reported else None)))
         expected = 200 if outcome == "commit" else 409
         assert response.status == expected, (kind, response.status, response.data[:300])
         if outcome == "commit":

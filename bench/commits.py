@@ -64,7 +64,26 @@ def v1_path(base: str, name: str) -> str:
     return f"{base}{UC}/delta/v1/catalogs/unity/schemas/default/tables/{name}"
 
 
-def run_writers(server, token, tables, writers, seconds, api="legacy"):
+def proposal_body(api: str, table_id: str, location: str, version: int, file_name: str, *,
+                  backfilled: int | None = None) -> dict:
+    """The body of a proposal of `version` (the staged file `file_name`) by either path; with
+    `backfilled`, carrying that backfill report too, as delta-spark's commits do."""
+    if api == "v1":
+        updates = [{"action": "add-commit", "commit": {
+            "version": version, "timestamp": 1700000000000 + version, "file-name": file_name,
+            "file-size": len(STAGED_COMMIT), "file-modification-timestamp": 1700000000000}}]
+        if backfilled is not None:
+            updates.append({"action": "set-latest-backfilled-version", "latest-published-version": backfilled})
+        return {"requirements": [{"type": "assert-table-uuid", "uuid": table_id}], "updates": updates}
+    body = {"table_id": table_id, "table_uri": location, "commit_info": {
+        "version": version, "timestamp": 1700000000000 + version, "file_name": file_name,
+        "file_size": len(STAGED_COMMIT), "file_modification_timestamp": 1700000000000}}
+    if backfilled is not None:
+        body["latest_backfilled_version"] = backfilled
+    return body
+
+
+def run_writers(server, token, tables, writers, seconds, api="legacy", report_backfill=False):
     base = server.url
     from catalog.storage import join, storage_for
 
@@ -84,16 +103,9 @@ def run_writers(server, token, tables, writers, seconds, api="legacy"):
         return response.json()["latest_table_version"]
 
     def propose(table_id, location, name, version, file_name):
-        if api == "v1":
-            return http.request("POST", v1_path(base, name), headers=headers, body=json.dumps({
-                "requirements": [{"type": "assert-table-uuid", "uuid": table_id}],
-                "updates": [{"action": "add-commit", "commit": {
-                    "version": version, "timestamp": 1700000000000 + version, "file-name": file_name,
-                    "file-size": len(STAGED_COMMIT), "file-modification-timestamp": 1700000000000}}]}))
-        return http.request("POST", f"{base}{UC}/delta/commit", headers=headers, body=json.dumps({
-            "table_id": table_id, "table_uri": location, "commit_info": {
-                "version": version, "timestamp": 1700000000000 + version, "file_name": file_name,
-                "file_size": len(STAGED_COMMIT), "file_modification_timestamp": 1700000000000}}))
+        url = v1_path(base, name) if api == "v1" else f"{base}{UC}/delta/commit"
+        return http.request("POST", url, headers=headers, body=json.dumps(proposal_body(
+            api, table_id, location, version, file_name, backfilled=0 if report_backfill else None)))
 
     def writer(seed):
         rng = random.Random(seed)
@@ -208,6 +220,8 @@ def main():
     parser.add_argument("--tables", default="1,100")
     parser.add_argument("--workers", type=int, default=2, help="server worker processes (UCWEB_WORKERS)")
     parser.add_argument("--apis", default="legacy,v1", help="commit paths: legacy (/delta/commit), v1 (/delta/v1)")
+    parser.add_argument("--report-backfill", action="store_true",
+                        help="every proposal carries a backfill report (version 0), as delta-spark's commits do")
     args = parser.parse_args()
 
     bench = start("postgres://postgres@127.0.0.1:5432/ucweb_bench", args.workers,
@@ -222,7 +236,8 @@ def main():
                 pg = pgbench(database_url, writers, tables, args.seconds)
                 rows.append(("floor: GET /healthz", writers, tables, run_floor(server, writers, args.seconds), pg))
                 for path in args.apis.split(","):
-                    api = run_writers(server, token, all_tables[:tables], writers, args.seconds, api=path)
+                    api = run_writers(server, token, all_tables[:tables], writers, args.seconds, api=path,
+                                      report_backfill=args.report_backfill)
                     rows.append((path, writers, tables, api, pg))
                     print(f"path={path} writers={writers} tables={tables} api={api} pgbench={pg}", file=sys.stderr)
         policy_us = policy_read_cost(all_tables[0][1])

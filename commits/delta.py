@@ -90,15 +90,25 @@ def write_commit(*, caller: Principal, body: dict, by_catalog: bool = False) -> 
     proposal = Proposal(body)
     commit = proposal.commit
     before = None
-    if commit is not None and proposal.published is None:
+    if commit is not None:
         # A version taken already is refused before the lock (Ratification.refuse_a_taken_version),
         # after the checks the locked path makes first, and before the staged file is read.
         before, _ = _managed_table(caller, proposal.request.table_id, proposal.request.table_uri, commit=commit)
-        Ratification(before, caller).refuse_a_taken_version(commit)
+        if _backfill_answers_the_same(before, proposal.published):
+            Ratification(before, caller).refuse_a_taken_version(commit)
     staged = proposal.staged()
     with transaction.atomic():
-        table, access = _locked_table(caller, proposal.request, commit, before)
+        table, access = _locked_table(caller, proposal, before)
         apply(caller, table, access, proposal, staged, by_catalog=by_catalog)
+
+
+def _backfill_answers_the_same(table: Table, published: int | None) -> bool:
+    """Whether the backfill report a proposal carries (delta-spark sends its last known backfilled
+    version with every commit) leaves the answer to a taken version what it is on the row read
+    without the lock: the locked path checks the report first, and refuses it (400) only when it
+    names a version above the latest one, which only grows, or when version 0 is still to be
+    confirmed; a report it accepts is rolled back with the refused commit."""
+    return published is None or (table.latest_published_version is not None and published <= table.latest_version)
 
 
 def apply(caller: Principal, table: Table, access: authz.Access, proposal: Proposal, staged, *,
@@ -137,10 +147,11 @@ def check_managed(table: Table, table_uri: str) -> None:
     _same_location(table, table_uri)
 
 
-def _locked_table(caller: Principal, request: wire.DeltaCommitRequest, commit, before: Table | None) -> tuple[Table, authz.Access]:
+def _locked_table(caller: Principal, proposal: Proposal, before: Table | None) -> tuple[Table, authz.Access]:
     """The table row, locked. A proposal of the next version of the row read without the lock
     (`before`) is locked at that version (catalog.rows.BY_ID_AT_VERSION): when the version moved
     while the lock was awaited, the proposal lost the race and is refused without the lock."""
+    request, commit = proposal.request, proposal.commit
     if before is not None and commit.version == before.latest_version + 1:
         at_version = [rows.table_id(before.id), before.latest_version]
         found = rows.tables(caller, rows.BY_ID_AT_VERSION, at_version, for_update=True)
@@ -149,7 +160,8 @@ def _locked_table(caller: Principal, request: wire.DeltaCommitRequest, commit, b
             check_managed(table, request.table_uri)
             return table, access
         moved, _ = _managed_table(caller, request.table_id, request.table_uri, commit=commit)
-        Ratification(moved, caller).refuse_a_taken_version(commit)  # a retry of the winner goes on
+        if _backfill_answers_the_same(moved, proposal.published):
+            Ratification(moved, caller).refuse_a_taken_version(commit)  # a retry of the winner goes on
     return _managed_table(caller, request.table_id, request.table_uri, for_update=True)
 
 

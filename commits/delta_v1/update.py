@@ -151,24 +151,34 @@ def _before_the_lock(caller: Principal, catalog: str, schema: str, name: str, up
     """An add-commit's work that the row lock does not protect, done before it is taken: on the
     row read without the lock, the checks the locked path makes first, then a version taken
     already is refused (Ratification.refuse_a_taken_version; for a commit that changes nothing
-    else, whose answer under the lock would be the same 409), then the staged commit is read from
-    storage (its location never changes), so no storage read happens under the lock. Returns the
-    staged commit, and the row read when the commit is its next version and changes nothing else
-    (`_locked_table` locks it at that version)."""
+    else, a backfill report already known included, whose answer under the lock would be the same
+    409), then the staged commit is read from storage (its location never changes), so no storage
+    read happens under the lock. Returns the staged commit, and the row read when the commit is its
+    next version and changes nothing else (`_locked_table` locks it at that version)."""
     commit = update.commit
     table = table_for(caller, catalog, schema, name, ratified=(commit.version, commit.file_name))
     require(caller, table, Privilege.MODIFY)
     require_delta(table)
     _check_actions(table, update, asserted)
     ratification = Ratification(table, caller)
-    commit_only = not update.changes_metadata and update.backfilled is None
-    if commit_only and not ratification.is_replay(update.commit):
+    refusable = not update.changes_metadata and _backfill_changes_nothing(table, update.backfilled)
+    if refusable and not ratification.is_replay(update.commit):
         _check_etag(table, asserted)
         _check_uniform(table, update)
         _refuse_a_taken_version(ratification, update.commit)
     staged = read_staged_commit(table.storage_location, update.commit.file_name)
-    at_next_version = commit_only and update.commit.version == (table.latest_version or 0) + 1
+    at_next_version = refusable and update.commit.version == (table.latest_version or 0) + 1
     return staged, table if at_next_version and table.latest_version is not None else None
+
+
+def _backfill_changes_nothing(table: Table, backfilled: int | None) -> bool:
+    """Whether the set-latest-backfilled-version an add-commit carries (delta-spark reports its
+    last known backfilled version with every commit) is a version known published already on the
+    row read without the lock: the locked path then does nothing with it (latest_published_version
+    only grows), so a taken version gets the same 409 there as here. A newer report goes to the
+    locked path, which may publish for it or refuse it first."""
+    return backfilled is None or (table.latest_published_version is not None
+                                  and backfilled <= table.latest_published_version)
 
 
 def _refuse_a_taken_version(ratification: Ratification, commit) -> None:
