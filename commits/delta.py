@@ -94,21 +94,11 @@ def write_commit(*, caller: Principal, body: dict, by_catalog: bool = False) -> 
         # A version taken already is refused before the lock (Ratification.refuse_a_taken_version),
         # after the checks the locked path makes first, and before the staged file is read.
         before, _ = _managed_table(caller, proposal.request.table_id, proposal.request.table_uri, commit=commit)
-        if _backfill_answers_the_same(before, proposal.published):
-            Ratification(before, caller).refuse_a_taken_version(commit)
+        Ratification(before, caller).refuse_a_taken_version(commit, reported=proposal.published)
     staged = proposal.staged()
     with transaction.atomic():
         table, access = _locked_table(caller, proposal, before)
         apply(caller, table, access, proposal, staged, by_catalog=by_catalog)
-
-
-def _backfill_answers_the_same(table: Table, published: int | None) -> bool:
-    """Whether the backfill report a proposal carries (delta-spark sends its last known backfilled
-    version with every commit) leaves the answer to a taken version what it is on the row read
-    without the lock: the locked path checks the report first, and refuses it (400) only when it
-    names a version above the latest one, which only grows, or when version 0 is still to be
-    confirmed; a report it accepts is rolled back with the refused commit."""
-    return published is None or (table.latest_published_version is not None and published <= table.latest_version)
 
 
 def apply(caller: Principal, table: Table, access: authz.Access, proposal: Proposal, staged, *,
@@ -160,8 +150,8 @@ def _locked_table(caller: Principal, proposal: Proposal, before: Table | None) -
             check_managed(table, request.table_uri)
             return table, access
         moved, _ = _managed_table(caller, request.table_id, request.table_uri, commit=commit)
-        if _backfill_answers_the_same(moved, proposal.published):
-            Ratification(moved, caller).refuse_a_taken_version(commit)  # a retry of the winner goes on
+        # a retry of the winner goes on, and so does a proposal with a new backfill report
+        Ratification(moved, caller).refuse_a_taken_version(commit, reported=proposal.published)
     return _managed_table(caller, request.table_id, request.table_uri, for_update=True)
 
 

@@ -157,12 +157,23 @@ class Ratification:
         return DeltaCommit.objects.filter(table=self.table, version=commit.version,
                                           file_name=commit.file_name).exists()
 
-    def refuse_a_taken_version(self, commit) -> None:
+    def knows_published(self, reported: int | None) -> bool:
+        """Whether a backfill report (`None`: none) names a version the row knows published
+        already: the locked path does nothing with such a report (latest_published_version only
+        grows), where a newer one may make it publish, or refuse the report first."""
+        published = self.table.latest_published_version
+        return reported is None or (published is not None and reported <= published)
+
+    def refuse_a_taken_version(self, commit, *, reported: int | None = None) -> None:
         """Before the row lock, on the row read without it: latest_version only grows, so a
         proposal at or below the latest version read is taken for good, and is refused (409) with
         no lock taken and nothing written. A retry of a ratified commit (`is_replay`) goes on to
-        the lock, which answers it as before. Losers of a race on a hot table thus cost about a
-        read, and never queue on the lock behind its winner."""
+        the lock, which answers it as before, and so does a proposal whose backfill report
+        (`reported`: delta-spark sends one with every commit) is news (`knows_published`). Losers
+        of a race on a hot table thus cost about a read, and never queue on the lock behind its
+        winner."""
+        if not self.knows_published(reported):
+            return
         if commit.version <= self.table.latest_version and not self.is_replay(commit):
             raise _taken(self.table, commit)
 

@@ -161,7 +161,7 @@ def _before_the_lock(caller: Principal, catalog: str, schema: str, name: str, up
     require_delta(table)
     _check_actions(table, update, asserted)
     ratification = Ratification(table, caller)
-    refusable = not update.changes_metadata and _backfill_changes_nothing(table, update.backfilled)
+    refusable = not update.changes_metadata and ratification.knows_published(update.backfilled)
     if refusable and not ratification.is_replay(update.commit):
         _check_etag(table, asserted)
         _check_uniform(table, update)
@@ -169,16 +169,6 @@ def _before_the_lock(caller: Principal, catalog: str, schema: str, name: str, up
     staged = read_staged_commit(table.storage_location, update.commit.file_name)
     at_next_version = refusable and update.commit.version == (table.latest_version or 0) + 1
     return staged, table if at_next_version and table.latest_version is not None else None
-
-
-def _backfill_changes_nothing(table: Table, backfilled: int | None) -> bool:
-    """Whether the set-latest-backfilled-version an add-commit carries (delta-spark reports its
-    last known backfilled version with every commit) is a version known published already on the
-    row read without the lock: the locked path then does nothing with it (latest_published_version
-    only grows), so a taken version gets the same 409 there as here. A newer report goes to the
-    locked path, which may publish for it or refuse it first."""
-    return backfilled is None or (table.latest_published_version is not None
-                                  and backfilled <= table.latest_published_version)
 
 
 def _refuse_a_taken_version(ratification: Ratification, commit) -> None:
